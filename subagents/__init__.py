@@ -1,0 +1,1 @@
+"""subagents: LLM subagents as supervised Trio actors."""
