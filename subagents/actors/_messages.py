@@ -1,0 +1,91 @@
+"""What travels through mailboxes besides the user's own messages, and what the
+supervisor hands back: requests with a reply slot, child notices, references.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, final
+
+import attrs
+import trio
+
+from ._exceptions import ActorError
+from ._status import Status
+
+__all__ = ["ActorInfo", "ActorRef", "ChildFinished", "Request", "WaitResult"]
+
+
+@final
+class Request:
+    """A message that expects one reply, made by ``ask``.
+
+    The receiving actor calls :meth:`reply` (or :meth:`fail`); the asker is
+    woken through a :class:`trio.Event` slot rather than a reply channel.
+    """
+
+    __slots__ = ("_error", "_event", "_value", "payload")
+
+    def __init__(self, payload: Any) -> None:
+        self.payload = payload
+        self._event = trio.Event()
+        self._value: Any = None
+        self._error: ActorError | None = None
+
+    @property
+    def answered(self) -> bool:
+        """Whether a reply (or a failure) was already given."""
+        return self._event.is_set()
+
+    def reply(self, value: Any) -> None:
+        """Answer the request; later replies are ignored (the first one wins)."""
+        if not self._event.is_set():
+            self._value = value
+            self._event.set()
+
+    def fail(self, error: ActorError) -> None:
+        """Answer the request with an error that ``ask`` raises in the asker."""
+        if not self._event.is_set():
+            self._error = error
+            self._event.set()
+
+
+@attrs.frozen
+class ActorRef:
+    """Who an agent is: what ``spawn`` returns and what events are stamped with."""
+
+    id: str
+    nickname: str
+    parent_id: str | None
+    depth: int
+    label: str
+
+
+@attrs.frozen
+class ChildFinished:
+    """Put in a parent's mailbox when one of its children reaches a final status."""
+
+    agent_id: str
+    nickname: str
+    status: Status
+
+
+@attrs.frozen
+class ActorInfo:
+    """One row of :meth:`Supervisor.list`."""
+
+    id: str
+    nickname: str
+    parent_id: str | None
+    depth: int
+    label: str
+    status: Status
+    closed: bool
+
+
+@attrs.frozen
+class WaitResult:
+    """What :meth:`Supervisor.wait` returns: every asked id's status at return time."""
+
+    statuses: dict[str, Status]
+    timed_out: bool
+    mode: Literal["any", "all"] = "any"

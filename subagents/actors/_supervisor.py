@@ -1,0 +1,708 @@
+"""The supervisor: starts actors in a tree of nurseries, enforces limits, routes calls.
+
+Top-level actors run in the supervisor's root nursery; an actor's children run
+in that actor's own nursery, so cancelling an actor reaches its whole subtree by
+construction. Every status change goes through :meth:`Supervisor._set_status`,
+which checks the transition table, takes or releases the ``max_threads`` slot
+exactly once, and publishes the change on the bus.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import secrets
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from typing import Any, Literal, final
+
+import attrs
+import trio
+
+from ._bus import Bus, Policy, Subscription
+from ._config import SupervisorConfig, check_count, check_seconds
+from ._context import ActorContext, Behavior, Init
+from ._events import AgentSpawned, Event, StatusChanged
+from ._exceptions import (
+    ActorError,
+    AgentClosed,
+    AgentLimitReached,
+    AgentNotFound,
+    AgentStartFailed,
+    DepthLimitReached,
+    InvalidConfiguration,
+    MailboxFull,
+    NoReply,
+    ReplyTimeout,
+    SupervisorClosed,
+)
+from ._messages import ActorInfo, ActorRef, ChildFinished, Request, WaitResult
+from ._nicknames import NicknamePool
+from ._status import (
+    NOT_FOUND,
+    RUNNING,
+    SHUTDOWN,
+    Completed,
+    Errored,
+    Shutdown,
+    Status,
+    check_transition,
+    is_final,
+    is_live,
+)
+
+__all__ = ["Supervisor", "SupervisorStatistics", "open_supervisor"]
+
+_MAX_MESSAGE = 2000
+_TIMEOUT = "the deadline of this wait; every wait in subagents has one"
+
+
+@attrs.frozen
+class SupervisorStatistics:
+    """A snapshot of the supervisor's counters."""
+
+    live: int
+    """Agents holding a slot now (PendingInit or Running)."""
+    peak_live: int
+    """The most agents that ever held a slot at once."""
+    open: int
+    """Agents not closed yet (live ones and final ones that can take follow-up input)."""
+    tasks: int
+    """Actor tasks running now; 0 once the supervisor has exited."""
+    spawned: int
+    revived: int
+    """Final agents brought back to Running by follow-up input."""
+    completed: int
+    errored: int
+    shutdown: int
+    failed_spawns: int
+    """Spawns refused (limits, closed parent) or whose start-up failed."""
+    unresponsive: int
+    """Closes that gave up because an agent ignored cancellation past ``cancel_timeout``."""
+    max_threads: int
+    max_depth: int
+
+
+@final
+class Supervisor:
+    """Runs actors under ``max_threads`` and ``max_depth`` and routes calls to them.
+
+    Made by :func:`open_supervisor`; every method is safe to call from any task
+    of the Trio run that opened it.
+    """
+
+    __slots__ = (
+        "_actors",
+        "_changed",
+        "_closing",
+        "_counter",
+        "_live",
+        "_nicknames",
+        "_prefix",
+        "_retired",
+        "_root",
+        "_slots",
+        "_stats",
+        "_tasks",
+        "bus",
+        "config",
+    )
+
+    def __init__(self, config: SupervisorConfig, bus: Bus) -> None:
+        self.config = config
+        self.bus = bus
+        self._actors: dict[str, ActorContext] = {}
+        # Closed agents' last word, bounded by config.retain_closed (oldest forgotten first).
+        self._retired: collections.OrderedDict[str, ActorInfo] = collections.OrderedDict()
+        self._live = 0
+        self._tasks = 0
+        self._nicknames = NicknamePool(config.nicknames)
+        self._root: trio.Nursery | None = None
+        self._closing = False
+        self._changed = trio.lowlevel.ParkingLot()  # a final status, or an actor task ended
+        self._slots = trio.lowlevel.ParkingLot()  # a max_threads slot was released
+        self._prefix = secrets.token_hex(4)
+        self._counter = itertools.count(1)
+        self._stats = collections.Counter[str]()
+
+    # -- spawning ---------------------------------------------------------------
+
+    async def spawn(
+        self,
+        behavior: Behavior,
+        *,
+        parent: str | ActorContext | None = None,
+        label: str = "actor",
+        nickname: str | None = None,
+        agent_id: str | None = None,
+        init: Init | None = None,
+        auto_close: bool = False,
+        mailbox_size: int | None = None,
+    ) -> ActorRef:
+        """Start an actor running ``behavior`` and return once it is Running.
+
+        ``parent`` (an id or a context) makes it a child that runs in the
+        parent's nursery at the parent's depth + 1; otherwise it is top-level.
+        ``nickname`` and ``agent_id`` restore a known identity (resume); a taken
+        nickname gets an ordinal. ``init`` runs before spawn returns: if it
+        raises, spawn raises :class:`AgentStartFailed`. With ``auto_close`` the
+        actor is closed when its behavior returns instead of waiting for
+        follow-up input.
+
+        Fails at once with :class:`AgentLimitReached` or
+        :class:`DepthLimitReached` when a limit would be exceeded.
+        """
+        if self._root is None or self._closing:
+            raise SupervisorClosed
+        if mailbox_size is None:
+            mailbox_size = self.config.mailbox_size
+        else:
+            check_count("mailbox_size", mailbox_size, 1, "how many unread messages it may hold")
+        await self.bus.make_room()
+        # From here to the start of the task nothing yields: checks and registration are atomic.
+        parent_ctx = self._parent_context(parent)
+        depth = 0 if parent_ctx is None else parent_ctx.depth + 1
+        if depth > self.config.max_depth:
+            self._stats["failed_spawns"] += 1
+            raise DepthLimitReached(self.config.max_depth)
+        if self._live >= self.config.max_threads:
+            self._stats["failed_spawns"] += 1
+            raise AgentLimitReached(self.config.max_threads)
+        nursery = self._root if parent_ctx is None else parent_ctx._nursery
+        if nursery is None:
+            self._stats["failed_spawns"] += 1
+            assert parent_ctx is not None
+            raise AgentClosed(parent_ctx.id, parent_ctx.nickname)
+        if agent_id is None:
+            agent_id = f"{self._prefix}-{next(self._counter)}"
+        elif agent_id in self._actors:
+            raise ActorError(
+                f"Agent id {agent_id!r} belongs to an open agent; close it first or "
+                "let the supervisor choose an id."
+            )
+        else:
+            self._retired.pop(agent_id, None)
+        ctx = ActorContext(
+            self,
+            agent_id=agent_id,
+            nickname=self._nicknames.take(nickname),
+            parent=parent_ctx,
+            label=label,
+            behavior=behavior,
+            init=init,
+            auto_close=auto_close,
+            mailbox_size=mailbox_size,
+        )
+        self._actors[agent_id] = ctx
+        if parent_ctx is not None:
+            parent_ctx._children[agent_id] = ctx
+        self._stats["spawned"] += 1
+        self._live += 1
+        if self._live > self._stats["peak_live"]:
+            self._stats["peak_live"] = self._live
+        parent_id = ctx.parent_id
+        self.bus.publish_nowait(
+            AgentSpawned(
+                agent_id=agent_id,
+                parent_id=parent_id,
+                depth=depth,
+                nickname=ctx.nickname,
+                label=label,
+            )
+        )
+        self.bus.publish_nowait(
+            StatusChanged(
+                agent_id=agent_id,
+                parent_id=parent_id,
+                depth=depth,
+                nickname=ctx.nickname,
+                status=ctx.status,
+            )
+        )
+        await nursery.start(self._run, ctx)
+        return ctx.ref
+
+    def _parent_context(self, parent: str | ActorContext | None) -> ActorContext | None:
+        if parent is None:
+            return None
+        ctx = self._open_actor(parent if isinstance(parent, str) else parent.id)
+        if ctx._stopping:
+            self._stats["failed_spawns"] += 1
+            raise AgentClosed(ctx.id, ctx.nickname)
+        return ctx
+
+    async def _run(
+        self, ctx: ActorContext, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """The actor's task: start-up, then behavior runs until it is closed."""
+        self._tasks += 1
+        ctx._task = trio.lowlevel.current_task()
+        start_error: Exception | None = None
+        started = False
+        try:
+            async with trio.open_nursery() as nursery:
+                ctx._nursery = nursery
+                if ctx._init is not None and not ctx._stopping:
+                    try:
+                        await ctx._init(ctx)
+                    except Exception as exc:
+                        start_error = exc
+                        nursery.cancel_scope.cancel()
+                if start_error is None and not ctx._stopping:
+                    self._set_status(ctx, RUNNING)
+                    task_status.started()
+                    started = True
+                    await self._serve(ctx)
+                else:
+                    nursery.cancel_scope.cancel()
+        finally:
+            self._tasks -= 1
+            ctx._nursery = None
+            if is_live(ctx.status):
+                if start_error is not None:
+                    self._set_status(ctx, Errored(f"failed to start: {_describe(start_error)}"))
+                else:
+                    self._set_status(ctx, SHUTDOWN)
+            self._retire(ctx)
+        if start_error is not None:
+            self._stats["failed_spawns"] += 1
+            raise AgentStartFailed(ctx.id, ctx.nickname, start_error) from start_error
+        if not started:
+            self._stats["failed_spawns"] += 1
+            raise AgentClosed(ctx.id, ctx.nickname)
+
+    async def _serve(self, ctx: ActorContext) -> None:
+        """Run the behavior; after each run, wait for follow-up input until closed."""
+        while True:
+            outcome: Status
+            try:
+                outcome = _outcome(await ctx._behavior(ctx))
+            except Exception as exc:
+                outcome = Errored(_describe(exc))
+            if ctx._stopping:
+                outcome = SHUTDOWN
+            elif ctx._auto_close:
+                self._request_stop(ctx)
+            await self.bus.make_room()
+            self._finish(ctx, outcome)
+            if ctx._stopping:
+                if ctx._children:
+                    await self._wind_down_children(ctx)
+                return
+            try:
+                message = await ctx._recv.receive()
+            except (trio.EndOfChannel, trio.ClosedResourceError):
+                return
+            ctx._head = message
+            if not is_live(ctx.status):
+                # Input that arrived without reviving us (queued while we ran, or a
+                # sender that had to wait for room): take a slot as soon as one frees.
+                while self._live >= self.config.max_threads:
+                    await self._slots.park()
+                self._revive(ctx)
+
+    async def _wind_down_children(self, ctx: ActorContext) -> None:
+        """Give ``ctx``'s stopping children the grace period, then cancel them."""
+        with trio.CancelScope(shield=True):
+            with trio.move_on_after(self.config.close_grace_period):
+                while ctx._children:
+                    await self._changed.park()
+            if ctx._children and ctx._nursery is not None:
+                ctx._nursery.cancel_scope.cancel()
+
+    # -- status bookkeeping -------------------------------------------------------
+
+    def _set_status(self, ctx: ActorContext, new: Status) -> None:
+        """The one place statuses change: table check, slot accounting, event."""
+        old = ctx.status
+        check_transition(ctx.id, old, new)
+        ctx.status = new
+        if is_live(new):
+            if not is_live(old):
+                self._live += 1
+                if self._live > self._stats["peak_live"]:
+                    self._stats["peak_live"] = self._live
+        else:
+            self._live -= 1  # final: the table guarantees ``old`` was live
+            self._stats[_COUNTER[type(new)]] += 1
+            if self._slots:
+                self._slots.unpark()
+            if self._changed:
+                self._changed.unpark_all()
+        self.bus.publish_nowait(
+            StatusChanged(
+                agent_id=ctx.id,
+                parent_id=ctx.parent_id,
+                depth=ctx.depth,
+                nickname=ctx.nickname,
+                status=new,
+            )
+        )
+
+    def _finish(self, ctx: ActorContext, outcome: Status) -> None:
+        """End a run: final status, unanswered requests failed, parent told."""
+        self._set_status(ctx, outcome)
+        if ctx._inflight:
+            for request in ctx._inflight:
+                request.fail(NoReply(ctx.id))
+            ctx._inflight = None
+        parent = ctx._parent
+        if parent is None or parent._stopping:
+            return
+        notice = ChildFinished(ctx.id, ctx.nickname, outcome)
+        if is_live(parent.status):
+            try:
+                parent._send.send_nowait(notice)
+            except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+                pass
+            else:
+                return
+        # The parent is idle or its mailbox is full: keep the latest notice per
+        # child (bounded by its number of children) for its next receive.
+        if parent._notices is None:
+            parent._notices = {}
+        parent._notices[ctx.id] = notice
+
+    def _revive(self, ctx: ActorContext) -> None:
+        self._stats["revived"] += 1
+        self._set_status(ctx, RUNNING)
+
+    def _request_stop(self, ctx: ActorContext) -> None:
+        """Ask ``ctx`` and its open descendants to stop: no more input is accepted."""
+        stack = [ctx]
+        while stack:
+            node = stack.pop()
+            if not node._stopping:
+                node._stopping = True
+                node._send.close()
+            stack.extend(node._children.values())
+
+    def _retire(self, ctx: ActorContext) -> None:
+        """Forget a finished actor task: fail what it left unanswered, free its name."""
+        ctx._stopping = True
+        ctx._send.close()
+        leftovers = [ctx._head] if type(ctx._head) is Request else []
+        while True:
+            try:
+                leftovers.append(ctx._recv.receive_nowait())
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                break
+        ctx._recv.close()
+        for message in itertools.chain(leftovers, ctx._inflight or ()):
+            if type(message) is Request:
+                message.fail(NoReply(ctx.id))
+        ctx._inflight = None
+        del self._actors[ctx.id]
+        if ctx._parent is not None:
+            ctx._parent._children.pop(ctx.id, None)
+        self._nicknames.release(ctx.nickname)
+        if self.config.retain_closed:
+            self._retired[ctx.id] = ActorInfo(
+                ctx.id, ctx.nickname, ctx.parent_id, ctx.depth, ctx.label, ctx.status, True
+            )
+            if len(self._retired) > self.config.retain_closed:
+                self._retired.popitem(last=False)
+        if ctx._done is not None:
+            ctx._done.set()
+        if self._changed:
+            self._changed.unpark_all()
+
+    # -- routing ----------------------------------------------------------------------
+
+    def _open_actor(self, agent_id: str) -> ActorContext:
+        ctx = self._actors.get(agent_id)
+        if ctx is not None:
+            return ctx
+        retired = self._retired.get(agent_id)
+        if retired is not None:
+            raise AgentClosed(agent_id, retired.nickname)
+        raise AgentNotFound(agent_id)
+
+    async def send(self, agent_id: str, message: Any) -> None:
+        """Put ``message`` in the agent's mailbox, waiting while it is full.
+
+        A final agent that is still open is brought back to Running (it takes a
+        slot again, so this can raise :class:`AgentLimitReached`). Raises
+        :class:`AgentNotFound` for an unknown id and :class:`AgentClosed` for a
+        closed agent. Does not yield when the mailbox has room.
+        """
+        ctx = self._open_actor(agent_id)
+        if ctx._stopping:
+            raise AgentClosed(ctx.id, ctx.nickname)
+        revive = not is_live(ctx.status)
+        if revive:
+            self._check_revive()
+        try:
+            ctx._send.send_nowait(message)
+        except trio.WouldBlock:
+            try:
+                await ctx._send.send(message)
+            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                raise AgentClosed(ctx.id, ctx.nickname) from None
+            return  # the actor revives itself when it takes this message
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise AgentClosed(ctx.id, ctx.nickname) from None
+        if revive:
+            self._revive(ctx)
+
+    def send_nowait(self, agent_id: str, message: Any) -> None:
+        """Like :meth:`send`, but raise :class:`MailboxFull` instead of waiting."""
+        ctx = self._open_actor(agent_id)
+        if ctx._stopping:
+            raise AgentClosed(ctx.id, ctx.nickname)
+        revive = not is_live(ctx.status)
+        if revive:
+            self._check_revive()
+        try:
+            ctx._send.send_nowait(message)
+        except trio.WouldBlock:
+            raise MailboxFull(ctx.id, self.config.mailbox_size) from None
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise AgentClosed(ctx.id, ctx.nickname) from None
+        if revive:
+            self._revive(ctx)
+
+    def _check_revive(self) -> None:
+        if self._closing:
+            raise SupervisorClosed
+        if self._live >= self.config.max_threads:
+            raise AgentLimitReached(self.config.max_threads)
+
+    async def ask(self, agent_id: str, payload: Any, *, timeout: float) -> Any:
+        """Send ``payload`` as a :class:`Request` and return the agent's reply.
+
+        Raises :class:`ReplyTimeout` past ``timeout`` seconds, and
+        :class:`NoReply` if the agent ends its run or closes without replying.
+        """
+        check_seconds("timeout", timeout, _TIMEOUT)
+        request = Request(payload)
+        await self.send(agent_id, request)
+        with trio.move_on_after(timeout):
+            await request._event.wait()
+        if not request._event.is_set():
+            raise ReplyTimeout(agent_id, timeout)
+        if request._error is not None:
+            raise request._error
+        return request._value
+
+    async def wait(
+        self,
+        agent_ids: Iterable[str],
+        *,
+        timeout: float,
+        mode: Literal["any", "all"] = "any",
+    ) -> WaitResult:
+        """Wait until any (or all) of the agents are final, or until ``timeout``.
+
+        The deadline is a hard wall-clock bound. Unknown ids count as final and
+        map to NotFound. Returns every asked id's status at return time.
+        """
+        check_seconds("timeout", timeout, _TIMEOUT)
+        if mode not in ("any", "all"):
+            raise InvalidConfiguration(f"wait mode must be 'any' or 'all' (got {mode!r}).")
+        ids = list(dict.fromkeys(agent_ids))
+        for agent_id in ids:
+            if not isinstance(agent_id, str):
+                raise AgentNotFound(repr(agent_id))
+        ready = any if mode == "any" else all
+        satisfied = not ids or ready(is_final(self.status(i)) or i not in self._actors for i in ids)
+        if satisfied:
+            await trio.lowlevel.checkpoint()
+        else:
+            with trio.move_on_after(timeout):
+                while not satisfied:
+                    await self._changed.park()
+                    satisfied = ready(
+                        is_final(self.status(i)) or i not in self._actors for i in ids
+                    )
+        return WaitResult({i: self.status(i) for i in ids}, timed_out=not satisfied, mode=mode)
+
+    async def close(self, agent_id: str, *, grace: float | None = None) -> Status:
+        """Close the agent and its open descendants; return its previous status.
+
+        The ladder is bounded: the agents are asked to stop (their mailboxes
+        close and ``receive`` raises :class:`AgentClosed`), given ``grace``
+        seconds (default ``close_grace_period``, shielded from the caller's own
+        cancellation), then cancelled. Live agents end Shutdown; a final agent
+        keeps its status. Closing a closed agent returns its final status.
+        """
+        ctx = self._actors.get(agent_id)
+        if ctx is None:
+            retired = self._retired.get(agent_id)
+            if retired is None:
+                raise AgentNotFound(agent_id)
+            await trio.lowlevel.checkpoint()
+            return retired.status
+        previous = ctx.status
+        if grace is None:
+            grace = self.config.close_grace_period
+        else:
+            check_seconds("grace", grace, "how long the agent may take to stop")
+        self._request_stop(ctx)
+        await self._await_exit(ctx, grace)
+        return previous
+
+    async def _await_exit(self, ctx: ActorContext, grace: float) -> None:
+        if ctx._done is None:
+            ctx._done = trio.Event()
+        done = ctx._done
+        if trio.lowlevel.current_task() is ctx._task:
+            # An actor closing itself: it cannot wait for its own exit.
+            if ctx._nursery is not None:
+                ctx._nursery.cancel_scope.cancel()
+            await trio.lowlevel.checkpoint()
+            return
+        with trio.CancelScope(shield=True):
+            if grace > 0:
+                with trio.move_on_after(grace):
+                    await done.wait()
+            if not done.is_set():
+                if ctx._nursery is not None:
+                    ctx._nursery.cancel_scope.cancel()
+                with trio.move_on_after(self.config.cancel_timeout):
+                    await done.wait()
+                if not done.is_set():
+                    self._stats["unresponsive"] += 1
+
+    async def _close_all(self) -> None:
+        """Ask every actor to stop and give them the grace period together."""
+        for ctx in list(self._actors.values()):
+            if ctx._parent is None:
+                self._request_stop(ctx)
+        with trio.CancelScope(shield=True), trio.move_on_after(self.config.close_grace_period):
+            while self._tasks:
+                await self._changed.park()
+
+    # -- queries ----------------------------------------------------------------------
+
+    def status(self, agent_id: str) -> Status:
+        """The agent's status; NotFound for an id this supervisor does not know."""
+        ctx = self._actors.get(agent_id)
+        if ctx is not None:
+            return ctx.status
+        retired = self._retired.get(agent_id)
+        return NOT_FOUND if retired is None else retired.status
+
+    def info(self, agent_id: str) -> ActorInfo:
+        """One agent's row of :meth:`list`; raises :class:`AgentNotFound` if unknown."""
+        ctx = self._actors.get(agent_id)
+        if ctx is not None:
+            return _info(ctx)
+        retired = self._retired.get(agent_id)
+        if retired is None:
+            raise AgentNotFound(agent_id)
+        return retired
+
+    def list(self, *, include_closed: bool = False) -> list[ActorInfo]:
+        """Every open agent (and, if asked, remembered closed ones), oldest first."""
+        rows = [_info(ctx) for ctx in self._actors.values()]
+        if include_closed:
+            rows = list(self._retired.values()) + rows
+        return rows
+
+    def subscribe(
+        self,
+        *,
+        types: Iterable[type[Event]] | None = None,
+        agents: Iterable[str] | None = None,
+        subtree: str | None = None,
+        capacity: int | None = None,
+        policy: Policy | str = Policy.DROP_OLDEST,
+        max_block: float | None = None,
+    ) -> Subscription:
+        """Subscribe to the bus; ``subtree`` follows that agent and all below it."""
+        members: list[str] | None = None
+        if subtree is not None:
+            members = [subtree]
+            root = self._actors.get(subtree)
+            stack = [] if root is None else list(root._children.values())
+            while stack:
+                node = stack.pop()
+                members.append(node.id)
+                stack.extend(node._children.values())
+        return self.bus.subscribe(
+            types=types,
+            agents=agents,
+            subtree=members,
+            capacity=capacity,
+            policy=policy,
+            max_block=max_block,
+        )
+
+    def statistics(self) -> SupervisorStatistics:
+        """A snapshot of the supervisor's counters."""
+        stats = self._stats
+        return SupervisorStatistics(
+            live=self._live,
+            peak_live=stats["peak_live"],
+            open=len(self._actors),
+            tasks=self._tasks,
+            spawned=stats["spawned"],
+            revived=stats["revived"],
+            completed=stats["completed"],
+            errored=stats["errored"],
+            shutdown=stats["shutdown"],
+            failed_spawns=stats["failed_spawns"],
+            unresponsive=stats["unresponsive"],
+            max_threads=self.config.max_threads,
+            max_depth=self.config.max_depth,
+        )
+
+
+_COUNTER: dict[type[Status], str] = {
+    Completed: "completed",
+    Errored: "errored",
+    Shutdown: "shutdown",
+}
+
+
+def _info(ctx: ActorContext) -> ActorInfo:
+    return ActorInfo(ctx.id, ctx.nickname, ctx.parent_id, ctx.depth, ctx.label, ctx.status, False)
+
+
+def _outcome(result: object) -> Status:
+    """Completed with the behavior's result; Errored if it is not a str or None
+    (behaviors are typed to return one, but untyped code may not)."""
+    if result is None or isinstance(result, str):
+        return Completed(result)
+    return Errored(
+        f"the behavior returned a {type(result).__name__}; an actor's result must be a str or None"
+    )
+
+
+def _describe(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
+
+
+@asynccontextmanager
+async def open_supervisor(
+    config: SupervisorConfig | None = None, *, bus: Bus | None = None
+) -> AsyncIterator[Supervisor]:
+    """Open a supervisor whose actors live no longer than this ``async with`` block.
+
+    Leaving the block normally asks every actor to stop and gives them the
+    grace period together, then cancels what is left; leaving it by an
+    exception or cancellation cancels them at once. Either way every live actor
+    ends with a published Shutdown status before the block is left.
+    """
+    config = SupervisorConfig() if config is None else config
+    if bus is None:
+        bus = Bus(default_capacity=config.bus_capacity, default_max_block=config.bus_max_block)
+    sup = Supervisor(config, bus)
+    body_error: BaseException | None = None
+    async with trio.open_nursery() as root:
+        sup._root = root
+        try:
+            yield sup
+        except BaseException as exc:  # re-raised below, once every actor has ended
+            body_error = exc
+            sup._closing = True
+            root.cancel_scope.cancel()
+        else:
+            sup._closing = True
+            await sup._close_all()
+            root.cancel_scope.cancel()
+    sup._root = None
+    if body_error is not None:
+        raise body_error
