@@ -372,6 +372,16 @@ class Bus:
         self.publish_nowait(event)
 
     @property
+    def has_subscribers(self) -> bool:
+        """Whether any subscription is open; publishers may skip building events if not."""
+        return bool(self._subs)
+
+    @property
+    def has_lossless_subscribers(self) -> bool:
+        """Whether a ``block`` subscription is open, so :meth:`make_room` may wait."""
+        return bool(self._block_subs)
+
+    @property
     def last_seq(self) -> int:
         """The sequence number of the last event published (0 before the first)."""
         return self._seq

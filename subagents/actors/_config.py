@@ -28,16 +28,19 @@ def check_count(name: str, value: object, minimum: int, meaning: str) -> None:
 
 def check_seconds(name: str, value: object, meaning: str) -> None:
     """Raise :class:`InvalidConfiguration` unless ``value`` is finite seconds >= 0."""
-    if (
-        not isinstance(value, int | float)
-        or isinstance(value, bool)
-        or not math.isfinite(value)
-        or value < 0
+    if type(value) is float or type(value) is int:  # the common case, checked cheaply
+        if 0 <= value < math.inf:
+            return
+    elif (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
     ):
-        raise InvalidConfiguration(
-            f"{name} must be a finite number of seconds, 0 or more (got {value!r}): "
-            f"it is {meaning}."
-        )
+        return
+    raise InvalidConfiguration(
+        f"{name} must be a finite number of seconds, 0 or more (got {value!r}): it is {meaning}."
+    )
 
 
 def _whole(minimum: int, meaning: str) -> Callable[[Any, attrs.Attribute[int], int], None]:

@@ -6,7 +6,7 @@ context its behavior receives, which keeps an idle actor small.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, Final, Literal, Self, TypeAlias, final
 
 import trio
@@ -28,6 +28,7 @@ Init: TypeAlias = Callable[["ActorContext"], Awaitable[None]]
 """Optional start-up code, run before ``spawn`` returns; if it raises, spawn fails."""
 
 _EMPTY: Final[Any] = object()
+_LEAF_CHILDREN: Final[dict[str, ActorContext]] = {}
 
 
 @final
@@ -50,8 +51,12 @@ class ActorContext:
         "_notices",
         "_nursery",
         "_parent",
+        "_plain",
+        "_ready",
         "_recv",
+        "_scope",
         "_send",
+        "_start_error",
         "_stopping",
         "_sup",
         "_task",
@@ -85,15 +90,30 @@ class ActorContext:
         self._behavior = behavior
         self._init = init
         self._auto_close = auto_close
-        self._send, self._recv = trio.open_memory_channel[Any](mailbox_size)
-        self._children: dict[str, ActorContext] = {}
+        # Not open_memory_channel[Any](...): the subscript builds a typing alias per call.
+        self._send: trio.MemorySendChannel[Any]
+        self._recv: trio.MemoryReceiveChannel[Any]
+        self._send, self._recv = trio.open_memory_channel(mailbox_size)
+        leaf = self.depth >= sup.config.max_depth
+        # A leaf can never have children: it shares one empty dict that is never written.
+        self._children: dict[str, ActorContext] = _LEAF_CHILDREN if leaf else {}
         self._nursery: trio.Nursery | None = None
         self._head: Any = _EMPTY
         self._notices: dict[str, ChildFinished] | None = None
         self._inflight: set[Request] | None = None
         self._stopping = False
+        self._start_error: Exception | None = None
         self._done: trio.Event | None = None
         self._task: trio.lowlevel.Task | None = None
+        # An actor at max_depth can have no children, so it needs no nursery:
+        # a cancel scope made now (cancellable before its task starts) is enough.
+        self._scope: trio.CancelScope | None = trio.CancelScope() if leaf else None
+        # Hot-path flags, kept up to date by the supervisor:
+        # _ready: live and not stopping, so a send needs no further checks;
+        # _plain: no pushed-back message, no notices, not stopping, so a receive
+        # goes straight to the mailbox.
+        self._ready = False
+        self._plain = True
 
     def __repr__(self) -> str:
         return f"<ActorContext {self.nickname} ({self.id}) depth={self.depth} {self.status!r}>"
@@ -132,19 +152,9 @@ class ActorContext:
 
         Raises :class:`AgentClosed` once this actor has been asked to close.
         """
-        if self._head is not _EMPTY:
-            message, self._head = self._head, _EMPTY
-        elif self._notices:
-            message = self._notices.pop(next(iter(self._notices)))
-        elif self._stopping:
-            raise AgentClosed(self.id, self.nickname)
-        else:
-            try:
-                message = self._recv.receive_nowait()
-            except (trio.EndOfChannel, trio.ClosedResourceError):
-                raise AgentClosed(self.id, self.nickname) from None
-        if type(message) is Request:
-            self._track(message)
+        message = self._poll()
+        if message is _EMPTY:
+            raise trio.WouldBlock
         return message
 
     async def receive(self) -> Any:
@@ -154,35 +164,87 @@ class ActorContext:
         actor drains its mailbox in one go. Raises :class:`AgentClosed` once this
         actor has been asked to close.
         """
+        message = self._poll()
+        if message is _EMPTY:
+            try:
+                message = await self._recv.receive()
+            except (trio.EndOfChannel, trio.ClosedResourceError):
+                raise AgentClosed(self.id, self.nickname) from None
+            if type(message) is Request:
+                self._track(message)
+        return message
+
+    def _poll(self) -> Any:
+        """The next message, or ``_EMPTY`` when there is none.
+
+        ``WouldBlock`` is caught here, in a plain function, so it never passes
+        through the caller's coroutine frame: a traceback would give that frame
+        a frame object that lives as long as the (idle) actor.
+        """
+        if not self._plain:
+            return self._receive_special()
         try:
-            return self.receive_nowait()
+            message = self._recv.receive_nowait()
         except trio.WouldBlock:
-            pass
-        try:
-            message = await self._recv.receive()
+            return _EMPTY
         except (trio.EndOfChannel, trio.ClosedResourceError):
             raise AgentClosed(self.id, self.nickname) from None
         if type(message) is Request:
             self._track(message)
         return message
 
+    def _receive_special(self) -> Any:
+        """The slow path: a pushed-back message, then child notices, then the mailbox."""
+        try:
+            if self._head is not _EMPTY:
+                message, self._head = self._head, _EMPTY
+            elif self._notices:
+                return self._notices.pop(next(iter(self._notices)))
+            elif self._stopping:
+                raise AgentClosed(self.id, self.nickname)
+            else:
+                try:
+                    message = self._recv.receive_nowait()
+                except trio.WouldBlock:
+                    return _EMPTY
+                except (trio.EndOfChannel, trio.ClosedResourceError):
+                    raise AgentClosed(self.id, self.nickname) from None
+        finally:
+            self._update_plain()
+        if type(message) is Request:
+            self._track(message)
+        return message
+
+    def _update_plain(self) -> None:
+        self._plain = self._head is _EMPTY and not self._notices and not self._stopping
+
     def _track(self, request: Request) -> None:
+        """Remember a request until it is answered, so it fails if we end without replying."""
         if self._inflight is None:
             self._inflight = set()
         self._inflight.add(request)
+        request._holder = self._inflight
 
     def __aiter__(self) -> Self:
         return self
 
     async def __anext__(self) -> Any:
+        # receive(), inlined so that ``async for`` costs no extra frame per message.
         try:
-            return await self.receive()
-        except AgentClosed:
+            message = self._poll()
+            if message is _EMPTY:
+                message = await self._recv.receive()
+                if type(message) is Request:
+                    self._track(message)
+        except (AgentClosed, trio.EndOfChannel, trio.ClosedResourceError):
             raise StopAsyncIteration from None
+        return message
 
-    # -- the supervisor's calls, made as this actor ----------------------------
+    # -- the supervisor's calls, made as this actor ---------------------------------
+    # Plain functions that return the supervisor's coroutine: awaiting them costs
+    # no extra coroutine frame on the hot paths (send, ask).
 
-    async def spawn(
+    def spawn(
         self,
         behavior: Behavior,
         *,
@@ -192,9 +254,9 @@ class ActorContext:
         init: Init | None = None,
         auto_close: bool = False,
         mailbox_size: int | None = None,
-    ) -> ActorRef:
+    ) -> Coroutine[Any, Any, ActorRef]:
         """Spawn a child of this actor; see :meth:`Supervisor.spawn`."""
-        return await self._sup.spawn(
+        return self._sup.spawn(
             behavior,
             parent=self,
             label=label,
@@ -205,31 +267,31 @@ class ActorContext:
             mailbox_size=mailbox_size,
         )
 
-    async def send(self, agent_id: str, message: Any) -> None:
+    def send(self, agent_id: str, message: Any) -> Coroutine[Any, Any, None]:
         """Send to another actor; see :meth:`Supervisor.send`."""
-        await self._sup.send(agent_id, message)
+        return self._sup.send(agent_id, message)
 
     def send_nowait(self, agent_id: str, message: Any) -> None:
         """Send without waiting; see :meth:`Supervisor.send_nowait`."""
         self._sup.send_nowait(agent_id, message)
 
-    async def ask(self, agent_id: str, payload: Any, *, timeout: float) -> Any:
+    def ask(self, agent_id: str, payload: Any, *, timeout: float) -> Coroutine[Any, Any, Any]:
         """Send a request and wait for its reply; see :meth:`Supervisor.ask`."""
-        return await self._sup.ask(agent_id, payload, timeout=timeout)
+        return self._sup.ask(agent_id, payload, timeout=timeout)
 
-    async def wait(
+    def wait(
         self,
         agent_ids: Iterable[str],
         *,
         timeout: float,
         mode: Literal["any", "all"] = "any",
-    ) -> WaitResult:
+    ) -> Coroutine[Any, Any, WaitResult]:
         """Wait for other actors; see :meth:`Supervisor.wait`."""
-        return await self._sup.wait(agent_ids, timeout=timeout, mode=mode)
+        return self._sup.wait(agent_ids, timeout=timeout, mode=mode)
 
-    async def close(self, agent_id: str, *, grace: float | None = None) -> Status:
+    def close(self, agent_id: str, *, grace: float | None = None) -> Coroutine[Any, Any, Status]:
         """Close another actor (and its subtree); see :meth:`Supervisor.close`."""
-        return await self._sup.close(agent_id, grace=grace)
+        return self._sup.close(agent_id, grace=grace)
 
     def children(self) -> tuple[ActorRef, ...]:
         """This actor's open children."""

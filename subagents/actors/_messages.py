@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, final
 
-import attrs
+import msgspec
 import trio
 
 from ._exceptions import ActorError
@@ -23,13 +23,15 @@ class Request:
     woken through a :class:`trio.Event` slot rather than a reply channel.
     """
 
-    __slots__ = ("_error", "_event", "_value", "payload")
+    __slots__ = ("_error", "_event", "_holder", "_value", "payload")
 
     def __init__(self, payload: Any) -> None:
         self.payload = payload
         self._event = trio.Event()
         self._value: Any = None
         self._error: ActorError | None = None
+        # The receiving actor's set of unanswered requests, once it has taken this one.
+        self._holder: set[Request] | None = None
 
     @property
     def answered(self) -> bool:
@@ -41,16 +43,19 @@ class Request:
         if not self._event.is_set():
             self._value = value
             self._event.set()
+            if self._holder is not None:
+                self._holder.discard(self)
 
     def fail(self, error: ActorError) -> None:
         """Answer the request with an error that ``ask`` raises in the asker."""
         if not self._event.is_set():
             self._error = error
             self._event.set()
+            if self._holder is not None:
+                self._holder.discard(self)
 
 
-@attrs.frozen
-class ActorRef:
+class ActorRef(msgspec.Struct, frozen=True):
     """Who an agent is: what ``spawn`` returns and what events are stamped with."""
 
     id: str
@@ -60,8 +65,7 @@ class ActorRef:
     label: str
 
 
-@attrs.frozen
-class ChildFinished:
+class ChildFinished(msgspec.Struct, frozen=True):
     """Put in a parent's mailbox when one of its children reaches a final status."""
 
     agent_id: str
@@ -69,8 +73,7 @@ class ChildFinished:
     status: Status
 
 
-@attrs.frozen
-class ActorInfo:
+class ActorInfo(msgspec.Struct, frozen=True):
     """One row of :meth:`Supervisor.list`."""
 
     id: str
@@ -82,8 +85,7 @@ class ActorInfo:
     closed: bool
 
 
-@attrs.frozen
-class WaitResult:
+class WaitResult(msgspec.Struct, frozen=True):
     """What :meth:`Supervisor.wait` returns: every asked id's status at return time."""
 
     statuses: dict[str, Status]

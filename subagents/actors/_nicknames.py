@@ -42,15 +42,17 @@ class NicknamePool:
     different names even when earlier ones were released.
     """
 
-    __slots__ = ("_cursor", "_lowest", "_names", "_taken")
+    __slots__ = ("_cursor", "_lowest", "_names", "_pool", "_pool_taken", "_taken")
 
     def __init__(self, names: Sequence[str]) -> None:
         self._names = tuple(names)
+        self._pool = frozenset(self._names)
         self._cursor = 0
         # name -> (base name, ordinal; 1 for the bare name)
         self._taken: dict[str, tuple[str, int]] = {}
         # base name -> lowest ordinal that may be free (a hint, never too high)
         self._lowest: dict[str, int] = {}
+        self._pool_taken = 0  # how many bare pool names are taken
 
     def __len__(self) -> int:
         return len(self._taken)
@@ -65,16 +67,19 @@ class NicknamePool:
         if preferred is not None:
             if preferred not in taken:
                 taken[preferred] = (preferred, 1)
+                self._pool_taken += preferred in self._pool
                 return preferred
             return self._with_ordinal(preferred)
         names = self._names
         size = len(names)
-        for step in range(size):
-            name = names[(self._cursor + step) % size]
-            if name not in taken:
-                self._cursor = (self._cursor + step + 1) % size
-                taken[name] = (name, 1)
-                return name
+        if self._pool_taken < size:
+            for step in range(size):
+                name = names[(self._cursor + step) % size]
+                if name not in taken:
+                    self._cursor = (self._cursor + step + 1) % size
+                    taken[name] = (name, 1)
+                    self._pool_taken += 1
+                    return name
         base = names[self._cursor]
         self._cursor = (self._cursor + 1) % size
         return self._with_ordinal(base)
@@ -84,7 +89,9 @@ class NicknamePool:
         entry = self._taken.pop(name, None)
         if entry is not None:
             base, n = entry
-            if n > 1 and n < self._lowest.get(base, 2):
+            if n == 1:
+                self._pool_taken -= name in self._pool
+            elif n < self._lowest.get(base, 2):
                 self._lowest[base] = n
 
     def _with_ordinal(self, base: str) -> str:

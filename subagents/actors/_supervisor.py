@@ -14,6 +14,7 @@ import itertools
 import secrets
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
+from types import TracebackType
 from typing import Any, Literal, final
 
 import attrs
@@ -33,7 +34,6 @@ from ._exceptions import (
     InvalidConfiguration,
     MailboxFull,
     NoReply,
-    ReplyTimeout,
     SupervisorClosed,
 )
 from ._messages import ActorInfo, ActorRef, ChildFinished, Request, WaitResult
@@ -50,6 +50,7 @@ from ._status import (
     is_final,
     is_live,
 )
+from ._timer import RequestTimer
 
 __all__ = ["Supervisor", "SupervisorStatistics", "open_supervisor"]
 
@@ -104,6 +105,7 @@ class Supervisor:
         "_slots",
         "_stats",
         "_tasks",
+        "_timer",
         "bus",
         "config",
     )
@@ -124,6 +126,7 @@ class Supervisor:
         self._prefix = secrets.token_hex(4)
         self._counter = itertools.count(1)
         self._stats = collections.Counter[str]()
+        self._timer = RequestTimer()
 
     # -- spawning ---------------------------------------------------------------
 
@@ -139,15 +142,17 @@ class Supervisor:
         auto_close: bool = False,
         mailbox_size: int | None = None,
     ) -> ActorRef:
-        """Start an actor running ``behavior`` and return once it is Running.
+        """Start an actor running ``behavior`` and return once it is registered and Running.
 
         ``parent`` (an id or a context) makes it a child that runs in the
         parent's nursery at the parent's depth + 1; otherwise it is top-level.
         ``nickname`` and ``agent_id`` restore a known identity (resume); a taken
-        nickname gets an ordinal. ``init`` runs before spawn returns: if it
-        raises, spawn raises :class:`AgentStartFailed`. With ``auto_close`` the
-        actor is closed when its behavior returns instead of waiting for
-        follow-up input.
+        nickname gets an ordinal. ``init`` is start-up code run through a
+        ``nursery.start`` handshake before spawn returns: if it raises, spawn
+        raises :class:`AgentStartFailed`. An actor without ``init`` has nothing
+        that can fail before its behavior runs, so it is marked Running and
+        scheduled at once. With ``auto_close`` the actor is closed when its
+        behavior returns instead of waiting for follow-up input.
 
         Fails at once with :class:`AgentLimitReached` or
         :class:`DepthLimitReached` when a limit would be exceeded.
@@ -158,8 +163,10 @@ class Supervisor:
             mailbox_size = self.config.mailbox_size
         else:
             check_count("mailbox_size", mailbox_size, 1, "how many unread messages it may hold")
-        await self.bus.make_room()
-        # From here to the start of the task nothing yields: checks and registration are atomic.
+        if self.bus.has_lossless_subscribers:
+            await self.bus.make_room()
+        # From here until the actor is started nothing yields: checks and
+        # registration happen atomically.
         parent_ctx = self._parent_context(parent)
         depth = 0 if parent_ctx is None else parent_ctx.depth + 1
         if depth > self.config.max_depth:
@@ -170,8 +177,8 @@ class Supervisor:
             raise AgentLimitReached(self.config.max_threads)
         nursery = self._root if parent_ctx is None else parent_ctx._nursery
         if nursery is None:
-            self._stats["failed_spawns"] += 1
             assert parent_ctx is not None
+            self._stats["failed_spawns"] += 1
             raise AgentClosed(parent_ctx.id, parent_ctx.nickname)
         if agent_id is None:
             agent_id = f"{self._prefix}-{next(self._counter)}"
@@ -200,26 +207,32 @@ class Supervisor:
         self._live += 1
         if self._live > self._stats["peak_live"]:
             self._stats["peak_live"] = self._live
-        parent_id = ctx.parent_id
-        self.bus.publish_nowait(
-            AgentSpawned(
-                agent_id=agent_id,
-                parent_id=parent_id,
-                depth=depth,
-                nickname=ctx.nickname,
-                label=label,
+        ctx._ready = True
+        if self.bus.has_subscribers:
+            parent_id = ctx.parent_id
+            self.bus.publish_nowait(
+                AgentSpawned(
+                    agent_id=agent_id,
+                    parent_id=parent_id,
+                    depth=depth,
+                    nickname=ctx.nickname,
+                    label=label,
+                )
             )
-        )
-        self.bus.publish_nowait(
-            StatusChanged(
-                agent_id=agent_id,
-                parent_id=parent_id,
-                depth=depth,
-                nickname=ctx.nickname,
-                status=ctx.status,
+            self.bus.publish_nowait(
+                StatusChanged(
+                    agent_id=agent_id,
+                    parent_id=parent_id,
+                    depth=depth,
+                    nickname=ctx.nickname,
+                    status=ctx.status,
+                )
             )
-        )
-        await nursery.start(self._run, ctx)
+        if init is None:
+            self._set_status(ctx, RUNNING)
+            nursery.start_soon(self._run, ctx, name=label)
+        else:
+            await nursery.start(self._run, ctx, name=label)
         return ctx.ref
 
     def _parent_context(self, parent: str | ActorContext | None) -> ActorContext | None:
@@ -234,72 +247,76 @@ class Supervisor:
     async def _run(
         self, ctx: ActorContext, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        """The actor's task: start-up, then behavior runs until it is closed."""
+        """The actor's task: start-up (if any), the behavior, then follow-up input.
+
+        A leaf runs inside its bare cancel scope; any other actor inside its own
+        nursery, where its children run. One frame for the whole lifecycle keeps
+        an idle actor small.
+        """
         self._tasks += 1
         ctx._task = trio.lowlevel.current_task()
-        start_error: Exception | None = None
-        started = False
+        started = ctx._init is None  # without init, spawn already marked it Running
+        scope = ctx._scope
         try:
-            async with trio.open_nursery() as nursery:
-                ctx._nursery = nursery
+            async with trio.open_nursery() if scope is None else _Entered(scope) as nursery:
+                if nursery is not None:
+                    ctx._nursery = nursery
+                    ctx._scope = nursery.cancel_scope
                 if ctx._init is not None and not ctx._stopping:
                     try:
                         await ctx._init(ctx)
                     except Exception as exc:
-                        start_error = exc
-                        nursery.cancel_scope.cancel()
-                if start_error is None and not ctx._stopping:
-                    self._set_status(ctx, RUNNING)
-                    task_status.started()
-                    started = True
-                    await self._serve(ctx)
-                else:
-                    nursery.cancel_scope.cancel()
+                        ctx._start_error = exc
+                    else:
+                        if not ctx._stopping:
+                            self._set_status(ctx, RUNNING)
+                            task_status.started()
+                            started = True
+                while started and not ctx._stopping:
+                    outcome: Status
+                    try:
+                        outcome = _outcome(await ctx._behavior(ctx))
+                    except Exception as exc:
+                        outcome = Errored(_describe(exc))
+                    # ``stopping`` (not ``_stopping``): it changes while the behavior runs.
+                    if ctx.stopping:
+                        outcome = SHUTDOWN
+                    elif ctx._auto_close:
+                        self._request_stop(ctx)
+                    if self.bus.has_lossless_subscribers:
+                        await self.bus.make_room()
+                    self._finish(ctx, outcome)
+                    if ctx.stopping:
+                        break
+                    try:
+                        message = await ctx._recv.receive()
+                    except (trio.EndOfChannel, trio.ClosedResourceError):
+                        break
+                    ctx._head = message
+                    ctx._plain = False
+                    if not is_live(ctx.status):
+                        # Input that arrived without reviving us (queued while we ran, or
+                        # a sender that waited for room): take a slot once one frees.
+                        while self._live >= self.config.max_threads:
+                            await self._slots.park()
+                        self._revive(ctx)
+                if ctx._children:
+                    await self._wind_down_children(ctx)
         finally:
             self._tasks -= 1
             ctx._nursery = None
             if is_live(ctx.status):
-                if start_error is not None:
-                    self._set_status(ctx, Errored(f"failed to start: {_describe(start_error)}"))
-                else:
-                    self._set_status(ctx, SHUTDOWN)
+                error = ctx._start_error
+                self._set_status(
+                    ctx,
+                    SHUTDOWN if error is None else Errored(f"failed to start: {_describe(error)}"),
+                )
             self._retire(ctx)
-        if start_error is not None:
-            self._stats["failed_spawns"] += 1
-            raise AgentStartFailed(ctx.id, ctx.nickname, start_error) from start_error
         if not started:
             self._stats["failed_spawns"] += 1
+            if ctx._start_error is not None:
+                raise AgentStartFailed(ctx.id, ctx.nickname, ctx._start_error) from ctx._start_error
             raise AgentClosed(ctx.id, ctx.nickname)
-
-    async def _serve(self, ctx: ActorContext) -> None:
-        """Run the behavior; after each run, wait for follow-up input until closed."""
-        while True:
-            outcome: Status
-            try:
-                outcome = _outcome(await ctx._behavior(ctx))
-            except Exception as exc:
-                outcome = Errored(_describe(exc))
-            if ctx._stopping:
-                outcome = SHUTDOWN
-            elif ctx._auto_close:
-                self._request_stop(ctx)
-            await self.bus.make_room()
-            self._finish(ctx, outcome)
-            if ctx._stopping:
-                if ctx._children:
-                    await self._wind_down_children(ctx)
-                return
-            try:
-                message = await ctx._recv.receive()
-            except (trio.EndOfChannel, trio.ClosedResourceError):
-                return
-            ctx._head = message
-            if not is_live(ctx.status):
-                # Input that arrived without reviving us (queued while we ran, or a
-                # sender that had to wait for room): take a slot as soon as one frees.
-                while self._live >= self.config.max_threads:
-                    await self._slots.park()
-                self._revive(ctx)
 
     async def _wind_down_children(self, ctx: ActorContext) -> None:
         """Give ``ctx``'s stopping children the grace period, then cancel them."""
@@ -318,34 +335,36 @@ class Supervisor:
         check_transition(ctx.id, old, new)
         ctx.status = new
         if is_live(new):
+            ctx._ready = not ctx._stopping
             if not is_live(old):
                 self._live += 1
                 if self._live > self._stats["peak_live"]:
                     self._stats["peak_live"] = self._live
         else:
+            ctx._ready = False
             self._live -= 1  # final: the table guarantees ``old`` was live
             self._stats[_COUNTER[type(new)]] += 1
             if self._slots:
                 self._slots.unpark()
             if self._changed:
                 self._changed.unpark_all()
-        self.bus.publish_nowait(
-            StatusChanged(
-                agent_id=ctx.id,
-                parent_id=ctx.parent_id,
-                depth=ctx.depth,
-                nickname=ctx.nickname,
-                status=new,
+        if self.bus.has_subscribers:
+            self.bus.publish_nowait(
+                StatusChanged(
+                    agent_id=ctx.id,
+                    parent_id=ctx.parent_id,
+                    depth=ctx.depth,
+                    nickname=ctx.nickname,
+                    status=new,
+                )
             )
-        )
 
     def _finish(self, ctx: ActorContext, outcome: Status) -> None:
         """End a run: final status, unanswered requests failed, parent told."""
         self._set_status(ctx, outcome)
         if ctx._inflight:
-            for request in ctx._inflight:
+            for request in list(ctx._inflight):
                 request.fail(NoReply(ctx.id))
-            ctx._inflight = None
         parent = ctx._parent
         if parent is None or parent._stopping:
             return
@@ -362,6 +381,7 @@ class Supervisor:
         if parent._notices is None:
             parent._notices = {}
         parent._notices[ctx.id] = notice
+        parent._plain = False
 
     def _revive(self, ctx: ActorContext) -> None:
         self._stats["revived"] += 1
@@ -374,24 +394,28 @@ class Supervisor:
             node = stack.pop()
             if not node._stopping:
                 node._stopping = True
+                node._ready = False
+                node._plain = False
                 node._send.close()
             stack.extend(node._children.values())
 
     def _retire(self, ctx: ActorContext) -> None:
         """Forget a finished actor task: fail what it left unanswered, free its name."""
         ctx._stopping = True
+        ctx._ready = False
         ctx._send.close()
         leftovers = [ctx._head] if type(ctx._head) is Request else []
-        while True:
-            try:
-                leftovers.append(ctx._recv.receive_nowait())
-            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
-                break
+        if ctx._recv.statistics().current_buffer_used:
+            while True:
+                try:
+                    leftovers.append(ctx._recv.receive_nowait())
+                except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                    break
         ctx._recv.close()
-        for message in itertools.chain(leftovers, ctx._inflight or ()):
-            if type(message) is Request:
-                message.fail(NoReply(ctx.id))
-        ctx._inflight = None
+        if leftovers or ctx._inflight:
+            for message in itertools.chain(leftovers, list(ctx._inflight or ())):
+                if type(message) is Request:
+                    message.fail(NoReply(ctx.id))
         del self._actors[ctx.id]
         if ctx._parent is not None:
             ctx._parent._children.pop(ctx.id, None)
@@ -426,12 +450,16 @@ class Supervisor:
         :class:`AgentNotFound` for an unknown id and :class:`AgentClosed` for a
         closed agent. Does not yield when the mailbox has room.
         """
-        ctx = self._open_actor(agent_id)
-        if ctx._stopping:
-            raise AgentClosed(ctx.id, ctx.nickname)
+        ctx = self._actors.get(agent_id)
+        if ctx is not None and ctx._ready:
+            try:
+                ctx._send.send_nowait(message)
+            except trio.WouldBlock:
+                pass
+            else:
+                return
+        ctx = self._sendable(agent_id)
         revive = not is_live(ctx.status)
-        if revive:
-            self._check_revive()
         try:
             ctx._send.send_nowait(message)
         except trio.WouldBlock:
@@ -439,7 +467,7 @@ class Supervisor:
                 await ctx._send.send(message)
             except (trio.ClosedResourceError, trio.BrokenResourceError):
                 raise AgentClosed(ctx.id, ctx.nickname) from None
-            return  # the actor revives itself when it takes this message
+            return  # a final actor revives itself when it takes this message
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             raise AgentClosed(ctx.id, ctx.nickname) from None
         if revive:
@@ -447,12 +475,15 @@ class Supervisor:
 
     def send_nowait(self, agent_id: str, message: Any) -> None:
         """Like :meth:`send`, but raise :class:`MailboxFull` instead of waiting."""
-        ctx = self._open_actor(agent_id)
-        if ctx._stopping:
-            raise AgentClosed(ctx.id, ctx.nickname)
+        ctx = self._actors.get(agent_id)
+        if ctx is not None and ctx._ready:
+            try:
+                ctx._send.send_nowait(message)
+            except trio.WouldBlock:
+                raise MailboxFull(ctx.id, self.config.mailbox_size) from None
+            return
+        ctx = self._sendable(agent_id)
         revive = not is_live(ctx.status)
-        if revive:
-            self._check_revive()
         try:
             ctx._send.send_nowait(message)
         except trio.WouldBlock:
@@ -462,25 +493,39 @@ class Supervisor:
         if revive:
             self._revive(ctx)
 
-    def _check_revive(self) -> None:
-        if self._closing:
-            raise SupervisorClosed
-        if self._live >= self.config.max_threads:
-            raise AgentLimitReached(self.config.max_threads)
+    def _sendable(self, agent_id: str) -> ActorContext:
+        """The open actor ``agent_id``, checked to take input (and a slot, if final)."""
+        ctx = self._open_actor(agent_id)
+        if ctx._stopping:
+            raise AgentClosed(ctx.id, ctx.nickname)
+        if not is_live(ctx.status):
+            if self._closing:
+                raise SupervisorClosed
+            if self._live >= self.config.max_threads:
+                raise AgentLimitReached(self.config.max_threads)
+        return ctx
 
     async def ask(self, agent_id: str, payload: Any, *, timeout: float) -> Any:
         """Send ``payload`` as a :class:`Request` and return the agent's reply.
 
         Raises :class:`ReplyTimeout` past ``timeout`` seconds, and
         :class:`NoReply` if the agent ends its run or closes without replying.
+        The deadline is kept in the supervisor's timer rather than a cancel
+        scope per request, which would cost more than the round trip itself.
         """
         check_seconds("timeout", timeout, _TIMEOUT)
         request = Request(payload)
-        await self.send(agent_id, request)
-        with trio.move_on_after(timeout):
-            await request._event.wait()
+        target = self._actors.get(agent_id)
+        if target is not None and target._ready:  # the fast path of send(), inlined
+            try:
+                target._send.send_nowait(request)
+            except trio.WouldBlock:
+                await self.send(agent_id, request)
+        else:
+            await self.send(agent_id, request)
         if not request._event.is_set():
-            raise ReplyTimeout(agent_id, timeout)
+            self._timer.add(trio.current_time() + timeout, request, agent_id, timeout)
+            await request._event.wait()
         if request._error is not None:
             raise request._error
         return request._value
@@ -504,18 +549,23 @@ class Supervisor:
         for agent_id in ids:
             if not isinstance(agent_id, str):
                 raise AgentNotFound(repr(agent_id))
-        ready = any if mode == "any" else all
-        satisfied = not ids or ready(is_final(self.status(i)) or i not in self._actors for i in ids)
-        if satisfied:
+        pending = {i for i in ids if not self._settled(i)}
+        # "any" is done once fewer than all are pending; "all" once none are.
+        need = max(len(ids) - 1, 0) if mode == "any" else 0
+        if len(pending) <= need:
             await trio.lowlevel.checkpoint()
         else:
             with trio.move_on_after(timeout):
-                while not satisfied:
+                while len(pending) > need:
                     await self._changed.park()
-                    satisfied = ready(
-                        is_final(self.status(i)) or i not in self._actors for i in ids
-                    )
-        return WaitResult({i: self.status(i) for i in ids}, timed_out=not satisfied, mode=mode)
+                    pending = {i for i in pending if not self._settled(i)}
+        timed_out = len(pending) > need
+        return WaitResult({i: self.status(i) for i in ids}, timed_out=timed_out, mode=mode)
+
+    def _settled(self, agent_id: str) -> bool:
+        """Final, closed, or unknown: nothing more will happen to it without new input."""
+        ctx = self._actors.get(agent_id)
+        return ctx is None or is_final(ctx.status)
 
     async def close(self, agent_id: str, *, grace: float | None = None) -> Status:
         """Close the agent and its open descendants; return its previous status.
@@ -649,6 +699,27 @@ class Supervisor:
         )
 
 
+@final
+class _Entered:
+    """``async with`` for a leaf's bare cancel scope, so both kinds share one code path."""
+
+    __slots__ = ("_scope",)
+
+    def __init__(self, scope: trio.CancelScope) -> None:
+        self._scope = scope
+
+    async def __aenter__(self) -> None:
+        self._scope.__enter__()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        return self._scope.__exit__(exc_type, exc, tb)
+
+
 _COUNTER: dict[type[Status], str] = {
     Completed: "completed",
     Errored: "errored",
@@ -693,6 +764,7 @@ async def open_supervisor(
     body_error: BaseException | None = None
     async with trio.open_nursery() as root:
         sup._root = root
+        root.start_soon(sup._timer.run, name="subagents request timer")
         try:
             yield sup
         except BaseException as exc:  # re-raised below, once every actor has ended
