@@ -1,0 +1,279 @@
+"""Finding every agent definition a session can use, and deciding which one wins.
+
+Scopes, lowest priority first: built-in, plugin, user (``~/.claude/agents``,
+``~/.subagents/agents``), project (``.claude/agents`` and ``.subagents/agents``
+in the working directory and each directory above it, the nearest last), and
+the ``--agents`` JSON string. Inside a scope, files load first and each
+``config.json`` (``<root>/.claude/config.json``, ``<root>/.subagents/config.json``)
+after them, so an agent in a ``config.json`` overrides a file of the same name.
+The home directory is a parameter: tests and embedders never touch the real
+``~`` unless they mean to.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+import attrs
+
+from subagents.agents._builtins import builtin_agents
+from subagents.agents._definition import AgentDefinition, AgentSource
+from subagents.agents._diagnostics import Diagnostic, FileKind, FileReport, Severity
+from subagents.agents._exceptions import UnknownAgentError
+from subagents.agents._models import ModelAliases
+from subagents.agents._parse import Parsed, parse_json
+from subagents.agents._scan import find_plugin_roots, load_file, load_plugin, load_tree
+from subagents.agents._yaml_json import model_aliases_in, parse_agents_json
+
+__all__ = [
+    "CONFIG_DIRS",
+    "AgentCatalog",
+    "Override",
+    "SearchedPlace",
+    "discover_agents",
+    "load_paths",
+]
+
+#: The per-scope folders, in the order they load (a later one wins a tie).
+CONFIG_DIRS: tuple[str, ...] = (".claude", ".subagents")
+
+
+@attrs.frozen
+class Override:
+    """One definition hidden by another of the same name, and why."""
+
+    name: str
+    winner: AgentDefinition
+    loser: AgentDefinition
+    reason: str
+
+
+@attrs.frozen
+class SearchedPlace:
+    """A folder or ``config.json`` discovery looked at, and whether it exists."""
+
+    source: AgentSource
+    path: Path
+    exists: bool
+
+
+def _freeze_map(value: Mapping[str, object]) -> Mapping[str, object]:
+    return types.MappingProxyType(dict(value))
+
+
+@attrs.frozen
+class AgentCatalog:
+    """The result of discovery: the winning definitions and how they were chosen."""
+
+    #: Name -> the definition that won, in name order.
+    definitions: Mapping[str, AgentDefinition] = attrs.field(converter=_freeze_map, hash=False)
+    #: Name -> every definition of that name, lowest priority first (the winner last).
+    candidates: Mapping[str, tuple[AgentDefinition, ...]] = attrs.field(
+        converter=_freeze_map, hash=False
+    )
+    #: One report per file read (and one for ``--agents``), in load order.
+    reports: tuple[FileReport, ...] = ()
+    overrides: tuple[Override, ...] = ()
+    aliases: ModelAliases = attrs.field(factory=ModelAliases)
+    searched: tuple[SearchedPlace, ...] = ()
+
+    def names(self) -> tuple[str, ...]:
+        """The agent types that can be spawned."""
+        return tuple(self.definitions)
+
+    def get(self, name: str) -> AgentDefinition:
+        """The winning definition of ``name``; :class:`UnknownAgentError` if none."""
+        found = self.definitions.get(name)
+        if found is None:
+            raise UnknownAgentError(name, self.names())
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.definitions
+
+    def __iter__(self) -> Iterator[AgentDefinition]:
+        return iter(self.definitions.values())
+
+    def __len__(self) -> int:
+        return len(self.definitions)
+
+    def report_for(self, definition: AgentDefinition) -> FileReport | None:
+        """The report of the file ``definition`` came from (``None`` for built-ins)."""
+        for report in self.reports:
+            if any(d is definition for d in report.definitions):
+                return report
+        return None
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        """Every error diagnostic of every report."""
+        return tuple(d for r in self.reports for d in r.diagnostics if d.severity is Severity.ERROR)
+
+
+def _project_roots(cwd: Path, home: Path) -> list[Path]:
+    """``cwd`` and its ancestors, farthest first, without the home folder itself."""
+    chain = [cwd, *cwd.parents]
+    home_resolved = home.resolve() if home.exists() else home
+    return [d for d in reversed(chain) if d != home_resolved and d != home]
+
+
+def _aliases_from(paths: Iterable[Path], aliases: ModelAliases) -> ModelAliases:
+    for path in paths:
+        if not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue  # the config's own report says what is wrong with it
+        parsed = parse_json(text)
+        if isinstance(parsed, Parsed):
+            found, _ = model_aliases_in(parsed.data, path=path, index=parsed.index)
+            if found:
+                aliases = aliases.with_overrides(found)
+    return aliases
+
+
+@attrs.define
+class _Collector:
+    """Accumulates definitions in priority order and records who overrides whom."""
+
+    chosen: dict[str, tuple[AgentDefinition, bool]] = attrs.field(factory=dict)
+    candidates: dict[str, list[AgentDefinition]] = attrs.field(factory=dict)
+    overrides: list[Override] = attrs.field(factory=list)
+    reports: list[FileReport] = attrs.field(factory=list)
+
+    def add(self, definition: AgentDefinition, *, from_config: bool) -> None:
+        previous = self.chosen.get(definition.name)
+        if previous is not None:
+            loser, loser_from_config = previous
+            self.overrides.append(
+                Override(
+                    definition.name,
+                    definition,
+                    loser,
+                    _reason(definition, loser, from_config, loser_from_config),
+                )
+            )
+        self.chosen[definition.name] = (definition, from_config)
+        self.candidates.setdefault(definition.name, []).append(definition)
+
+    def add_reports(self, reports: Iterable[FileReport]) -> None:
+        for report in reports:
+            self.reports.append(report)
+            for definition in report.definitions:
+                self.add(definition, from_config=report.kind is FileKind.CONFIG)
+
+
+def _where(definition: AgentDefinition) -> str:
+    if definition.path is not None:
+        return str(definition.path)
+    return "--agents" if definition.source is AgentSource.CLI else definition.source.value
+
+
+def _reason(
+    winner: AgentDefinition, loser: AgentDefinition, winner_config: bool, loser_config: bool
+) -> str:
+    if winner.source is not loser.source:
+        return (
+            f"the {winner.source.value} scope overrides the {loser.source.value} scope "
+            f"({_where(winner)} over {_where(loser)})"
+        )
+    if winner_config and not loser_config:
+        return (
+            f"in the {winner.source.value} scope, config.json overrides files "
+            f"({_where(winner)} over {_where(loser)})"
+        )
+    return (
+        f"two {winner.source.value} definitions have this name; the one found later "
+        f"wins ({_where(winner)} over {_where(loser)})"
+    )
+
+
+def discover_agents(
+    *,
+    cwd: Path | None = None,
+    home: Path | None = None,
+    agents_json: str | None = None,
+    plugin_dirs: Sequence[Path] = (),
+    include_builtins: bool = True,
+    aliases: ModelAliases | None = None,
+) -> AgentCatalog:
+    """Load every scope and return the catalog of winning definitions.
+
+    ``cwd`` (default: the current directory) is where the project search
+    starts; ``home`` (default: ``~``) holds the user scope and the installed
+    plugins (``~/.claude/plugins``, ``~/.subagents/plugins``); ``plugin_dirs``
+    adds plugin folders; ``agents_json`` is the ``--agents`` string.
+    ``aliases`` starts the model alias table (default: the built-in one), to
+    which each scope's ``config.json`` ``modelAliases`` are applied, project
+    last. Never raises for the content of a file: see each report.
+    """
+    cwd = (Path(cwd) if cwd is not None else Path.cwd()).resolve()
+    home = Path(home) if home is not None else Path.home()
+    user_roots = [home / name for name in CONFIG_DIRS]
+    project_roots = [d / name for d in _project_roots(cwd, home) for name in CONFIG_DIRS]
+    searched: list[SearchedPlace] = []
+
+    table = aliases if aliases is not None else ModelAliases()
+    table = _aliases_from([r / "config.json" for r in user_roots], table)
+    table = _aliases_from([r / "config.json" for r in project_roots], table)
+
+    collector = _Collector()
+    if include_builtins:
+        for definition in builtin_agents():
+            collector.add(definition, from_config=False)
+
+    plugin_homes = [home / name / "plugins" for name in CONFIG_DIRS]
+    for place in (*plugin_dirs, *plugin_homes):
+        searched.append(SearchedPlace(AgentSource.PLUGIN, Path(place), Path(place).is_dir()))
+    for root in find_plugin_roots([*plugin_dirs, *plugin_homes]):
+        collector.add_reports(load_plugin(root, aliases=table))
+
+    for source, roots in ((AgentSource.USER, user_roots), (AgentSource.PROJECT, project_roots)):
+        for root in roots:
+            agents_dir = root / "agents"
+            exists = agents_dir.is_dir()
+            if exists or source is AgentSource.USER or root.parent == cwd:
+                searched.append(SearchedPlace(source, agents_dir, exists))
+            if exists:
+                collector.add_reports(
+                    load_tree(agents_dir, source=source, aliases=table, plugins=False)
+                )
+        for root in roots:
+            config = root / "config.json"
+            exists = config.is_file()
+            if exists or source is AgentSource.USER or root.parent == cwd:
+                searched.append(SearchedPlace(source, config, exists))
+            if exists:
+                collector.add_reports(
+                    [load_file(config, source=source, aliases=table, config=True)]
+                )
+
+    if agents_json is not None:
+        collector.add_reports([parse_agents_json(agents_json, aliases=table)])
+
+    names = sorted(collector.chosen, key=lambda n: (n.lower(), n))
+    return AgentCatalog(
+        definitions={name: collector.chosen[name][0] for name in names},
+        candidates={name: tuple(collector.candidates[name]) for name in names},
+        reports=tuple(collector.reports),
+        overrides=tuple(collector.overrides),
+        aliases=table,
+        searched=tuple(searched),
+    )
+
+
+def load_paths(
+    paths: Iterable[Path],
+    *,
+    source: AgentSource = AgentSource.CLI,
+    aliases: ModelAliases | None = None,
+) -> tuple[FileReport, ...]:
+    """Load files and folders given explicitly (``agents validate PATH...``)."""
+    table = aliases if aliases is not None else ModelAliases()
+    reports: list[FileReport] = []
+    for path in paths:
+        reports.extend(load_tree(Path(path), source=source, aliases=table))
+    return tuple(reports)

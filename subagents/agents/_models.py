@@ -1,0 +1,92 @@
+"""Model names: the one alias table, overridable by configuration.
+
+Definitions say ``sonnet``, ``haiku``, ``opus``, ``inherit`` or a full model
+id. :class:`ModelAliases` turns an alias into a full id; a name it does not know
+is passed through unchanged (and the loader reports it), because a provider
+may well accept ids this table has never heard of.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+from collections.abc import Mapping
+
+import attrs
+
+__all__ = ["DEFAULT_MODEL_ALIASES", "INHERIT", "ModelAliases", "ModelCheck"]
+
+#: The model value that means "use the parent's model".
+INHERIT = "inherit"
+
+#: Alias -> full model id. Keys are lower case; lookups ignore case.
+DEFAULT_MODEL_ALIASES: Mapping[str, str] = types.MappingProxyType(
+    {
+        "haiku": "claude-haiku-4-5-20251001",
+        "sonnet": "claude-sonnet-4-5-20250929",
+        "opus": "claude-opus-4-5-20251101",
+        "haiku-4.5": "claude-haiku-4-5-20251001",
+        "sonnet-4.5": "claude-sonnet-4-5-20250929",
+        "opus-4.5": "claude-opus-4-5-20251101",
+        "opus-4.1": "claude-opus-4-1-20250805",
+        "sonnet-4": "claude-sonnet-4-20250514",
+        "opus-4": "claude-opus-4-20250514",
+        "claude-haiku-4-5": "claude-haiku-4-5-20251001",
+        "claude-sonnet-4-5": "claude-sonnet-4-5-20250929",
+        "claude-opus-4-5": "claude-opus-4-5-20251101",
+        "claude-opus-4-1": "claude-opus-4-1-20250805",
+        "claude-sonnet-4-0": "claude-sonnet-4-20250514",
+        "claude-opus-4-0": "claude-opus-4-20250514",
+    }
+)
+
+# What a full Anthropic model id looks like (``claude-sonnet-4-5-20250929``,
+# ``claude-3-5-haiku-latest``): passed through without a warning.
+_FULL_ID = re.compile(r"^claude-[a-z0-9][a-z0-9.-]*$")
+
+
+@attrs.frozen
+class ModelCheck:
+    """What a model name is: ``inherit``, ``alias``, ``model-id`` or ``unknown``."""
+
+    kind: str
+    #: The full id it resolves to; ``None`` for ``inherit``.
+    model_id: str | None
+
+
+def _lower_keys(table: Mapping[str, str]) -> Mapping[str, str]:
+    return types.MappingProxyType({k.strip().lower(): v for k, v in table.items()})
+
+
+@attrs.frozen
+class ModelAliases:
+    """The alias table; build a changed copy with :meth:`with_overrides`."""
+
+    table: Mapping[str, str] = attrs.field(
+        default=DEFAULT_MODEL_ALIASES, converter=_lower_keys, hash=False
+    )
+
+    def with_overrides(self, overrides: Mapping[str, str]) -> ModelAliases:
+        """A copy where ``overrides`` (from configuration) replace or add aliases."""
+        merged = dict(self.table)
+        merged.update(_lower_keys(overrides))
+        return ModelAliases(merged)
+
+    def check(self, model: str) -> ModelCheck:
+        """Say what ``model`` is and which full id it stands for."""
+        name = model.strip()
+        if name.lower() == INHERIT:
+            return ModelCheck("inherit", None)
+        alias = self.table.get(name.lower())
+        if alias is not None:
+            return ModelCheck("alias", alias)
+        if name in self.table.values() or _FULL_ID.match(name):
+            return ModelCheck("model-id", name)
+        return ModelCheck("unknown", name)
+
+    def resolve(self, model: str | None, *, parent: str | None = None) -> str | None:
+        """The full model id for ``model``; ``inherit`` (or ``None``) gives ``parent``."""
+        if model is None:
+            return parent
+        check = self.check(model)
+        return parent if check.kind == "inherit" else check.model_id

@@ -1,0 +1,151 @@
+"""Rendering a definition's prompts: ``${var}`` templates and the agent's memory.
+
+Templates substitute ``${cwd}``, ``${agent_type}``, ``${prompt}`` and the
+agent's typed inputs; any other ``${...}`` (a shell variable in a prompt's code
+sample, say) is left exactly as written. An agent with ``memory`` gets the
+first 200 lines of its ``MEMORY.md`` appended to its system prompt, where
+Claude Code keeps it: ``~/.claude/agent-memory/<name>/`` (user),
+``<project>/.claude/agent-memory/<name>/`` (project) and
+``<project>/.claude/agent-memory-local/<name>/`` (local).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from subagents.agents._definition import AgentDefinition, MemoryScope, thaw_json
+
+__all__ = [
+    "MEMORY_LINES",
+    "build_system_prompt",
+    "memory_file",
+    "read_memory",
+    "render_query",
+    "render_template",
+]
+
+#: How many lines of ``MEMORY.md`` go into the prompt.
+MEMORY_LINES = 200
+
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_UNSAFE_PATH_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def _as_text(value: Any) -> str:
+    value = thaw_json(value)
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ", ".join(_as_text(v) for v in value)
+    return str(value)
+
+
+def render_template(template: str, variables: Mapping[str, Any]) -> str:
+    """Replace ``${name}`` for each name in ``variables``; leave the rest as written.
+
+    Lists become comma-separated text, booleans ``true``/``false``, ``None``
+    the empty string.
+    """
+
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name in variables:
+            return _as_text(variables[name])
+        return match.group(0)
+
+    return _VARIABLE.sub(substitute, template)
+
+
+def _variables(
+    definition: AgentDefinition, *, cwd: Path | str, prompt: str, inputs: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    variables: dict[str, Any] = {spec.name: spec.default for spec in definition.inputs}
+    variables.update(inputs or {})
+    variables.update({"cwd": str(cwd), "agent_type": definition.name, "prompt": prompt})
+    return variables
+
+
+def memory_file(definition: AgentDefinition, *, home: Path, project_root: Path) -> Path | None:
+    """Where this agent's ``MEMORY.md`` lives, or ``None`` if it has no memory."""
+    if definition.memory is None:
+        return None
+    folder = _UNSAFE_PATH_CHARS.sub("-", definition.name).lstrip(".") or "agent"
+    if definition.memory is MemoryScope.USER:
+        base = Path(home) / ".claude" / "agent-memory"
+    elif definition.memory is MemoryScope.PROJECT:
+        base = Path(project_root) / ".claude" / "agent-memory"
+    else:
+        base = Path(project_root) / ".claude" / "agent-memory-local"
+    return base / folder / "MEMORY.md"
+
+
+def read_memory(
+    definition: AgentDefinition,
+    *,
+    home: Path,
+    project_root: Path,
+    max_lines: int = MEMORY_LINES,
+) -> str | None:
+    """The first ``max_lines`` lines of the agent's ``MEMORY.md``; ``None`` if absent."""
+    path = memory_file(definition, home=home, project_root=project_root)
+    if path is None or not path.is_file():
+        return None
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            text = "".join(itertools.islice(handle, max_lines))
+    except OSError:
+        return None
+    return text.rstrip() or None
+
+
+def build_system_prompt(
+    definition: AgentDefinition,
+    *,
+    cwd: Path | str,
+    prompt: str = "",
+    inputs: Mapping[str, Any] | None = None,
+    home: Path | None = None,
+    project_root: Path | None = None,
+) -> str:
+    """The system prompt to send: the rendered template, then the agent's memory.
+
+    ``home`` defaults to ``~`` and ``project_root`` to ``cwd``; they locate
+    ``MEMORY.md`` for agents with ``memory`` set.
+    """
+    rendered = render_template(
+        definition.system_prompt, _variables(definition, cwd=cwd, prompt=prompt, inputs=inputs)
+    )
+    if definition.memory is None:
+        return rendered
+    home_dir = Path(home) if home is not None else Path.home()
+    root = Path(project_root) if project_root is not None else Path(cwd)
+    memory = read_memory(definition, home=home_dir, project_root=root)
+    if memory is None:
+        return rendered
+    where = memory_file(definition, home=home_dir, project_root=root)
+    return (
+        f"{rendered}\n\n# Your memory ({definition.memory.value} scope, {where})\n\n"
+        "What you recorded in earlier sessions; keep it up to date with what you learn.\n\n"
+        f"{memory}"
+    )
+
+
+def render_query(
+    definition: AgentDefinition,
+    *,
+    cwd: Path | str,
+    prompt: str,
+    inputs: Mapping[str, Any] | None = None,
+) -> str:
+    """The first user message: the rendered ``query`` template, or ``prompt`` itself."""
+    if definition.query is None:
+        return prompt
+    return render_template(
+        definition.query, _variables(definition, cwd=cwd, prompt=prompt, inputs=inputs)
+    )

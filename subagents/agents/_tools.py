@@ -1,0 +1,120 @@
+"""Tool names as definitions write them, and what the loader says about each.
+
+Tools are plain strings here (``subagents.agents`` does not import the tools
+layer). A name nobody knows is kept and reported, never dropped: the user may
+register a tool of that name later, and dropping it silently would change what
+the agent is allowed to do.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+
+import attrs
+
+__all__ = [
+    "KNOWN_TOOLS",
+    "LIFECYCLE_TOOLS",
+    "ToolNameKind",
+    "classify_tool",
+    "split_tool_list",
+]
+
+#: The built-in tool names: Claude Code's, and the lifecycle tools of subagents.
+KNOWN_TOOLS: tuple[str, ...] = (
+    "Read",
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "Glob",
+    "Grep",
+    "LS",
+    "Bash",
+    "BashOutput",
+    "KillShell",
+    "WebFetch",
+    "WebSearch",
+    "NotebookEdit",
+    "Task",
+    "Agent",
+    "TaskOutput",
+    "TodoWrite",
+    "TodoRead",
+    "AskUserQuestion",
+    "EnterPlanMode",
+    "ExitPlanMode",
+    "Skill",
+    "SlashCommand",
+    "spawn_agent",
+    "send_input",
+    "wait",
+    "close_agent",
+    "resume_agent",
+    "complete_task",
+)
+
+#: Tools that spawn or drive other agents (Claude Code's and ours).
+LIFECYCLE_TOOLS: tuple[str, ...] = (
+    "Task",
+    "Agent",
+    "TaskOutput",
+    "spawn_agent",
+    "send_input",
+    "wait",
+    "close_agent",
+    "resume_agent",
+)
+
+_KNOWN = frozenset(KNOWN_TOOLS)
+# Claude Code lets ``tools`` restrict which agents may be spawned: ``Agent(a, b)``.
+_SCOPED = re.compile(r"^(?P<tool>[A-Za-z_][\w-]*)\((?P<args>[^()]*)\)$")
+
+
+@attrs.frozen
+class ToolNameKind:
+    """What a tool name is: ``known``, ``wildcard``, ``pattern``, ``mcp`` or ``unknown``."""
+
+    kind: str
+    #: For ``mcp`` names, the server that must provide the tool.
+    server: str | None = None
+
+
+def classify_tool(name: str) -> ToolNameKind:
+    """Say what kind of tool name ``name`` is, without any registry."""
+    if name == "*":
+        return ToolNameKind("wildcard")
+    if name in _KNOWN:
+        return ToolNameKind("known")
+    if name.startswith("mcp__"):
+        server = name[len("mcp__") :].split("__", 1)[0]
+        if server:
+            return ToolNameKind("mcp", server=server)
+    scoped = _SCOPED.match(name)
+    if scoped and scoped.group("tool") in _KNOWN:
+        return ToolNameKind("known")
+    if any(ch in name for ch in "*?["):
+        if any(fnmatch.fnmatchcase(tool, name) for tool in KNOWN_TOOLS):
+            return ToolNameKind("pattern")
+        return ToolNameKind("unknown")
+    return ToolNameKind("unknown")
+
+
+def split_tool_list(text: str) -> tuple[str, ...]:
+    """Split Claude Code's comma string (``"Read, Grep, Agent(a, b)"``) into names.
+
+    Commas inside parentheses belong to the name (``Agent(a, b)`` is one tool).
+    """
+    names: list[str] = []
+    depth = 0
+    start = 0
+    for index, char in enumerate(text):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(0, depth - 1)
+        elif char == "," and depth == 0:
+            names.append(text[start:index])
+            start = index + 1
+    names.append(text[start:])
+    return tuple(stripped for stripped in (n.strip() for n in names) if stripped)

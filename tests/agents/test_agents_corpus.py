@@ -1,0 +1,207 @@
+"""The 158 real agents of the VoltAgent corpus load intact; the READMEs are not agents."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from subagents.agents import (
+    AgentSource,
+    DiagnosticCode,
+    FileKind,
+    FileReport,
+    Severity,
+    load_plugin,
+    load_tree,
+)
+
+LENIENT_FILES = {
+    "04-quality-security/gdpr-ccpa-compliance.md",
+    "07-specialized-domains/hipaa-compliance.md",
+    "08-business-product/assumption-mapping.md",
+    "08-business-product/backlog-grooming.md",
+    "08-business-product/growth-loops.md",
+    "10-research-analysis/ab-test-analysis.md",
+    "10-research-analysis/cohort-analysis.md",
+    "10-research-analysis/first-principles-thinking.md",
+}
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "voltagent"
+_FIELD = re.compile(r"^(name|description|tools|model): (.*)$")
+
+
+def _independent_read(path: Path) -> tuple[dict[str, str], str]:
+    """Frontmatter fields and body, read without the package (the corpus is simple)."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    assert lines[0] == "---"
+    end = lines.index("---", 1)
+    fields: dict[str, str] = {}
+    for line in lines[1:end]:
+        match = _FIELD.match(line)
+        assert match, f"{path}: unexpected frontmatter line {line!r}"
+        value = match.group(2).strip()
+        fields[match.group(1)] = json.loads(value) if value.startswith('"') else value
+    return fields, "\n".join(lines[end + 1 :]).strip()
+
+
+@pytest.fixture(scope="module")
+def reports() -> tuple[FileReport, ...]:
+    if not CORPUS.is_dir():
+        pytest.skip(f"the agent corpus is not at {CORPUS}")
+    return load_tree(CORPUS)
+
+
+def _rel(report: FileReport) -> str:
+    assert report.path is not None
+    return f"{report.path.parent.name}/{report.path.name}"
+
+
+def test_every_agent_loads_without_error(reports: tuple[FileReport, ...]) -> None:
+    definitions = [d for r in reports for d in r.definitions]
+    assert len(definitions) == 158
+    assert [d.format() for r in reports for d in r.errors] == []
+    assert len({d.name for d in definitions}) == 158
+    assert all(d.source is AgentSource.PLUGIN for d in definitions)
+
+
+def test_the_ten_readmes_are_not_agents(reports: tuple[FileReport, ...]) -> None:
+    not_agents = [r for r in reports if r.kind is FileKind.NOT_AN_AGENT]
+    assert sorted(_rel(r) for r in not_agents) == sorted(
+        f"{category}/README.md"
+        for category in (
+            "01-core-development",
+            "02-language-specialists",
+            "03-infrastructure",
+            "04-quality-security",
+            "05-data-ai",
+            "06-developer-experience",
+            "07-specialized-domains",
+            "08-business-product",
+            "09-meta-orchestration",
+            "10-research-analysis",
+        )
+    )
+    for report in not_agents:
+        (note,) = report.diagnostics
+        assert note.code is DiagnosticCode.NOT_AN_AGENT
+        assert note.severity is Severity.NOTE
+        assert "no YAML frontmatter" in note.message
+    skipped = [r for r in reports if r.kind is FileKind.SKIPPED]
+    assert [r.path.name for r in skipped if r.path] == ["LICENSE"]
+    manifests = [r for r in reports if r.kind is FileKind.PLUGIN_MANIFEST]
+    assert len(manifests) == 10
+    assert all(r.ok for r in manifests)
+
+
+def test_name_description_tools_model_and_prompt_are_intact(
+    reports: tuple[FileReport, ...],
+) -> None:
+    checked = 0
+    for report in reports:
+        for definition in report.definitions:
+            assert report.path is not None
+            fields, body = _independent_read(report.path)
+            assert definition.name == fields["name"]
+            assert definition.description == fields["description"]
+            assert definition.tools == tuple(t.strip() for t in fields["tools"].split(","))
+            assert definition.model == fields.get("model", "inherit")
+            assert definition.system_prompt == body
+            assert definition.path == report.path
+            checked += 1
+    assert checked == 158
+
+
+def test_a_known_agent_exactly(reports: tuple[FileReport, ...]) -> None:
+    (report,) = [r for r in reports if r.path and r.path.name == "api-designer.md"]
+    (definition,) = report.definitions
+    assert definition.name == "api-designer"
+    assert definition.tools == ("Read", "Write", "Edit", "Bash", "Glob", "Grep")
+    assert definition.model == "sonnet"
+    assert definition.plugin == "voltagent-core-dev"
+    assert definition.description.startswith("Use this agent when designing new APIs")
+    assert definition.system_prompt.startswith("You are a senior API designer")
+    assert definition.disallowed_tools == ()
+    assert [(d.field, d.line) for d in report.diagnostics if d.code is DiagnosticCode.APPLIED] == [
+        ("name", 2),
+        ("description", 3),
+        ("tools", 4),
+        ("model", 5),
+        (None, 7),
+    ]
+
+
+def test_invalid_yaml_files_load_leniently_with_file_and_line(
+    reports: tuple[FileReport, ...],
+) -> None:
+    lenient = {
+        _rel(r): r
+        for r in reports
+        if any(d.code is DiagnosticCode.LENIENT_YAML for d in r.diagnostics)
+    }
+    assert set(lenient) == LENIENT_FILES
+    for rel, report in lenient.items():
+        assert report.ok, rel
+        (definition,) = report.definitions
+        flagged = [d for d in report.diagnostics if d.code is DiagnosticCode.LENIENT_YAML]
+        assert all(d.path == report.path and d.line == 3 for d in flagged), rel
+        assert {d.field for d in flagged} == {None, "description"}
+        assert report.path is not None
+        fields, body = _independent_read(report.path)
+        assert definition.description == fields["description"]
+        assert ": '" in definition.description
+        assert definition.system_prompt == body
+
+
+def test_backlog_grooming_keeps_the_whole_description(reports: tuple[FileReport, ...]) -> None:
+    (report,) = [r for r in reports if r.path and r.path.name == "backlog-grooming.md"]
+    (definition,) = report.definitions
+    assert definition.description == (
+        "Use when the user needs to groom, refine, or clean up a product backlog. "
+        "Triggers on: 'groom backlog', 'backlog refinement', 'backlog grooming', "
+        "'clean up backlog', 'refine stories', 'sprint refinement', 'backlog management'."
+    )
+    assert definition.tools == ("Read", "Write", "Edit", "Glob", "Grep", "WebFetch", "WebSearch")
+    assert definition.model == "inherit"
+
+
+def test_unknown_and_mcp_tools_are_reported_not_dropped(
+    reports: tuple[FileReport, ...],
+) -> None:
+    by_name = {d.name: (r, d) for r in reports for d in r.definitions}
+    report, definition = by_name["ui-ux-tester"]
+    assert "chrome-mcp" in (definition.tools or ())
+    unknown = {
+        d.message.split("'")[1] for d in report.warnings if d.code is DiagnosticCode.UNKNOWN_TOOL
+    }
+    assert unknown == {"chrome-mcp", "computer-use"}
+    report, definition = by_name["scientific-literature-researcher"]
+    assert definition.tools == ("Read", "WebFetch", "WebSearch", "mcp__bgpt__search_papers")
+    (mcp,) = [d for d in report.diagnostics if d.code is DiagnosticCode.MCP_TOOL]
+    assert "'bgpt'" in mcp.message
+    assert mcp.line == 4
+    report, _ = by_name["codebase-orchestrator"]
+    unknown = {
+        d.message.split("'")[1] for d in report.warnings if d.code is DiagnosticCode.UNKNOWN_TOOL
+    }
+    assert "subagent-catalog:search" in unknown
+
+
+def test_agent_missing_from_plugin_manifest_loads_with_a_note(
+    reports: tuple[FileReport, ...],
+) -> None:
+    (report,) = [r for r in reports if r.path and r.path.name == "docs-drift-editor.md"]
+    assert report.definitions[0].name == "docs-drift-editor"
+    (note,) = [d for d in report.diagnostics if d.code is DiagnosticCode.PLUGIN]
+    assert "not listed" in note.message
+
+
+def test_plugin_folder_loads_what_its_manifest_lists(corpus: Path) -> None:
+    reports = load_plugin(corpus / "categories" / "06-developer-experience")
+    names = {d.name for r in reports for d in r.definitions}
+    assert len(names) == 15
+    assert "docs-drift-editor" not in names
+    assert {d.plugin for r in reports for d in r.definitions} == {"voltagent-dev-exp"}
+    assert reports[0].kind is FileKind.PLUGIN_MANIFEST
