@@ -1,1 +1,122 @@
-"""tools."""
+"""Tools for agents: the protocol, the registry, layered filtering, built-ins and approval.
+
+Every agent is given exactly the tools its definition and its position allow
+(:func:`filter_tools`, :meth:`ToolRegistry.select`), and the resulting
+:class:`ToolSelection` checks that decision again on every call. Calls are
+validated against the tool's ``msgspec.Struct`` and never raise for a model's
+mistake: they return an error :class:`ToolResult`. The built-in file tools are
+confined to the workspace root, ``Bash`` is bounded in time and output, and
+tools that need approval ask up the agent tree through an :class:`Approver`.
+"""
+
+from subagents.tools._approval import (
+    ApprovalCallback,
+    ApprovalDecision,
+    ApprovalMode,
+    ApprovalRequest,
+    ApprovalRouter,
+    Approver,
+    CallbackApprover,
+)
+from subagents.tools._bash import BashArgs, BashTool, CommandOutcome, run_command
+from subagents.tools._builtin import BUILTIN_TOOL_NAMES, builtin_registry, builtin_tools
+from subagents.tools._context import ToolContext
+from subagents.tools._dispatch import ToolArguments, dispatch
+from subagents.tools._edit import EditArgs, EditTool
+from subagents.tools._exceptions import (
+    ToolArgumentsError,
+    ToolError,
+    ToolRegistrationError,
+    UnsupportedFileError,
+    WorkspaceError,
+    WorkspaceEscapeError,
+)
+from subagents.tools._filter import (
+    AGENT_SOURCES,
+    ALWAYS_EXCLUDED_TOOL_NAMES,
+    SPAWN_TOOL_NAMES,
+    FilterLayer,
+    ToolDecision,
+    ToolPolicy,
+    ToolSelection,
+    TrustPolicy,
+    decide,
+    filter_tools,
+    pattern_matches,
+)
+from subagents.tools._glob import GlobArgs, GlobTool
+from subagents.tools._grep import GrepArgs, GrepTool
+from subagents.tools._ls import LSArgs, LSTool
+from subagents.tools._protocol import Tool, ToolFlags, ToolResult
+from subagents.tools._read import ReadArgs, ReadTool
+from subagents.tools._registry import ToolRegistry, validate_tool_name
+from subagents.tools._schema import input_schema, tool_spec
+from subagents.tools._validation import decode_arguments
+from subagents.tools._workspace import Workspace, WorkspacePath
+from subagents.tools._write import WriteArgs, WriteTool
+
+__all__ = [
+    # protocol and values
+    "Tool",
+    "ToolArguments",
+    "ToolContext",
+    "ToolFlags",
+    "ToolResult",
+    # registry, schemas, validation, dispatch
+    "ToolRegistry",
+    "decode_arguments",
+    "dispatch",
+    "input_schema",
+    "tool_spec",
+    "validate_tool_name",
+    # filtering
+    "AGENT_SOURCES",
+    "ALWAYS_EXCLUDED_TOOL_NAMES",
+    "SPAWN_TOOL_NAMES",
+    "FilterLayer",
+    "ToolDecision",
+    "ToolPolicy",
+    "ToolSelection",
+    "TrustPolicy",
+    "decide",
+    "filter_tools",
+    "pattern_matches",
+    # approval
+    "ApprovalCallback",
+    "ApprovalDecision",
+    "ApprovalMode",
+    "ApprovalRequest",
+    "ApprovalRouter",
+    "Approver",
+    "CallbackApprover",
+    # workspace confinement
+    "Workspace",
+    "WorkspacePath",
+    # built-in tools
+    "BUILTIN_TOOL_NAMES",
+    "BashArgs",
+    "BashTool",
+    "CommandOutcome",
+    "EditArgs",
+    "EditTool",
+    "GlobArgs",
+    "GlobTool",
+    "GrepArgs",
+    "GrepTool",
+    "LSArgs",
+    "LSTool",
+    "ReadArgs",
+    "ReadTool",
+    "WriteArgs",
+    "WriteTool",
+    "builtin_registry",
+    "builtin_tools",
+    "run_command",
+    # exceptions
+    "ToolArgumentsError",
+    "ToolError",
+    "ToolRegistrationError",
+    "UnsupportedFileError",
+    "WorkspaceError",
+    "WorkspaceEscapeError",
+]

@@ -1,0 +1,63 @@
+"""Explicit defaults for every limit in ``subagents.tools``, in one place."""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "APPROVAL_TIMEOUT_SECONDS",
+    "BASH_DEFAULT_TIMEOUT_MS",
+    "BASH_KILL_GRACE_SECONDS",
+    "BASH_MAX_TIMEOUT_MS",
+    "BASH_OUTPUT_CAP_BYTES",
+    "BINARY_SNIFF_BYTES",
+    "EDIT_MAX_FILE_BYTES",
+    "GLOB_MAX_RESULTS",
+    "GREP_DEFAULT_HEAD_LIMIT",
+    "GREP_MAX_FILE_BYTES",
+    "LS_MAX_ENTRIES",
+    "MAX_ARGUMENT_BYTES",
+    "MAX_RESULT_CHARS",
+    "READ_DEFAULT_LINE_LIMIT",
+    "READ_MAX_LINE_CHARS",
+    "READ_MAX_OUTPUT_CHARS",
+    "TOOL_NAME_PATTERN",
+    "VCS_DIRECTORIES",
+]
+
+#: Tool names the Anthropic tools API accepts; ``mcp__server__tool`` fits.
+TOOL_NAME_PATTERN: Final = r"^[A-Za-z0-9_-]{1,64}$"
+
+#: Largest JSON encoding of one call's arguments the registry will decode.
+MAX_ARGUMENT_BYTES: Final = 1024 * 1024
+
+#: Longest tool result handed back to the model; longer ones are cut with a note.
+MAX_RESULT_CHARS: Final = 200_000
+
+#: How long an approval may stay pending when the agent itself has no deadline.
+APPROVAL_TIMEOUT_SECONDS: Final = 600.0
+
+#: A NUL byte in this many leading bytes marks a file as binary.
+BINARY_SNIFF_BYTES: Final = 8192
+
+READ_DEFAULT_LINE_LIMIT: Final = 2000
+READ_MAX_LINE_CHARS: Final = 2000
+READ_MAX_OUTPUT_CHARS: Final = 256 * 1024
+
+#: Edit reads the whole file, so it refuses files larger than this.
+EDIT_MAX_FILE_BYTES: Final = 16 * 1024 * 1024
+
+GLOB_MAX_RESULTS: Final = 1000
+GREP_DEFAULT_HEAD_LIMIT: Final = 1000
+#: Grep skips (and reports) files larger than this rather than scanning them.
+GREP_MAX_FILE_BYTES: Final = 16 * 1024 * 1024
+LS_MAX_ENTRIES: Final = 1000
+
+#: Directories Glob and Grep never descend into.
+VCS_DIRECTORIES: Final = frozenset({".git", ".hg", ".svn"})
+
+BASH_DEFAULT_TIMEOUT_MS: Final = 120_000
+BASH_MAX_TIMEOUT_MS: Final = 600_000
+BASH_OUTPUT_CAP_BYTES: Final = 30_000
+#: After the shell exits, how long its leftover children may keep the output pipe open.
+BASH_KILL_GRACE_SECONDS: Final = 0.5

@@ -1,0 +1,43 @@
+"""The context a tool call runs in: who calls, where, until when, and who approves."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import attrs
+import trio
+
+from subagents.tools._approval import Approver
+from subagents.tools._workspace import Workspace
+
+__all__ = ["ToolContext"]
+
+
+@attrs.frozen
+class ToolContext:
+    """Everything a tool may know about the call it is serving.
+
+    ``cancel_scope`` is the calling agent's scope (its deadline bounds pending
+    approvals); ``approver`` is the agent's link in the approval chain, and
+    ``None`` means calls that need approval are denied.
+    """
+
+    agent_id: str
+    depth: int
+    workspace_root: Path
+    cancel_scope: trio.CancelScope | None = None
+    approver: Approver | None = None
+    tool_use_id: str | None = None
+
+    @property
+    def deadline(self) -> float:
+        """The agent's deadline on the Trio clock, ``math.inf`` when it has none."""
+        if self.cancel_scope is None:
+            return math.inf
+        return self.cancel_scope.deadline
+
+    @property
+    def workspace(self) -> Workspace:
+        """The confinement every file and shell tool works through."""
+        return Workspace(self.workspace_root)

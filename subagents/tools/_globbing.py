@@ -1,0 +1,127 @@
+"""Glob patterns (``**``, ``*``, ``?``, ``[...]``, ``{a,b}``) compiled to regular expressions.
+
+Patterns match paths relative to the search directory, with ``/`` separators.
+``*`` and ``?`` stay inside one path segment, ``**/`` spans zero or more
+directories, and hidden files are matched like any other (as ``find`` does).
+"""
+
+from __future__ import annotations
+
+import re
+
+from subagents.tools._exceptions import ToolError
+
+__all__ = ["compile_glob"]
+
+_MAX_ALTERNATIVES = 256
+
+
+def compile_glob(pattern: str) -> re.Pattern[str]:
+    """The regular expression matching exactly the paths ``pattern`` names."""
+    if not pattern:
+        raise ToolError("The glob pattern is empty.")
+    if "\x00" in pattern:
+        raise ToolError("The glob pattern contains a NUL character.")
+    if pattern.startswith("/"):
+        raise ToolError(
+            "Glob patterns are relative to the search directory; "
+            "pass the directory as `path` and a relative pattern."
+        )
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    if ".." in pattern.split("/"):
+        raise ToolError("Glob patterns cannot contain '..'; pass the directory as `path` instead.")
+    alternatives = _expand_braces(pattern)
+    try:
+        return re.compile("|".join(f"(?:{_translate(p)})" for p in alternatives), re.DOTALL)
+    except re.error as exc:
+        raise ToolError(f"Invalid glob pattern {pattern!r}: {exc}.") from None
+
+
+def _expand_braces(pattern: str) -> list[str]:
+    results = [pattern]
+    expanded: list[str] = []
+    while results:
+        current = results.pop()
+        span = _first_brace(current)
+        if span is None:
+            expanded.append(current)
+        else:
+            start, end, options = span
+            results.extend(current[:start] + option + current[end + 1 :] for option in options)
+        if len(expanded) + len(results) > _MAX_ALTERNATIVES:
+            raise ToolError(f"The glob pattern expands to more than {_MAX_ALTERNATIVES} patterns.")
+    return expanded
+
+
+def _first_brace(pattern: str) -> tuple[int, int, list[str]] | None:
+    """The first ``{a,b}`` group with a comma at its top level: start, end, options."""
+    for start, char in enumerate(pattern):
+        if char != "{":
+            continue
+        depth = 0
+        options: list[str] = []
+        last = start + 1
+        for index in range(start, len(pattern)):
+            c = pattern[index]
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    if not options:
+                        break
+                    options.append(pattern[last:index])
+                    return start, index, options
+            elif c == "," and depth == 1:
+                options.append(pattern[last:index])
+                last = index + 1
+    return None
+
+
+def _translate(pattern: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**", i):
+            i += 2
+            while i < n and pattern[i] == "*":
+                i += 1
+            if i < n and pattern[i] == "/":
+                out.append("(?:[^/]*/)*")
+                i += 1
+            else:
+                out.append(".*")
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = _class_end(pattern, i)
+            if end is None:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1 : end]
+                negate = body[:1] in ("!", "^")
+                if negate:
+                    body = body[1:]
+                body = "".join(ch if ch == "-" else re.escape(ch) for ch in body)
+                out.append(f"[{'^/' if negate else ''}{body}]" if body else "(?!)")
+                i = end + 1
+                continue
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _class_end(pattern: str, start: int) -> int | None:
+    j = start + 1
+    if j < len(pattern) and pattern[j] in "!^":
+        j += 1
+    if j < len(pattern) and pattern[j] == "]":
+        j += 1
+    end = pattern.find("]", j)
+    return None if end == -1 else end
