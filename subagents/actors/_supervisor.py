@@ -147,12 +147,13 @@ class Supervisor:
         ``parent`` (an id or a context) makes it a child that runs in the
         parent's nursery at the parent's depth + 1; otherwise it is top-level.
         ``nickname`` and ``agent_id`` restore a known identity (resume); a taken
-        nickname gets an ordinal. ``init`` is start-up code run through a
-        ``nursery.start`` handshake before spawn returns: if it raises, spawn
-        raises :class:`AgentStartFailed`. An actor without ``init`` has nothing
-        that can fail before its behavior runs, so it is marked Running and
-        scheduled at once. With ``auto_close`` the actor is closed when its
-        behavior returns instead of waiting for follow-up input.
+        nickname gets an ordinal. Spawn is a ``nursery.start`` handshake: it
+        returns once ``init`` (optional start-up code) has run and the actor's
+        own nursery is open; if ``init`` raises, spawn raises
+        :class:`AgentStartFailed`. A leaf (an actor at ``max_depth``, which can
+        have no children) without ``init`` has nothing to wait for, so it is
+        marked Running and scheduled at once. With ``auto_close`` the actor is
+        closed when its behavior returns instead of waiting for follow-up input.
 
         Fails at once with :class:`AgentLimitReached` or
         :class:`DepthLimitReached` when a limit would be exceeded.
@@ -228,7 +229,9 @@ class Supervisor:
                     status=ctx.status,
                 )
             )
-        if init is None:
+        if init is None and ctx._scope is not None:
+            # A leaf without start-up code: nothing can fail before its behavior
+            # runs and it has no nursery to open, so it is Running as of now.
             self._set_status(ctx, RUNNING)
             nursery.start_soon(self._run, ctx, name=label)
         else:
@@ -255,16 +258,17 @@ class Supervisor:
         """
         self._tasks += 1
         ctx._task = trio.lowlevel.current_task()
-        started = ctx._init is None  # without init, spawn already marked it Running
+        started = ctx.status is RUNNING  # a leaf without init: spawn marked it Running
         scope = ctx._scope
         try:
             async with trio.open_nursery() if scope is None else _Entered(scope) as nursery:
                 if nursery is not None:
                     ctx._nursery = nursery
                     ctx._scope = nursery.cancel_scope
-                if ctx._init is not None and not ctx._stopping:
+                if not started and not ctx._stopping:  # the handshake
                     try:
-                        await ctx._init(ctx)
+                        if ctx._init is not None:
+                            await ctx._init(ctx)
                     except Exception as exc:
                         ctx._start_error = exc
                     else:
@@ -283,6 +287,9 @@ class Supervisor:
                         outcome = SHUTDOWN
                     elif ctx._auto_close:
                         self._request_stop(ctx)
+                    if ctx.stopping and ctx._children:
+                        # A subtree ends before its root reports final.
+                        await self._wind_down_children(ctx)
                     if self.bus.has_lossless_subscribers:
                         await self.bus.make_room()
                     self._finish(ctx, outcome)
