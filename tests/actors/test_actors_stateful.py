@@ -13,6 +13,7 @@ runs in a thread of its own and each rule runs one step in it.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -21,10 +22,10 @@ import attrs
 import hypothesis.strategies as st
 import trio
 import trio.testing
+from actors_helpers import drain, scripted
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from actors_helpers import drain, scripted
 from subagents.actors import (
     ActorContext,
     AgentClosed,
@@ -231,10 +232,10 @@ class KernelMachine(RuleBasedStateMachine):
         if m.hanging:  # queued, never read (the mailbox is larger than any run's sends)
             assert outcome is None
             return
-        if m.status != "running":  # final and open: the message revives it
-            if self.live() >= MAX_THREADS:
-                assert isinstance(outcome, AgentLimitReached)
-                return
+        if m.status != "running" and self.live() >= MAX_THREADS:
+            # final and open: the message would revive it, but no slot is free
+            assert isinstance(outcome, AgentLimitReached)
+            return
         assert outcome is None
         m.status = "running"  # now processing the command
         if command == "finish":
@@ -391,7 +392,7 @@ class KernelMachine(RuleBasedStateMachine):
             # Legal transitions force running and final statuses to alternate: one
             # final per run. After exit every run has ended.
             assert kind_of(statuses[0]) == "pending_init", (agent_id, statuses)
-            for old, new in zip(statuses, statuses[1:], strict=False):
+            for old, new in itertools.pairwise(statuses):
                 check_transition(agent_id, old, new)
             if self.finished:
                 assert is_final(statuses[-1]), (agent_id, statuses)
