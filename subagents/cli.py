@@ -1,0 +1,70 @@
+"""The ``subagents`` command.
+
+``subagents demo [DIR]`` shows the actor kernel at work on a directory;
+``subagents agents list|show|validate`` reads agent definitions as Claude Code
+does and reports what it made of every field.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ._cli_agents import add_agents_commands
+from ._demo import run_demo
+
+__all__ = ["main"]
+
+
+def _demo_command(args: argparse.Namespace) -> int:
+    root: Path = args.dir
+    if not root.is_dir():
+        print(
+            f"subagents demo: {root} is not a directory; give a folder to survey.", file=sys.stderr
+        )
+        return 2
+    if args.max_threads < 1:
+        print("subagents demo: --max-threads must be at least 1.", file=sys.stderr)
+        return 2
+    return run_demo(root, max_threads=args.max_threads, out=sys.stdout)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``subagents`` command."""
+    parser = argparse.ArgumentParser(
+        prog="subagents",
+        description="LLM subagents as supervised Trio actors.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    demo = commands.add_parser(
+        "demo",
+        help="survey a directory with supervised actors, showing their events live",
+        description=(
+            "A lead actor fans out one worker per top-level folder of DIR, at most "
+            "--max-threads at once, and gathers their counts of files, lines and bytes."
+        ),
+    )
+    demo.add_argument("dir", nargs="?", type=Path, default=Path("."), help="default: .")
+    demo.add_argument("--max-threads", type=int, default=4, metavar="N", help="default: 4")
+    demo.set_defaults(func=_demo_command)
+    add_agents_commands(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader went away (``| head``): nothing more to say
+        return 0
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
