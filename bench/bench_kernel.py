@@ -211,13 +211,14 @@ async def raw_fan_out(n: int, k: int) -> float:
                 await receive.receive()
             got += 1
 
-    start = time.perf_counter()
     async with trio.open_nursery() as nursery:
         sends = []
         for _ in range(k):
             send, receive = trio.open_memory_channel[int](64)
             nursery.start_soon(actor, receive)
             sends.append(send)
+        await trio.testing.wait_all_tasks_blocked()  # every receiver started and waiting
+        start = time.perf_counter()
         for i in range(per * k):
             send = sends[i % k]
             try:
@@ -229,24 +230,28 @@ async def raw_fan_out(n: int, k: int) -> float:
 
 async def kernel_fan_out(n: int, k: int) -> float:
     per = n // k
+    elapsed = math.nan
 
     async def actor(ctx: ActorContext) -> None:
         for _ in range(per):
             await ctx.receive()
 
     async def lead(ctx: ActorContext) -> None:
+        nonlocal elapsed
         ids = [(await ctx.spawn(actor)).id for _ in range(k)]
+        await trio.testing.wait_all_tasks_blocked()  # every receiver started and waiting
+        start = time.perf_counter()
         for i in range(per * k):
             try:  # the same idiom as the raw side: await only when the mailbox is full
                 ctx.send_nowait(ids[i % k], i)
             except MailboxFull:
                 await ctx.send(ids[i % k], i)
         await ctx.wait(ids, timeout=TIMEOUT, mode="all")
+        elapsed = time.perf_counter() - start
 
-    start = time.perf_counter()
     async with open_supervisor(_config(k + 1)) as sup:
         await _run_lead(sup, lead)
-    return time.perf_counter() - start
+    return elapsed
 
 
 # -- pub/sub: e events to s subscribers, lossless ---------------------------------------
@@ -266,13 +271,14 @@ async def raw_pubsub(e: int, s: int) -> float:
                 await receive.receive()
             got += 1
 
-    start = time.perf_counter()
     async with trio.open_nursery() as nursery:
         sends = []
         for _ in range(s):
             send, receive = trio.open_memory_channel[Any](1024)
             nursery.start_soon(subscriber, receive)
             sends.append(send)
+        await trio.testing.wait_all_tasks_blocked()  # every subscriber started and waiting
+        start = time.perf_counter()
         for i in range(e):
             event = _ping(i)
             for send in sends:
@@ -294,10 +300,11 @@ async def kernel_pubsub(e: int, s: int) -> float:
                 if got == e:
                     return
 
-    start = time.perf_counter()
     async with trio.open_nursery() as nursery:
         for _ in range(s):
             nursery.start_soon(subscriber, bus.subscribe(capacity=1024, policy="block"))
+        await trio.testing.wait_all_tasks_blocked()  # every subscriber started and waiting
+        start = time.perf_counter()
         for i in range(e):
             await bus.publish(_ping(i))
     return time.perf_counter() - start
@@ -317,14 +324,23 @@ def _tree_shape(n: int) -> tuple[int, int, int]:
 async def raw_tree_cancel(n: int) -> float:
     top, mid, leaves = _tree_shape(n)
 
+    async def leaf(task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        # a leaf has no children, so in the fastest idiom it opens no nursery
+        send, receive = trio.open_memory_channel[Any](64)
+        task_status.started()
+        with send, receive:
+            await receive.receive()
+
     async def node(
         level: int, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
         send, receive = trio.open_memory_channel[Any](64)
         async with trio.open_nursery() as nursery:
-            fan = (mid, leaves, 0)[level]
-            for _ in range(fan):
-                await nursery.start(node, level + 1)
+            for _ in range((mid, leaves)[level]):
+                if level == 0:
+                    await nursery.start(node, 1)
+                else:
+                    await nursery.start(leaf)
             task_status.started()
             with send, receive:
                 await receive.receive()

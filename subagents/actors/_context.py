@@ -273,6 +273,14 @@ class ActorContext:
 
     def send_nowait(self, agent_id: str, message: Any) -> None:
         """Send without waiting; see :meth:`Supervisor.send_nowait`."""
+        target = self._sup._actors.get(agent_id)
+        if target is not None and target._ready:  # the fast path, without a second call
+            try:
+                target._send.send_nowait(message)
+            except trio.WouldBlock:
+                pass
+            else:
+                return
         self._sup.send_nowait(agent_id, message)
 
     def ask(self, agent_id: str, payload: Any, *, timeout: float) -> Coroutine[Any, Any, Any]:

@@ -23,11 +23,12 @@ class Request:
     woken through a :class:`trio.Event` slot rather than a reply channel.
     """
 
-    __slots__ = ("_error", "_event", "_holder", "_value", "payload")
+    __slots__ = ("_done", "_error", "_event", "_holder", "_value", "payload")
 
     def __init__(self, payload: Any) -> None:
         self.payload = payload
         self._event = trio.Event()
+        self._done = False  # answered; read on hot paths instead of the event
         self._value: Any = None
         self._error: ActorError | None = None
         # The receiving actor's set of unanswered requests, once it has taken this one.
@@ -36,11 +37,12 @@ class Request:
     @property
     def answered(self) -> bool:
         """Whether a reply (or a failure) was already given."""
-        return self._event.is_set()
+        return self._done
 
     def reply(self, value: Any) -> None:
         """Answer the request; later replies are ignored (the first one wins)."""
-        if not self._event.is_set():
+        if not self._done:
+            self._done = True
             self._value = value
             self._event.set()
             if self._holder is not None:
@@ -48,7 +50,8 @@ class Request:
 
     def fail(self, error: ActorError) -> None:
         """Answer the request with an error that ``ask`` raises in the asker."""
-        if not self._event.is_set():
+        if not self._done:
+            self._done = True
             self._error = error
             self._event.set()
             if self._holder is not None:

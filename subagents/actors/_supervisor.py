@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import math
 import secrets
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
@@ -458,15 +459,10 @@ class Supervisor:
         closed agent. Does not yield when the mailbox has room.
         """
         ctx = self._actors.get(agent_id)
-        if ctx is not None and ctx._ready:
-            try:
-                ctx._send.send_nowait(message)
-            except trio.WouldBlock:
-                pass
-            else:
-                return
-        ctx = self._sendable(agent_id)
-        revive = not is_live(ctx.status)
+        revive = False
+        if ctx is None or not ctx._ready:  # unknown, closing, or final: the checks
+            ctx = self._sendable(agent_id)
+            revive = not is_live(ctx.status)
         try:
             ctx._send.send_nowait(message)
         except trio.WouldBlock:
@@ -520,7 +516,8 @@ class Supervisor:
         The deadline is kept in the supervisor's timer rather than a cancel
         scope per request, which would cost more than the round trip itself.
         """
-        check_seconds("timeout", timeout, _TIMEOUT)
+        if not (type(timeout) is float or type(timeout) is int) or not 0 <= timeout < math.inf:
+            check_seconds("timeout", timeout, _TIMEOUT)  # raises, with the reason
         request = Request(payload)
         target = self._actors.get(agent_id)
         if target is not None and target._ready:  # the fast path of send(), inlined
@@ -530,7 +527,7 @@ class Supervisor:
                 await self.send(agent_id, request)
         else:
             await self.send(agent_id, request)
-        if not request._event.is_set():
+        if not request._done:
             self._timer.add(trio.current_time() + timeout, request, agent_id, timeout)
             await request._event.wait()
         if request._error is not None:

@@ -565,3 +565,23 @@ async def test_a_nickname_is_freed_when_its_actor_closes() -> None:
         await sup.close(first.id)
         assert (await sup.spawn(scripted)).nickname == "Solo"
         assert (await sup.spawn(scripted, nickname="Solo")).nickname == "Solo the 3rd"
+
+
+async def test_ask_deadlines_out_of_order_each_expire_on_time(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    async with open_supervisor(config()) as sup:
+        ref = await sup.spawn(stubborn)
+        expired: dict[float, float] = {}
+
+        async def ask(timeout: float) -> None:
+            start = trio.current_time()
+            with pytest.raises(ReplyTimeout):
+                await sup.ask(ref.id, timeout, timeout=timeout)
+            expired[timeout] = trio.current_time() - start
+
+        async with trio.open_nursery() as nursery:
+            for timeout in (5.0, 2.0, 7.0, 1.0):  # later deadlines first, then earlier ones
+                nursery.start_soon(ask, timeout)
+        assert expired == {5.0: 5.0, 2.0: 2.0, 7.0: 7.0, 1.0: 1.0}
+        await sup.close(ref.id, grace=0)
