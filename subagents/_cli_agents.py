@@ -28,6 +28,7 @@ from subagents.agents import (
     load_paths,
     validation_record,
 )
+from subagents.tools import builtin_tools, filter_tools, tool_policy
 
 __all__ = ["add_agents_commands"]
 
@@ -242,6 +243,10 @@ def _cmd_show(args: argparse.Namespace) -> int:
             print(f"  {override.reason}", file=out)
     else:
         print("  no other definition has this name", file=out)
+    selection = filter_tools(builtin_tools(), tool_policy(definition))
+    print("\nTools (as a subagent of a lead that holds every built-in tool):", file=out)
+    for line in selection.explain().splitlines():
+        print(f"  {line}", file=out)
     report = catalog.report_for(definition)
     if report is not None:
         print(f"\nDiagnostics ({report.label}):", file=out)

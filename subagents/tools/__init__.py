@@ -21,6 +21,7 @@ from subagents.tools._approval import (
 from subagents.tools._bash import BashArgs, BashTool, CommandOutcome, run_command
 from subagents.tools._builtin import BUILTIN_TOOL_NAMES, builtin_registry, builtin_tools
 from subagents.tools._context import ToolContext
+from subagents.tools._definitions import tool_policy
 from subagents.tools._dispatch import ToolArguments, dispatch
 from subagents.tools._edit import EditArgs, EditTool
 from subagents.tools._exceptions import (
@@ -56,6 +57,7 @@ from subagents.tools._workspace import Workspace, WorkspacePath
 from subagents.tools._write import WriteArgs, WriteTool
 
 __all__ = [
+    "tool_policy",
     # protocol and values
     "Tool",
     "ToolArguments",

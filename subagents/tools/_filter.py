@@ -96,6 +96,10 @@ def _patterns(value: Iterable[str] | None) -> tuple[str, ...] | None:
     return None if value is None else tuple(value)
 
 
+def _names(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
 @attrs.frozen
 class ToolPolicy:
     """What the filter needs to know about one agent.
@@ -106,7 +110,7 @@ class ToolPolicy:
     """
 
     allow: tuple[str, ...] | None = attrs.field(default=None, converter=_patterns)
-    deny: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    deny: tuple[str, ...] = attrs.field(default=(), converter=_names)
     source: str = attrs.field(default="builtin", converter=_source)
     background: bool = False
     depth: int = 1
