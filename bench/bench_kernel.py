@@ -196,26 +196,26 @@ async def kernel_request_reply(n: int) -> float:
     return time.perf_counter() - start
 
 
+async def _raw_receive(receive: trio.MemoryReceiveChannel[Any], n: int) -> None:
+    """Take ``n`` messages, draining what is buffered before yielding (the raw idiom)."""
+    for _ in range(n):
+        try:
+            receive.receive_nowait()
+        except trio.WouldBlock:
+            await receive.receive()
+
+
 # -- fan-out: n messages round-robin over k actors --------------------------------------
 
 
 async def raw_fan_out(n: int, k: int) -> float:
     per = n // k
 
-    async def actor(receive: trio.MemoryReceiveChannel[int]) -> None:
-        got = 0
-        while got < per:
-            try:
-                receive.receive_nowait()
-            except trio.WouldBlock:
-                await receive.receive()
-            got += 1
-
     async with trio.open_nursery() as nursery:
         sends = []
         for _ in range(k):
             send, receive = trio.open_memory_channel[int](64)
-            nursery.start_soon(actor, receive)
+            nursery.start_soon(_raw_receive, receive, per)
             sends.append(send)
         await trio.testing.wait_all_tasks_blocked()  # every receiver started and waiting
         start = time.perf_counter()
@@ -262,20 +262,11 @@ def _ping(i: int) -> _Ping:
 
 
 async def raw_pubsub(e: int, s: int) -> float:
-    async def subscriber(receive: trio.MemoryReceiveChannel[Any]) -> None:
-        got = 0
-        while got < e:
-            try:
-                receive.receive_nowait()
-            except trio.WouldBlock:
-                await receive.receive()
-            got += 1
-
     async with trio.open_nursery() as nursery:
         sends = []
         for _ in range(s):
             send, receive = trio.open_memory_channel[Any](1024)
-            nursery.start_soon(subscriber, receive)
+            nursery.start_soon(_raw_receive, receive, e)
             sends.append(send)
         await trio.testing.wait_all_tasks_blocked()  # every subscriber started and waiting
         start = time.perf_counter()

@@ -29,6 +29,7 @@ from typing import Any, Final, final
 
 import attrs
 
+from subagents.agents import LIFECYCLE_TOOLS, AgentSource
 from subagents.tools._context import ToolContext
 from subagents.tools._dispatch import ToolArguments, dispatch, not_available
 from subagents.tools._protocol import Tool, ToolResult
@@ -54,21 +55,10 @@ ALWAYS_EXCLUDED_TOOL_NAMES: Final = frozenset(
 )
 
 #: Tools that create or steer other agents; removed for an agent at ``max_depth``.
-SPAWN_TOOL_NAMES: Final = frozenset(
-    {
-        "Task",
-        "Agent",
-        "TaskOutput",
-        "spawn_agent",
-        "send_input",
-        "wait",
-        "close_agent",
-        "resume_agent",
-    }
-)
+SPAWN_TOOL_NAMES: Final = frozenset(LIFECYCLE_TOOLS)
 
 #: Where a definition can come from, lowest precedence first.
-AGENT_SOURCES: Final = ("builtin", "plugin", "user", "project", "cli")
+AGENT_SOURCES: Final = tuple(source.value for source in AgentSource)
 
 
 class FilterLayer(enum.Enum):
