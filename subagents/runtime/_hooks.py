@@ -1,0 +1,579 @@
+"""Hooks: user code run at four points of an agent's life, never able to hang the runtime.
+
+Events (Claude Code's names): ``SubagentStart`` and ``SubagentStop`` fire once
+per agent run (see :func:`subagent_run_hooks`); ``PreToolUse`` and
+``PostToolUse`` around each tool call. A :class:`Hook` is global (from the
+``hooks`` key of a settings mapping, :func:`hooks_from_settings`) or scoped to
+one agent (its definition's frontmatter ``hooks``, :func:`hooks_from_specs`),
+and is either a shell command or a Python async callable.
+
+A command gets the :class:`HookPayload` as JSON on stdin and answers with its
+exit code, as in Claude Code (a Python hook answers with a :class:`HookReply`):
+
+============  ===============================  ====================================
+exit code     effect                           where the text goes
+============  ===============================  ====================================
+0             success                          ``SubagentStart``: stdout is added to
+                                               the agent's context (``feedback``);
+                                               other events: stdout is only kept in
+                                               the :class:`HookResult`
+2             block / feedback                 ``PreToolUse``: the call is blocked,
+                                               stderr is the tool error the model
+                                               sees (``reason``); ``PostToolUse``
+                                               and ``SubagentStop``: stderr goes to
+                                               the model (``feedback``);
+                                               ``SubagentStart`` cannot block: stderr
+                                               goes to the user
+other         non-blocking error               ``user_messages`` only
+============  ===============================  ====================================
+
+Timeouts, crashes, a command that cannot start and a Python hook that raises
+are non-blocking errors too: they reach the user, never the model, and never
+propagate (``trio.Cancelled`` and ``KeyboardInterrupt`` always do).
+
+Matchers follow Claude Code: ``None``, ``""`` or ``"*"`` match everything; a
+matcher made only of letters, digits, ``_`` and ``|`` is a list of exact names
+(``"Bash|Write"``); anything else is a regular expression searched in the name
+(``"mcp__.*"``; anchor it with ``^...$`` for a whole-name match). Tool events
+match the tool name, ``SubagentStart``/``SubagentStop`` the agent type.
+
+The hooks that match one firing run concurrently in a nursery, as Claude Code
+runs them: the firing takes as long as the slowest hook rather than the sum of
+all their timeouts, and one hanging hook cannot delay the others' verdicts.
+Their results are still reported in a fixed order (global hooks, then the
+agent's, each in definition order), so ``feedback`` reads the same every time;
+a command (or callable) listed twice runs once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, final
+
+import attrs
+import msgspec
+import trio
+
+from subagents.actors import Bus, Event
+from subagents.agents import HookSpec
+from subagents.runtime._hook_commands import (
+    DEFAULT_HOOK_OUTPUT_CAP,
+    DEFAULT_HOOK_TIMEOUT,
+    HookConfigError,
+    HookEvent,
+    HookPayload,
+    compile_matcher,
+    encode_payload,
+    parse_hook_settings,
+    run_hook_command,
+)
+
+__all__ = [
+    "DEFAULT_HOOK_OUTPUT_CAP",
+    "DEFAULT_HOOK_TIMEOUT",
+    "DEFAULT_STOP_HOOKS_GRACE",
+    "Hook",
+    "HookConfigError",
+    "HookEvent",
+    "HookFired",
+    "HookFunction",
+    "HookOutcome",
+    "HookPayload",
+    "HookReply",
+    "HookResult",
+    "HookRunner",
+    "HookRunnerStatistics",
+    "SubagentRunHooks",
+    "hooks_from_settings",
+    "hooks_from_specs",
+    "subagent_run_hooks",
+]
+
+#: Seconds ``SubagentStop`` hooks get when the run ends by cancellation or Ctrl-C.
+DEFAULT_STOP_HOOKS_GRACE = 5.0
+
+
+@attrs.frozen
+class HookReply:
+    """A Python hook's answer, with a command's meaning: see the module's exit-code table.
+
+    Returning ``None`` is the same as ``HookReply()`` (success, nothing to say).
+    """
+
+    exit_code: int = attrs.field(default=0, validator=attrs.validators.instance_of(int))
+    stdout: str = attrs.field(default="", validator=attrs.validators.instance_of(str))
+    stderr: str = attrs.field(default="", validator=attrs.validators.instance_of(str))
+
+    @classmethod
+    def block(cls, reason: str) -> HookReply:
+        """Exit code 2 with ``reason``: blocks a ``PreToolUse`` call, feedback elsewhere."""
+        return cls(exit_code=2, stderr=reason)
+
+    @classmethod
+    def context(cls, text: str) -> HookReply:
+        """Exit code 0 with ``text``: added to the agent's context by ``SubagentStart``."""
+        return cls(exit_code=0, stdout=text)
+
+
+#: A Python hook: called with the payload, answers with a reply or ``None``.
+HookFunction = Callable[[HookPayload], Awaitable[HookReply | None]]
+
+
+def _event(value: HookEvent | str) -> HookEvent:
+    try:
+        return HookEvent(value)
+    except ValueError:
+        names = ", ".join(e.value for e in HookEvent)
+        raise HookConfigError(f"unknown hook event {value!r}; expected one of {names}") from None
+
+
+def _matcher_field(value: str | None) -> str | None:
+    return None if value in (None, "", "*") else value
+
+
+@attrs.frozen
+class Hook:
+    """One hook: an event, an optional matcher, and a shell ``command`` or a ``function``.
+
+    Exactly one of ``command`` (run with ``/bin/sh -c``) and ``function`` is
+    set. ``timeout_seconds`` bounds both kinds. ``scope`` says where it came
+    from (settings or an agent definition), for messages and the UI. A bad
+    event, matcher or timeout raises :class:`HookConfigError`.
+    """
+
+    event: HookEvent = attrs.field(converter=_event)
+    command: str | None = None
+    function: HookFunction | None = None
+    matcher: str | None = attrs.field(default=None, converter=_matcher_field)
+    timeout_seconds: float = DEFAULT_HOOK_TIMEOUT
+    scope: Literal["global", "agent"] = "global"
+
+    def __attrs_post_init__(self) -> None:
+        if (self.command is None) == (self.function is None):
+            raise HookConfigError("a hook needs exactly one of 'command' and 'function'")
+        if self.command is not None and not self.command.strip():
+            raise HookConfigError("a hook's command must be a non-empty shell command")
+        timeout = self.timeout_seconds
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+            raise HookConfigError(f"a hook's timeout must be a number, not {timeout!r}")
+        if not 0 < timeout < math.inf:
+            raise HookConfigError(f"a hook's timeout must be positive and finite, not {timeout}")
+        if self.matcher is not None:
+            compile_matcher(self.matcher)
+
+    @classmethod
+    def from_spec(cls, spec: HookSpec, *, scope: Literal["global", "agent"] = "agent") -> Hook:
+        """The command hook a :class:`~subagents.agents.HookSpec` describes."""
+        return cls(
+            spec.event,
+            command=spec.command,
+            matcher=spec.matcher,
+            timeout_seconds=spec.timeout_seconds or DEFAULT_HOOK_TIMEOUT,
+            scope=scope,
+        )
+
+    @property
+    def label(self) -> str:
+        """A short, one-line name for messages: the command or the function's name."""
+        if self.command is not None:
+            text = " ".join(self.command.split())
+            return text if len(text) <= 60 else text[:57] + "..."
+        return str(getattr(self.function, "__qualname__", None) or repr(self.function))
+
+    def matches(self, subject: str | None) -> bool:
+        """Whether this hook applies to a tool name or agent type ``subject``."""
+        if self.matcher is None:
+            return True
+        return subject is not None and compile_matcher(self.matcher)(subject)
+
+
+def hooks_from_specs(specs: Iterable[HookSpec]) -> tuple[Hook, ...]:
+    """An agent's scoped hooks, from its definition's ``hooks``.
+
+    A matcher that is not a valid regular expression raises :class:`HookConfigError`.
+    """
+    return tuple(Hook.from_spec(spec) for spec in specs)
+
+
+def hooks_from_settings(settings: Mapping[str, Any]) -> tuple[Hook, ...]:
+    """Global hooks from a settings mapping in Claude Code's shape (``{"hooks": {...}}``).
+
+    See :func:`~subagents.runtime._hook_commands.parse_hook_settings` for the
+    shape; a bad one raises :class:`HookConfigError` naming the key.
+    """
+    return tuple(Hook.from_spec(spec, scope="global") for spec in parse_hook_settings(settings))
+
+
+@attrs.frozen
+class HookResult:
+    """How one hook ran.
+
+    ``exit_code`` is ``None`` when the hook timed out or failed (``error`` says
+    how: a Python hook raised, a command could not start). ``stdout`` and
+    ``stderr`` are capped; ``truncated`` says a note about the cut was added.
+    ``duration`` is in seconds on the Trio clock.
+    """
+
+    hook: Hook
+    exit_code: int | None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    error: str | None = None
+    duration: float = 0.0
+    truncated: bool = False
+
+
+@attrs.frozen
+class HookOutcome:
+    """What the hooks of one firing decided, for the runtime to act on.
+
+    ``blocked``: a ``PreToolUse`` hook exited 2, and ``reason`` is the text the
+    model gets instead of the tool's result. ``feedback``: texts for the agent
+    (``SubagentStart`` context, ``PostToolUse``/``SubagentStop`` exit-2
+    stderr). ``user_messages``: errors for the person running the agents only.
+    """
+
+    event: HookEvent
+    results: tuple[HookResult, ...] = ()
+    blocked: bool = False
+    reason: str | None = None
+    feedback: tuple[str, ...] = ()
+    user_messages: tuple[str, ...] = ()
+
+    @property
+    def feedback_text(self) -> str | None:
+        """:attr:`feedback` joined by blank lines, or ``None`` when there is none."""
+        return "\n\n".join(self.feedback) if self.feedback else None
+
+
+class HookFired(Event, frozen=True, kw_only=True, tag="hook_fired"):
+    """One hook ran for the agent of the envelope; ``exit_code`` as in :class:`HookResult`."""
+
+    hook_event_name: str
+    hook: str
+    exit_code: int | None
+    timed_out: bool
+    error: str | None
+    duration: float
+    tool_use_id: str | None = None
+
+
+@attrs.frozen
+class HookRunnerStatistics:
+    """Counters of a :class:`HookRunner`."""
+
+    firings: int
+    hooks_run: int
+    blocked: int
+    timed_out: int
+    failed: int
+
+
+def _cap_text(data: bytes, total: int) -> tuple[str, bool]:
+    text = data.decode("utf-8", errors="replace")
+    if total <= len(data):
+        return text, False
+    return f"{text}\n[output truncated: {total} bytes in all, the first {len(data)} kept]", True
+
+
+def _verdict(event: HookEvent, result: HookResult) -> tuple[str | None, str | None, str | None]:
+    """(block reason, feedback, user message) for one result, per the exit-code table."""
+    where = f"{event.value} hook {result.hook.label!r}"
+    if result.error is not None:
+        return None, None, f"{where} failed: {result.error}"
+    if result.timed_out:
+        return None, None, f"{where} timed out after {result.duration:.3g} s and was stopped"
+    code, stderr = result.exit_code, result.stderr.strip()
+    if code == 0:
+        stdout = result.stdout.strip()
+        return None, (stdout if event is HookEvent.SUBAGENT_START and stdout else None), None
+    if code == 2 and event is HookEvent.PRE_TOOL_USE:
+        return (
+            stderr or f"The call was blocked by a PreToolUse hook ({result.hook.label}).",
+            None,
+            None,
+        )
+    if code == 2 and event is not HookEvent.SUBAGENT_START and stderr:
+        return None, stderr, None
+    how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited {code}"
+    return None, None, f"{where} {how}" + (f": {stderr}" if stderr else "")
+
+
+@final
+class HookRunner:
+    """Fires hooks: the global ones it holds, plus the agent-scoped ones each call passes.
+
+    ``cwd`` is the directory commands run in when the payload names none;
+    ``env`` is added to their environment; ``bus`` (optional) receives a
+    :class:`HookFired` event per hook run, built only when someone subscribes.
+    """
+
+    __slots__ = ("_bus", "_by_event", "_counts", "_cwd", "_env", "_output_cap", "hooks")
+
+    def __init__(
+        self,
+        hooks: Iterable[Hook] = (),
+        *,
+        bus: Bus | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        output_cap: int = DEFAULT_HOOK_OUTPUT_CAP,
+    ) -> None:
+        self.hooks: tuple[Hook, ...] = tuple(hooks)
+        self._by_event = {e: tuple(h for h in self.hooks if h.event is e) for e in HookEvent}
+        self._bus = bus
+        self._cwd = cwd
+        self._env = dict(env) if env else None
+        self._output_cap = output_cap
+        self._counts = {"firings": 0, "hooks_run": 0, "blocked": 0, "timed_out": 0, "failed": 0}
+
+    def __repr__(self) -> str:
+        return f"<HookRunner {len(self.hooks)} global hook(s)>"
+
+    def has_hooks(self, event: HookEvent, agent_hooks: Sequence[Hook] = ()) -> bool:
+        """Whether any hook is registered for ``event``: skip building a payload if not."""
+        return bool(self._by_event[event]) or any(h.event is event for h in agent_hooks)
+
+    def matching(
+        self, event: HookEvent, subject: str | None, agent_hooks: Sequence[Hook] = ()
+    ) -> tuple[Hook, ...]:
+        """The hooks that fire for ``event`` on ``subject``, in order, each command once."""
+        seen: set[object] = set()
+        found: list[Hook] = []
+        for hook in (*self._by_event[event], *agent_hooks):
+            key = hook.command if hook.command is not None else hook.function
+            if hook.event is event and key not in seen and hook.matches(subject):
+                seen.add(key)
+                found.append(hook)
+        return tuple(found)
+
+    def statistics(self) -> HookRunnerStatistics:
+        """A snapshot of the counters."""
+        return HookRunnerStatistics(**self._counts)
+
+    async def fire(
+        self,
+        event: HookEvent,
+        payload: HookPayload,
+        *,
+        agent_hooks: Sequence[Hook] = (),
+        deadline: float = math.inf,
+        nickname: str = "",
+    ) -> HookOutcome:
+        """Run the hooks matching ``event`` and ``payload``; decide what they mean together.
+
+        Each hook stops at its own timeout or at ``deadline`` (Trio clock),
+        whichever comes first. Never raises for a hook's failure; a caller's
+        cancellation propagates after every hook process is killed and reaped.
+        ``nickname`` completes the envelope of published :class:`HookFired` events.
+        """
+        subject = payload.tool_name if event.is_tool_event else payload.agent_type
+        hooks = self.matching(event, subject, agent_hooks)
+        if not hooks:
+            return HookOutcome(event)
+        if payload.hook_event_name != event.value:
+            payload = msgspec.structs.replace(payload, hook_event_name=event.value)
+        self._counts["firings"] += 1
+        try:
+            data: bytes | str = encode_payload(payload)
+        except (TypeError, ValueError, msgspec.EncodeError) as exc:
+            data = f"the payload could not be encoded as JSON ({exc})"
+        results: list[HookResult | None] = [None] * len(hooks)
+
+        async def run(index: int) -> None:
+            results[index] = await self._run_one(hooks[index], payload, data, deadline, nickname)
+
+        if len(hooks) == 1:
+            await run(0)
+        else:
+            async with trio.open_nursery() as nursery:
+                for index in range(len(hooks)):
+                    nursery.start_soon(run, index)
+        return self._decide(event, tuple(r for r in results if r is not None))
+
+    def _decide(self, event: HookEvent, results: tuple[HookResult, ...]) -> HookOutcome:
+        reasons: list[str] = []
+        feedback: list[str] = []
+        user: list[str] = []
+        for result in results:
+            reason, text, message = _verdict(event, result)
+            for value, into in ((reason, reasons), (text, feedback), (message, user)):
+                if value is not None:
+                    into.append(value)
+        self._counts["blocked"] += bool(reasons)
+        return HookOutcome(
+            event,
+            results,
+            blocked=bool(reasons),
+            reason="\n\n".join(reasons) if reasons else None,
+            feedback=tuple(feedback),
+            user_messages=tuple(user),
+        )
+
+    async def _run_one(
+        self,
+        hook: Hook,
+        payload: HookPayload,
+        data: bytes | str,
+        deadline: float,
+        nickname: str,
+    ) -> HookResult:
+        start = trio.current_time()
+        hook_deadline = min(start + hook.timeout_seconds, deadline)
+        try:
+            if hook.command is not None:
+                result = await self._run_command(hook, payload, data, hook_deadline)
+            else:
+                result = await self._run_function(hook, payload, hook_deadline)
+        except Exception as exc:
+            result = HookResult(hook, None, error=f"{type(exc).__name__}: {exc}")
+        result = attrs.evolve(result, duration=trio.current_time() - start)
+        self._counts["hooks_run"] += 1
+        self._counts["timed_out"] += result.timed_out
+        self._counts["failed"] += result.error is not None
+        bus = self._bus
+        if bus is not None and bus.has_subscribers:
+            if bus.has_lossless_subscribers:
+                await bus.make_room()
+            bus.publish_nowait(
+                HookFired(
+                    agent_id=payload.agent_id,
+                    parent_id=payload.parent_id,
+                    depth=payload.depth,
+                    nickname=nickname,
+                    hook_event_name=payload.hook_event_name,
+                    hook=hook.label,
+                    exit_code=result.exit_code,
+                    timed_out=result.timed_out,
+                    error=result.error,
+                    duration=result.duration,
+                    tool_use_id=payload.tool_use_id,
+                )
+            )
+        return result
+
+    async def _run_command(
+        self, hook: Hook, payload: HookPayload, data: bytes | str, deadline: float
+    ) -> HookResult:
+        assert hook.command is not None
+        if isinstance(data, str):
+            return HookResult(hook, None, error=data)
+        try:
+            run = await run_hook_command(
+                hook.command,
+                data,
+                deadline=deadline,
+                output_cap=self._output_cap,
+                cwd=payload.cwd or self._cwd,
+                env=self._env,
+            )
+        except OSError as exc:
+            return HookResult(hook, None, error=f"the command could not be started ({exc})")
+        stdout, cut_out = _cap_text(run.stdout, run.stdout_total)
+        stderr, cut_err = _cap_text(run.stderr, run.stderr_total)
+        return HookResult(
+            hook,
+            run.exit_code,
+            stdout,
+            stderr,
+            timed_out=run.timed_out,
+            truncated=cut_out or cut_err,
+        )
+
+    async def _run_function(self, hook: Hook, payload: HookPayload, deadline: float) -> HookResult:
+        assert hook.function is not None
+        # ``object``: a user's function may return anything, whatever it declares.
+        reply: object = None
+        with trio.CancelScope(deadline=deadline) as scope:
+            reply = await hook.function(payload)
+        if scope.cancelled_caught:
+            return HookResult(hook, None, timed_out=True)
+        if reply is None:
+            reply = HookReply()
+        if not isinstance(reply, HookReply):
+            return HookResult(
+                hook,
+                None,
+                error=f"it returned {type(reply).__name__}; expected a HookReply or None",
+            )
+        cap = self._output_cap
+        out, err = reply.stdout.encode(), reply.stderr.encode()
+        stdout, cut_out = _cap_text(out[:cap], len(out))
+        stderr, cut_err = _cap_text(err[:cap], len(err))
+        return HookResult(hook, reply.exit_code, stdout, stderr, truncated=cut_out or cut_err)
+
+
+@final
+class SubagentRunHooks:
+    """What :func:`subagent_run_hooks` learned: ``start`` at entry, ``stop`` after exit.
+
+    :attr:`context` is the ``SubagentStart`` text to add to the agent's context.
+    ``stop`` is ``None`` until the ``async with`` block has been left.
+    """
+
+    __slots__ = ("start", "stop")
+
+    def __init__(self) -> None:
+        self.start = HookOutcome(HookEvent.SUBAGENT_START)
+        self.stop: HookOutcome | None = None
+
+    def __repr__(self) -> str:
+        return f"<SubagentRunHooks start={len(self.start.results)} stop={self.stop is not None}>"
+
+    @property
+    def context(self) -> str | None:
+        """``SubagentStart`` stdout for the agent's context, or ``None``."""
+        return self.start.feedback_text
+
+
+@contextlib.asynccontextmanager
+async def subagent_run_hooks(
+    runner: HookRunner,
+    payload_factory: Callable[[HookEvent], HookPayload],
+    *,
+    agent_hooks: Sequence[Hook] = (),
+    nickname: str = "",
+    stop_grace: float = DEFAULT_STOP_HOOKS_GRACE,
+) -> AsyncIterator[SubagentRunHooks]:
+    """Fire ``SubagentStart`` on entry and ``SubagentStop`` on exit, exactly once each.
+
+    ``payload_factory(event)`` builds each payload when it is needed, so the
+    ``SubagentStop`` one can carry the agent's final text. ``SubagentStop``
+    fires on every way out (normal, exception, cancellation, even a cancelled
+    ``SubagentStart``) inside a shielded scope, so an outer cancellation cannot
+    cut it short; when the run ends by cancellation or ``KeyboardInterrupt``
+    its hooks get at most ``stop_grace`` seconds, otherwise their own timeouts.
+    """
+    run = SubagentRunHooks()
+
+    async def stop(urgent: bool) -> None:
+        deadline = trio.current_time() + stop_grace if urgent else math.inf
+        with trio.CancelScope(shield=True):
+            run.stop = await runner.fire(
+                HookEvent.SUBAGENT_STOP,
+                payload_factory(HookEvent.SUBAGENT_STOP),
+                agent_hooks=agent_hooks,
+                deadline=deadline,
+                nickname=nickname,
+            )
+
+    start_payload = payload_factory(HookEvent.SUBAGENT_START)
+    try:
+        run.start = await runner.fire(
+            HookEvent.SUBAGENT_START,
+            start_payload,
+            agent_hooks=agent_hooks,
+            nickname=nickname,
+        )
+        yield run
+    except BaseException as exc:
+        # Re-raised below: this only learns how the run ended.
+        cancelled = trio.current_effective_deadline() == -math.inf
+        await stop(cancelled or isinstance(exc, KeyboardInterrupt))
+        raise
+    else:
+        await stop(False)
