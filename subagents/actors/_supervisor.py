@@ -602,8 +602,8 @@ class Supervisor:
         done = ctx._done
         if trio.lowlevel.current_task() is ctx._task:
             # An actor closing itself: it cannot wait for its own exit.
-            if ctx._nursery is not None:
-                ctx._nursery.cancel_scope.cancel()
+            if ctx._scope is not None:
+                ctx._scope.cancel()
             await trio.lowlevel.checkpoint()
             return
         with trio.CancelScope(shield=True):
@@ -611,8 +611,10 @@ class Supervisor:
                 with trio.move_on_after(grace):
                     await done.wait()
             if not done.is_set():
-                if ctx._nursery is not None:
-                    ctx._nursery.cancel_scope.cancel()
+                # The actor's own scope: its nursery's, or a leaf's bare scope. (None
+                # only before its task first runs, and then it sees ``_stopping``.)
+                if ctx._scope is not None:
+                    ctx._scope.cancel()
                 with trio.move_on_after(self.config.cancel_timeout):
                     await done.wait()
                 if not done.is_set():

@@ -50,21 +50,24 @@ from subagents.actors import (
 )
 
 MAX_THREADS = 3
-MAX_DEPTH = 2
 MAILBOX = 64
-CONFIG = SupervisorConfig(
-    max_threads=MAX_THREADS,
-    max_depth=MAX_DEPTH,
-    mailbox_size=MAILBOX,
-    close_grace_period=1.0,
-    nicknames=["Ada", "Alan"],
-)
+
+
+def config(max_depth: int) -> SupervisorConfig:
+    return SupervisorConfig(
+        max_threads=MAX_THREADS,
+        max_depth=max_depth,
+        mailbox_size=MAILBOX,
+        close_grace_period=1.0,
+        nicknames=["Ada", "Alan"],
+    )
 
 
 class TrioHost:
     """A Trio loop with an autojump clock in a thread, hosting one supervisor."""
 
-    def __init__(self) -> None:
+    def __init__(self, config: SupervisorConfig) -> None:
+        self.config = config
         self.bus = Bus()
         self.events = self.bus.subscribe(policy="block", capacity=100_000)
         self.sup: Supervisor | None = None
@@ -89,7 +92,7 @@ class TrioHost:
         self._stop = trio.Event()
         self._scope = trio.CancelScope()
         with self._scope:
-            async with open_supervisor(CONFIG, bus=self.bus) as sup:
+            async with open_supervisor(self.config, bus=self.bus) as sup:
                 self.sup = sup
                 self._ready.set()
                 await self._stop.wait()
@@ -133,9 +136,13 @@ async def failing_init(ctx: ActorContext) -> None:
 
 
 class KernelMachine(RuleBasedStateMachine):
+    """The default shape: max_depth 1, so every child is a leaf (no nursery of its own)."""
+
+    max_depth = 1
+
     def __init__(self) -> None:
         super().__init__()
-        self.host = TrioHost()
+        self.host = TrioHost(config(self.max_depth))
         self.model: dict[str, Expected] = {}
         self.events: list[Event] = []
         self.finished = False
@@ -146,13 +153,13 @@ class KernelMachine(RuleBasedStateMachine):
         return sum(1 for m in self.model.values() if m.status == "running")
 
     def open_ids(self) -> list[str]:
-        return [i for i, m in self.model.items() if not m.closed]
+        return [i for i, m in reversed(self.model.items()) if not m.closed]
 
     def known_ids(self) -> list[str]:
-        return [*self.model, "no-such-agent"]
+        return [*reversed(self.model), "no-such-agent"]
 
     def expect_spawn_error(self, depth: int) -> type[Exception] | None:
-        if depth > MAX_DEPTH:
+        if depth > self.max_depth:
             return DepthLimitReached
         if self.live() >= MAX_THREADS:
             return AgentLimitReached
@@ -166,10 +173,16 @@ class KernelMachine(RuleBasedStateMachine):
     # -- rules ------------------------------------------------------------------
 
     @precondition(lambda self: not self.finished)
-    @rule(data=st.data(), child=st.booleans())
-    def spawn(self, data: st.DataObject, child: bool) -> None:
-        parents = self.open_ids()
-        parent = data.draw(st.sampled_from(parents)) if child and parents else None
+    @rule()
+    def spawn(self) -> None:
+        self.spawn_below(None)
+
+    @precondition(lambda self: not self.finished and self.open_ids())
+    @rule(data=st.data())
+    def spawn_child(self, data: st.DataObject) -> None:
+        self.spawn_below(data.draw(st.sampled_from(self.open_ids())))
+
+    def spawn_below(self, parent: str | None) -> None:
         depth = 0 if parent is None else self.model[parent].depth + 1
 
         async def step(sup: Supervisor) -> Any:
@@ -207,10 +220,18 @@ class KernelMachine(RuleBasedStateMachine):
             Errored("failed to start: ValueError: cannot start"), None, 0, closed=True
         )
 
+    @precondition(lambda self: not self.finished and self.open_ids())
+    @rule(data=st.data())
+    def hang(self, data: st.DataObject) -> None:
+        """An agent busy in its behavior that ignores close requests until cancelled."""
+        self.send_command(data.draw(st.sampled_from(self.open_ids())), "hang")
+
     @precondition(lambda self: not self.finished)
-    @rule(data=st.data(), command=st.sampled_from(["finish", "fail", "hang", "spawn"]))
+    @rule(data=st.data(), command=st.sampled_from(["finish", "fail", "spawn", "hang"]))
     def send(self, data: st.DataObject, command: str) -> None:
-        target = data.draw(st.sampled_from(self.known_ids()))
+        self.send_command(data.draw(st.sampled_from(self.known_ids())), command)
+
+    def send_command(self, target: str, command: str) -> None:
         message = (command, f"{command}-{len(self.events)}")
         before = set(self.model)
 
@@ -333,7 +354,7 @@ class KernelMachine(RuleBasedStateMachine):
     @rule()
     def reopen(self) -> None:
         """A new supervisor after the last one was cancelled: nothing carries over."""
-        self.host = TrioHost()
+        self.host = TrioHost(config(self.max_depth))
         self.model = {}
         self.events = []
         self.finished = False
@@ -419,10 +440,19 @@ class KernelMachine(RuleBasedStateMachine):
             self.check_after_exit()
 
 
-KernelMachine.TestCase.settings = settings(
-    max_examples=60,
+class DeepKernelMachine(KernelMachine):
+    """Trees three levels deep: leaves at depth 2, actors with nurseries above them."""
+
+    max_depth = 2
+
+
+SETTINGS = settings(
+    max_examples=100,
     stateful_step_count=25,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
+KernelMachine.TestCase.settings = SETTINGS
+DeepKernelMachine.TestCase.settings = SETTINGS
 TestKernel = KernelMachine.TestCase
+TestDeepKernel = DeepKernelMachine.TestCase

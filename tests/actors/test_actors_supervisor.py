@@ -585,3 +585,27 @@ async def test_ask_deadlines_out_of_order_each_expire_on_time(
                 nursery.start_soon(ask, timeout)
         assert expired == {5.0: 5.0, 2.0: 2.0, 7.0: 7.0, 1.0: 1.0}
         await sup.close(ref.id, grace=0)
+
+
+async def test_close_cancels_a_leaf_that_ignores_it(autojump_clock: trio.abc.Clock) -> None:
+    """A leaf (at max_depth) has no nursery; the ladder must cancel its own scope."""
+    async with open_supervisor(config(max_depth=0, close_grace_period=2)) as sup:
+        ref = await sup.spawn(stubborn)
+        await trio.testing.wait_all_tasks_blocked()  # inside its behavior, ignoring stops
+        start = trio.current_time()
+        assert await sup.close(ref.id) == RUNNING
+        assert trio.current_time() - start == pytest.approx(2)
+        assert sup.status(ref.id) == SHUTDOWN
+        assert sup.statistics().unresponsive == 0
+
+
+async def test_a_leaf_may_close_itself(sup: Supervisor) -> None:
+    async def quitter(ctx: ActorContext) -> None:
+        await ctx.close(ctx.id)
+        await trio.sleep_forever()
+
+    lead = await sup.spawn(scripted)
+    child = await sup.spawn(scripted, parent=lead.id)
+    leaf = await sup.spawn(quitter, parent=child.id)  # depth 2 == max_depth
+    await trio.testing.wait_all_tasks_blocked()
+    assert sup.status(leaf.id) == SHUTDOWN
