@@ -52,8 +52,8 @@ class AgentNotFound(ActorError, LookupError):
     def __init__(self, agent_id: str) -> None:
         self.agent_id = agent_id
         super().__init__(
-            f"No agent with id {agent_id!r}. Use list() to see the agents that exist, "
-            "or resume it if it belongs to an earlier session."
+            f"No agent with id {agent_id!r}. Use an id that spawning returned, or resume "
+            "the agent if it belongs to an earlier session."
         )
 
 

@@ -7,6 +7,9 @@ validated against the tool's ``msgspec.Struct`` and never raise for a model's
 mistake: they return an error :class:`ToolResult`. The built-in file tools are
 confined to the workspace root, ``Bash`` is bounded in time and output, and
 tools that need approval ask up the agent tree through an :class:`Approver`.
+The lifecycle tools (:func:`lifecycle_tools`: ``spawn_agent``, ``send_input``,
+``wait``, ``close_agent``, ``resume_agent``, ``Task``/``Agent``, ``TaskOutput``)
+drive other agents through an :class:`AgentHost`, which the runtime implements.
 """
 
 from subagents.tools._approval import (
@@ -47,6 +50,30 @@ from subagents.tools._filter import (
 )
 from subagents.tools._glob import GlobArgs, GlobTool
 from subagents.tools._grep import GrepArgs, GrepTool
+from subagents.tools._lifecycle import (
+    AgentHost,
+    AgentReport,
+    SpawnedAgent,
+    WaitBounds,
+    format_agent_result,
+)
+from subagents.tools._lifecycle_tools import (
+    CloseAgentArgs,
+    CloseAgentTool,
+    ResumeAgentArgs,
+    ResumeAgentTool,
+    SendInputArgs,
+    SendInputTool,
+    SpawnAgentArgs,
+    SpawnAgentTool,
+    TaskArgs,
+    TaskOutputArgs,
+    TaskOutputTool,
+    TaskTool,
+    WaitArgs,
+    WaitTool,
+    lifecycle_tools,
+)
 from subagents.tools._ls import LSArgs, LSTool
 from subagents.tools._protocol import Tool, ToolFlags, ToolResult
 from subagents.tools._read import ReadArgs, ReadTool
@@ -114,6 +141,27 @@ __all__ = [
     "builtin_registry",
     "builtin_tools",
     "run_command",
+    # lifecycle tools and the runtime they talk to
+    "AgentHost",
+    "AgentReport",
+    "SpawnedAgent",
+    "WaitBounds",
+    "format_agent_result",
+    "lifecycle_tools",
+    "CloseAgentArgs",
+    "CloseAgentTool",
+    "ResumeAgentArgs",
+    "ResumeAgentTool",
+    "SendInputArgs",
+    "SendInputTool",
+    "SpawnAgentArgs",
+    "SpawnAgentTool",
+    "TaskArgs",
+    "TaskOutputArgs",
+    "TaskOutputTool",
+    "TaskTool",
+    "WaitArgs",
+    "WaitTool",
     # exceptions
     "ToolArgumentsError",
     "ToolError",
