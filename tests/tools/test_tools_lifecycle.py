@@ -690,7 +690,7 @@ class CustomError(SubagentsError):
         (DepthLimitReached(1), "Agent depth limit reached (max_depth=1). Solve the task yourself."),
         (
             AgentNotFound("zz"),
-            "No agent with id 'zz'. Use list() to see the agents that exist, or resume it "
+            "No agent with id 'zz'. Use an id that spawning returned, or resume the agent "
             "if it belongs to an earlier session.",
         ),
         (
