@@ -1,0 +1,253 @@
+"""Agent-loop benchmarks: full agent turns on the scripted provider, as kernel actors.
+
+Every agent is a kernel actor (``agent_behavior`` under ``open_supervisor``)
+running the real loop: a model call to the scripted provider, one tool call
+through a ``ToolSelection`` (validation, filter re-check, dispatch), the
+result appended, repeated. Each agent makes 10 turns: 9 calls to a read-only
+``Echo`` tool, then ``complete_task`` (validated with ``jsonschema``).
+
+- ``turns``: agent turns per second at zero model latency (1,000 agents x 10
+  turns), without and with a bus subscriber (the cost of building events).
+- ``efficiency``: 10 turns of 100 ms simulated model latency each, for 1,000
+  and 10,000 agents at once. The ideal is 1.0 s (10 x 100 ms); the figure is
+  elapsed / ideal (targets: 1.25x at 1,000 agents, 1.5x at 10,000). The same
+  waits on raw Trio tasks are measured too (through the scripted provider's
+  ``SharedTimer``, and with one ``trio.sleep`` each), and the agents once more
+  with the cycle collector off, so the loop's own share and CPython's show.
+
+    python bench/bench_agents.py            # full sizes, 3 repetitions
+    python bench/bench_agents.py --quick    # a tenth of the sizes, 1 repetition
+    python bench/bench_agents.py --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import trio
+
+from subagents import testing
+from subagents.actors import SupervisorConfig, open_supervisor
+from subagents.agents import AgentDefinition
+from subagents.runtime import (
+    COMPLETE_TASK,
+    AgentResult,
+    AgentSpec,
+    Conversation,
+    Limits,
+    Message,
+    Origin,
+    ScriptedProvider,
+    SharedTimer,
+    TerminateReason,
+    agent_behavior,
+)
+from subagents.tools import ToolContext, ToolFlags, ToolPolicy, ToolResult, filter_tools
+
+TURNS = 10
+LATENCY = 0.1
+IDEAL = TURNS * LATENCY
+SIZES = {"turns": 1_000, "efficiency_small": 1_000, "efficiency_large": 10_000}
+TARGETS = {"efficiency_small": 1.25, "efficiency_large": 1.5}
+TIMEOUT = 600.0
+
+
+class EchoArgs(msgspec.Struct, forbid_unknown_fields=True):
+    """The bench tool's arguments."""
+
+    text: str = ""
+
+
+class EchoTool:
+    """A read-only tool that answers at once: the loop's cost, not the tool's, is measured."""
+
+    name = "Echo"
+    description = "Echo the text back."
+    arguments_type = EchoArgs
+    flags = ToolFlags(read_only=True, background_safe=True)
+
+    async def call(self, args: EchoArgs, ctx: ToolContext, /) -> ToolResult:
+        return ToolResult(args.text)
+
+
+@dataclass
+class Record:
+    """One measurement, as ``--json`` writes it."""
+
+    scenario: str
+    agents: int
+    turns: int
+    seconds_min: float
+    seconds_median: float
+    figure: float
+    unit: str
+    reps: int
+
+
+def make_spec(latency: float) -> AgentSpec:
+    """One spec shared by every agent: tool specs and complete_task are built once."""
+    definition = AgentDefinition(
+        name="bench-worker",
+        description="Calls Echo nine times, then complete_task.",
+        system_prompt="You are a benchmark agent.",
+        tools=("Echo", COMPLETE_TASK),
+    )
+    provider = ScriptedProvider(
+        testing.tool_loop("Echo", {"text": "ping"}, turns=TURNS - 1, final="done", complete=True),
+        latency=latency,
+    )
+    tools = filter_tools([EchoTool()], ToolPolicy(source="project", depth=1, max_depth=1))
+    return AgentSpec(
+        definition=definition,
+        provider=provider,
+        model="claude-bench",
+        system_prompt=definition.system_prompt,
+        tools=tools,
+        limits=Limits(max_turns=TURNS + 1, max_time_seconds=TIMEOUT, grace_period_seconds=1.0),
+        workspace_root=Path.cwd(),
+    )
+
+
+async def run_agents(
+    agents: int, latency: float, *, subscribe: bool = False, collector: str = "default"
+) -> float:
+    """Run ``agents`` agents to completion as kernel actors; the elapsed wall-clock seconds.
+
+    ``collector`` is ``default``, or ``off`` to show the cycle collector's share:
+    with 10,000 agents alive, each full collection walks every agent's tasks,
+    frames and scopes.
+    """
+    spec = make_spec(latency)
+    done = trio.Event()
+    finished = 0
+    failures: list[AgentResult] = []
+
+    def on_result(result: AgentResult) -> None:
+        nonlocal finished
+        finished += 1
+        if result.terminate_reason is not TerminateReason.GOAL or result.turns != TURNS:
+            failures.append(result)
+        if finished == agents:
+            done.set()
+
+    config = SupervisorConfig(max_threads=agents, max_depth=0, close_grace_period=5.0)
+    async with open_supervisor(config) as sup:
+        subscription = sup.subscribe(capacity=64) if subscribe else None
+        if collector == "off":
+            gc.disable()
+        start = time.perf_counter()
+        try:
+            for _ in range(agents):
+                conversation = Conversation([Message.user("Ping nine times.", origin=Origin.TASK)])
+                await sup.spawn(
+                    agent_behavior(spec, conversation, on_result=on_result),
+                    label="bench-worker",
+                    auto_close=True,
+                )
+            with trio.fail_after(TIMEOUT):
+                await done.wait()
+            elapsed = time.perf_counter() - start
+        finally:
+            gc.enable()
+        if subscription is not None:
+            subscription.close()
+    if failures:
+        raise SystemExit(f"{len(failures)} agents did not complete: {failures[0].describe()}")
+    return elapsed
+
+
+async def raw_sleepers(agents: int, latency: float, *, shared: bool) -> float:
+    """The same waits on plain Trio tasks: ``TURNS`` waits of ``latency`` each,
+    through the scripted provider's :class:`SharedTimer` or ``trio.sleep``."""
+    wait = SharedTimer().sleep if shared else trio.sleep
+
+    async def sleeper() -> None:
+        for _ in range(TURNS):
+            await wait(latency)
+
+    start = time.perf_counter()
+    async with trio.open_nursery() as nursery:
+        for _ in range(agents):
+            nursery.start_soon(sleeper)
+    return time.perf_counter() - start
+
+
+def measure(reps: int, run: Callable[[], Awaitable[float]]) -> list[float]:
+    times = []
+    for _ in range(reps):
+        gc.collect()
+        times.append(trio.run(run))
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a tenth of the sizes, 1 repetition")
+    parser.add_argument("--reps", type=int, default=None, help="repetitions (default 3)")
+    parser.add_argument("--json", type=Path, default=None, help="write the records here")
+    args = parser.parse_args(argv)
+    scale = 10 if args.quick else 1
+    reps = args.reps or (1 if args.quick else 3)
+    sizes = {name: max(1, n // scale) for name, n in SIZES.items()}
+    records: list[Record] = []
+    print(f"Python {platform.python_version()}, trio {trio.__version__}, {reps} repetitions")
+
+    def record(scenario: str, agents: int, times: list[float], figure: float, unit: str) -> None:
+        rec = Record(
+            scenario, agents, TURNS, min(times), statistics.median(times), figure, unit, reps
+        )
+        records.append(rec)
+        print(
+            f"{scenario:<26} agents={agents:>6}  min {rec.seconds_min:7.3f} s  "
+            f"median {rec.seconds_median:7.3f} s  -> {figure:,.2f} {unit}"
+        )
+
+    n = sizes["turns"]
+    times = measure(reps, lambda: run_agents(n, 0.0))
+    record("turns", n, times, n * TURNS / min(times), "turns/s")
+    times = measure(reps, lambda: run_agents(n, 0.0, subscribe=True))
+    record("turns_with_subscriber", n, times, n * TURNS / min(times), "turns/s")
+
+    failed = []
+    for scenario in ("efficiency_small", "efficiency_large"):
+        n = sizes[scenario]
+        sleeps = measure(reps, lambda n=n: raw_sleepers(n, LATENCY, shared=False))  # type: ignore[misc]
+        record(f"{scenario}_raw_trio_sleep", n, sleeps, min(sleeps) / IDEAL, "x ideal")
+        raw = measure(reps, lambda n=n: raw_sleepers(n, LATENCY, shared=True))  # type: ignore[misc]
+        record(f"{scenario}_raw_trio", n, raw, min(raw) / IDEAL, "x ideal")
+        times = measure(reps, lambda n=n: run_agents(n, LATENCY))  # type: ignore[misc]
+        ratio = min(times) / IDEAL
+        record(scenario, n, times, ratio, "x ideal")
+        print(
+            f"{'':<26} vs raw Trio (same waits): {min(times) / min(raw):.2f}x; "
+            f"target <= {TARGETS[scenario]}x ideal"
+        )
+        tuned = measure(reps, lambda n=n: run_agents(n, LATENCY, collector="off"))  # type: ignore[misc]
+        record(f"{scenario}_gc_off", n, tuned, min(tuned) / IDEAL, "x ideal")
+        if ratio > TARGETS[scenario] and not args.quick:
+            failed.append(f"{scenario}: {ratio:.2f}x > {TARGETS[scenario]}x")
+    if args.json is not None:
+        payload: dict[str, Any] = {
+            "python": platform.python_version(),
+            "trio": trio.__version__,
+            "records": [asdict(r) for r in records],
+        }
+        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+    for line in failed:
+        print(f"MISSED TARGET {line}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,251 @@
+"""Every error ``subagents.runtime`` raises.
+
+Provider errors are our own types, whichever provider raised them, so the agent
+loop and the embedder never match on an SDK's classes. Each says whether
+trying again later may help (:attr:`ProviderError.retryable`) and carries the
+request id the provider gave, when there was one::
+
+    SubagentsError
+    └── AgentRuntimeError             the runtime could not do what was asked
+        ├── ProviderError             a model call failed
+        │   ├── RateLimited               429, ``rate_limit_error``
+        │   ├── Overloaded                529, ``overloaded_error``
+        │   ├── ServerError               other 5xx, ``api_error``
+        │   ├── BadRequest                400, 404, 413, 422, ``invalid_request_error``...
+        │   ├── AuthenticationFailed      401, 403, ``authentication_error``...
+        │   ├── ProviderTimeout           the request, or a read mid-stream, timed out
+        │   ├── ProviderConnectionError   could not connect, or the connection dropped
+        │   ├── StreamError               the stream carried an error or broke its protocol
+        │   └── ScriptError               a scripted provider's script is malformed or ran out
+        ├── ProviderNotOpen           a provider was used outside its ``async with``
+        ├── InvalidInputs             typed inputs do not match the definition's input schema
+        ├── InvalidOutputSchema       a definition's output schema is not a valid JSON Schema
+        ├── InvalidLimits             a run limit is out of range
+        └── AgentRunFailed            a run ended without reaching its goal
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from subagents._exceptions import SubagentsError
+
+if TYPE_CHECKING:
+    from subagents.runtime._result import AgentResult
+
+__all__ = [
+    "AgentRunFailed",
+    "AgentRuntimeError",
+    "AuthenticationFailed",
+    "BadRequest",
+    "InvalidInputs",
+    "InvalidLimits",
+    "InvalidOutputSchema",
+    "Overloaded",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderNotOpen",
+    "ProviderTimeout",
+    "RateLimited",
+    "ScriptError",
+    "ServerError",
+    "StreamError",
+    "provider_error",
+]
+
+
+class AgentRuntimeError(SubagentsError):
+    """The agent runtime could not do what was asked."""
+
+
+class ProviderError(AgentRuntimeError):
+    """A model call failed.
+
+    ``status_code`` is the HTTP status (``None`` when there was no response or
+    the error arrived inside a stream), ``error_type`` the provider's own
+    category (``overloaded_error``...), ``request_id`` the id to quote to the
+    provider's support. ``retryable`` says whether the same request may succeed
+    later; the SDK has already retried it when it is.
+    """
+
+    retryable: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        error_type: str | None = None,
+        request_id: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status_code = status_code
+        self.error_type = error_type
+        self.request_id = request_id
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (
+            _rebuild,
+            (type(self), self.message, self.status_code, self.error_type, self.request_id),
+            self.__dict__,
+        )
+
+
+def _rebuild(
+    cls: type[ProviderError],
+    message: str,
+    status_code: int | None,
+    error_type: str | None,
+    request_id: str | None,
+) -> ProviderError:
+    return cls(message, status_code=status_code, error_type=error_type, request_id=request_id)
+
+
+class RateLimited(ProviderError):
+    """The provider refused the request because of a rate limit (429)."""
+
+    retryable = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = 429,
+        error_type: str | None = "rate_limit_error",
+        request_id: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(
+            message, status_code=status_code, error_type=error_type, request_id=request_id
+        )
+        #: Seconds the provider asked us to wait, from ``retry-after``, if it said.
+        self.retry_after = retry_after
+
+
+class Overloaded(ProviderError):
+    """The provider is overloaded (529, ``overloaded_error``); try again later."""
+
+    retryable = True
+
+
+class ServerError(ProviderError):
+    """The provider failed internally (500-class, ``api_error``)."""
+
+    retryable = True
+
+
+class BadRequest(ProviderError):
+    """The provider rejected the request itself (400, 404, 413, 422); resending it will not help."""
+
+
+class AuthenticationFailed(ProviderError):
+    """The provider did not accept the credentials (401) or the permissions (403)."""
+
+
+class ProviderTimeout(ProviderError):
+    """The request, or a read in the middle of its stream, timed out."""
+
+    retryable = True
+
+
+class ProviderConnectionError(ProviderError):
+    """The provider could not be reached, or the connection dropped mid-response."""
+
+    retryable = True
+
+
+class StreamError(ProviderError):
+    """The response stream carried an error of an unknown kind or broke its protocol."""
+
+
+class ScriptError(ProviderError):
+    """A scripted provider's script is malformed, or the agent ran past its end."""
+
+
+class ProviderNotOpen(AgentRuntimeError):
+    """A provider that holds a client was used outside its ``async with`` block."""
+
+
+class InvalidInputs(AgentRuntimeError):
+    """The typed inputs given at spawn do not match the definition's input schema."""
+
+
+class InvalidOutputSchema(AgentRuntimeError):
+    """A definition's output schema is not a valid JSON Schema, so no output could match it."""
+
+
+class InvalidLimits(AgentRuntimeError):
+    """A run limit (turns, seconds, tokens) is out of range."""
+
+
+class AgentRunFailed(AgentRuntimeError):
+    """A run ended without reaching its goal (a limit, an abort, a missing ``complete_task``).
+
+    Raised by :func:`~subagents.runtime.agent_behavior` so the kernel marks the
+    actor Errored; :attr:`result` is the full :class:`AgentResult`.
+    """
+
+    def __init__(self, result: AgentResult) -> None:
+        super().__init__(result.describe())
+        self.result = result
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.result,))
+
+
+_BY_TYPE: dict[str, type[ProviderError]] = {
+    "rate_limit_error": RateLimited,
+    "overloaded_error": Overloaded,
+    "api_error": ServerError,
+    "invalid_request_error": BadRequest,
+    "not_found_error": BadRequest,
+    "request_too_large": BadRequest,
+    "authentication_error": AuthenticationFailed,
+    "permission_error": AuthenticationFailed,
+    "billing_error": AuthenticationFailed,
+    "timeout_error": ProviderTimeout,
+}
+
+
+def provider_error(
+    message: str,
+    *,
+    error_type: str | None = None,
+    status_code: int | None = None,
+    request_id: str | None = None,
+    retry_after: float | None = None,
+) -> ProviderError:
+    """The :class:`ProviderError` subclass for a provider's error ``type`` (first) or HTTP status.
+
+    An error that arrives inside a stream has no meaningful status (it is 200),
+    so its ``type`` decides; an unknown type there is a :class:`StreamError`.
+    """
+    cls = _BY_TYPE.get(error_type or "")
+    if cls is None:
+        cls = _by_status(status_code)
+    if cls is RateLimited:
+        return RateLimited(
+            message,
+            status_code=status_code,
+            error_type=error_type,
+            request_id=request_id,
+            retry_after=retry_after,
+        )
+    return cls(message, status_code=status_code, error_type=error_type, request_id=request_id)
+
+
+def _by_status(status: int | None) -> type[ProviderError]:
+    if status is None or status < 400:
+        return StreamError
+    if status == 429:
+        return RateLimited
+    if status == 529:
+        return Overloaded
+    if status in (401, 402, 403):
+        return AuthenticationFailed
+    if status in (408, 504):
+        return ProviderTimeout
+    if status < 500:
+        return BadRequest
+    return ServerError

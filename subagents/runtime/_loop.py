@@ -1,0 +1,651 @@
+"""The agent loop: ask the model, run the tools it asks for, repeat, until done or stopped.
+
+:func:`run_agent` runs ONE run of an agent on a conversation it is given and
+appends to it, so a follow-up input can continue the same conversation later
+and a resumed agent can rebuild it from its transcript first. A turn is one
+model call plus the tool calls it asks for. A run ends:
+
+- with ``goal`` when the model gives its final message (Claude Code style), or,
+  when the agent must call ``complete_task`` (the definition has an output
+  schema or lists ``complete_task`` in its tools), when it calls it with
+  arguments that pass validation; a failed validation goes back to the model
+  as a tool error it can fix;
+- with ``no_complete_task_call`` when such an agent ends a turn without it;
+- at ``max_turns`` or ``max_time_seconds`` (a cancel-scope deadline) with one
+  last turn, within ``grace_period_seconds``, where only ``complete_task`` is
+  offered: a valid call there gives ``goal`` (the result notes the grace),
+  anything else ``max_turns`` or ``timeout``;
+- with ``aborted`` when :meth:`RunControl.abort` is called (the actor adapter
+  calls it when the agent is closed), and ``error`` when the provider fails.
+
+Tool calls of one turn run concurrently in a nursery when they are all
+read-only, in order otherwise; each has its own error boundary. Per turn the
+loop builds one request, one assistant message and one result message; events
+are built only when the bus has a subscriber.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, Literal, final
+
+import attrs
+import trio
+
+from subagents.agents import AgentDefinition
+from subagents.runtime._complete_task import CompleteTask, Completion, complete_task_tool
+from subagents.runtime._config import COMPLETE_TASK, DEFAULT_MAX_TOKENS, INBOX_CAPACITY, Limits
+from subagents.runtime._config import MAX_ERROR_CHARS as _MAX_ERROR
+from subagents.runtime._events import (
+    GracePeriodEnded,
+    GracePeriodStarted,
+    Publisher,
+    RunFinished,
+    TextChunk,
+    ThoughtChunk,
+    ToolCallEnded,
+    ToolCallStarted,
+    TurnCompleted,
+    TurnStarted,
+    UsageReported,
+)
+from subagents.runtime._messages import (
+    Conversation,
+    Message,
+    Origin,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from subagents.runtime._provider import (
+    ModelRequest,
+    ModelResponse,
+    Provider,
+    StreamEvent,
+    StreamSink,
+    TextDelta,
+    ThinkingDelta,
+    Usage,
+)
+from subagents.runtime._result import AgentResult, TerminateReason
+from subagents.tools import Approver, ToolContext, ToolResult, ToolSelection
+
+__all__ = ["AgentSpec", "RunControl", "grace_notice", "run_agent"]
+
+_SILENT: Final = Publisher()
+_Limit = Literal["timeout", "max_turns"]
+
+
+def grace_notice(reason: _Limit) -> str:
+    """The message that opens the grace turn."""
+    warning = (
+        "You have exceeded the time limit."
+        if reason == "timeout"
+        else "You have reached the maximum number of turns."
+    )
+    return (
+        f"{warning} You have one final chance to complete the task.\n"
+        f"You MUST call `{COMPLETE_TASK}` immediately with your best answer.\n"
+        "Do not call any other tools."
+    )
+
+
+def _uses_complete_task(definition: AgentDefinition) -> bool:
+    return definition.output is not None or COMPLETE_TASK in (definition.tools or ())
+
+
+@attrs.frozen(kw_only=True)
+class AgentSpec:
+    """Everything a run needs besides the conversation: made once per agent.
+
+    ``require_complete_task`` ``None`` means: when the definition has an output
+    schema or lists ``complete_task`` in its tools. The tool specs and the
+    ``complete_task`` tool are derived once here, never per turn.
+    """
+
+    definition: AgentDefinition
+    provider: Provider
+    model: str
+    system_prompt: str
+    tools: ToolSelection | None = None
+    limits: Limits = attrs.field(factory=Limits)
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    workspace_root: Path = attrs.field(factory=Path.cwd, converter=Path)
+    approver: Approver | None = None
+    require_complete_task: bool | None = None
+    complete_task: CompleteTask = attrs.field(init=False, eq=False, repr=False)
+    tool_specs: tuple[Mapping[str, Any], ...] = attrs.field(init=False, eq=False, repr=False)
+    read_only: frozenset[str] = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        complete = complete_task_tool(self.definition.output)
+        required = self.uses_complete_task
+        specs: list[Mapping[str, Any]] = []
+        read_only: set[str] = set()
+        if self.tools is not None:
+            for tool in self.tools.tools:
+                if tool.name == COMPLETE_TASK:
+                    continue
+                if tool.flags.read_only:
+                    read_only.add(tool.name)
+            specs = [s for s in self.tools.specs() if s["name"] != COMPLETE_TASK]
+        if required:
+            specs.append(complete.spec)
+        object.__setattr__(self, "complete_task", complete)
+        object.__setattr__(self, "tool_specs", tuple(specs))
+        object.__setattr__(self, "read_only", frozenset(read_only))
+
+    @property
+    def uses_complete_task(self) -> bool:
+        """Whether a run completes only through a valid ``complete_task`` call."""
+        if self.require_complete_task is not None:
+            return self.require_complete_task
+        return _uses_complete_task(self.definition)
+
+
+@final
+class RunControl:
+    """The outside's handle on a run: abort it, queue follow-up input, read its result.
+
+    :meth:`abort` cancels the run at its next checkpoint and makes it end with
+    ``aborted``. Inputs queued with :meth:`add_input` join the conversation at
+    the next turn boundary (inputs still queued when the run ends are the
+    caller's to start a new run with: :meth:`take_inputs`). :attr:`result` is
+    set however the run ends, even when it is cancelled from outside, and
+    :attr:`error` holds the provider's exception of an ``error`` run.
+    """
+
+    __slots__ = ("_aborted", "_capacity", "_inbox", "_room", "_scope", "error", "result")
+
+    def __init__(self, *, inbox_capacity: int = INBOX_CAPACITY) -> None:
+        self._scope: trio.CancelScope | None = None
+        self._aborted = False
+        self._inbox: list[Message] = []
+        self._capacity = inbox_capacity
+        self._room: trio.Event | None = None
+        self.result: AgentResult | None = None
+        self.error: BaseException | None = None
+
+    def __repr__(self) -> str:
+        return f"<RunControl aborted={self._aborted} inbox={len(self._inbox)}>"
+
+    @property
+    def aborted(self) -> bool:
+        """Whether :meth:`abort` was called."""
+        return self._aborted
+
+    def abort(self) -> None:
+        """Stop the run: it ends with ``aborted`` at its next checkpoint."""
+        self._aborted = True
+        if self._scope is not None:
+            self._scope.cancel()
+
+    @property
+    def inbox_full(self) -> bool:
+        """Whether the inbox holds ``inbox_capacity`` inputs."""
+        return len(self._inbox) >= self._capacity
+
+    def add_input(self, message: Message, *, force: bool = False) -> bool:
+        """Queue ``message`` for the next turn boundary; ``False`` (not queued) when full.
+
+        ``force`` queues it even when full: for a caller that bounds what it
+        adds by other means (the actor adapter, draining a bounded mailbox).
+        """
+        if self.inbox_full and not force:
+            return False
+        self._inbox.append(message)
+        return True
+
+    def take_inputs(self) -> list[Message]:
+        """Every queued input, oldest first, emptying the inbox."""
+        taken, self._inbox = self._inbox, []
+        if taken and self._room is not None:
+            self._room.set()
+            self._room = None
+        return taken
+
+    async def wait_for_room(self) -> None:
+        """Wait until the inbox can take an input (bounded by the run: cancel it to stop)."""
+        while self.inbox_full:
+            if self._room is None:
+                self._room = trio.Event()
+            await self._room.wait()
+
+
+@attrs.frozen
+class _Outcome:
+    reason: TerminateReason
+    text: str | None = None
+    output: Any = None
+    error: str | None = None
+
+
+_MAX_TURNS: Final = _Outcome(TerminateReason.MAX_TURNS)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MAX_ERROR else text[: _MAX_ERROR - 1] + "…"
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return _clip(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
+
+
+def _is_cancellation(exc: BaseException) -> bool:
+    if isinstance(exc, trio.Cancelled | KeyboardInterrupt):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        _, rest = exc.split((trio.Cancelled, KeyboardInterrupt))
+        return rest is None
+    return False
+
+
+def _split(content: Sequence[object]) -> tuple[list[ToolUseBlock], str]:
+    """A response's tool calls, and its text, in one pass."""
+    calls: list[ToolUseBlock] = []
+    texts: list[str] = []
+    for block in content:
+        kind = type(block)
+        if kind is ToolUseBlock:
+            calls.append(block)  # type: ignore[arg-type]
+        elif kind is TextBlock:
+            texts.append(block.text)  # type: ignore[attr-defined]
+    if not texts:
+        return calls, ""
+    return calls, texts[0] if len(texts) == 1 else "".join(texts)
+
+
+async def run_agent(
+    spec: AgentSpec,
+    conversation: Conversation,
+    *,
+    publisher: Publisher | None = None,
+    control: RunControl | None = None,
+) -> AgentResult:
+    """Run the agent once on ``conversation`` (which it appends to) and return the result.
+
+    The conversation must end with the input to act on (the task, or a
+    follow-up). ``publisher`` stamps the loop's events with the agent's
+    identity (``Publisher.for_actor(ctx)`` inside an actor); ``control`` lets
+    the caller abort the run and queue input. Cancellation from outside
+    propagates (with :attr:`RunControl.result` set to an ``aborted`` result);
+    every other way out returns a result.
+    """
+    run = _Run(spec, conversation, _SILENT if publisher is None else publisher, control)
+    return await run.execute()
+
+
+@final
+class _Run:
+    """The state of one run; one instance per :func:`run_agent` call."""
+
+    __slots__ = (
+        "_deadline",
+        "_last_text",
+        "_pending",
+        "complete",
+        "control",
+        "conversation",
+        "grace",
+        "publisher",
+        "spec",
+        "started",
+        "tool_uses",
+        "turns",
+        "usage",
+    )
+
+    def __init__(
+        self,
+        spec: AgentSpec,
+        conversation: Conversation,
+        publisher: Publisher,
+        control: RunControl | None,
+    ) -> None:
+        self.spec = spec
+        self.conversation = conversation
+        self.publisher = publisher
+        self.control = RunControl() if control is None else control
+        self.complete = spec.uses_complete_task
+        self.turns = 0
+        self.tool_uses = 0
+        self.usage = Usage()
+        self.grace: _Limit | None = None
+        self.started = 0.0
+        self._deadline: trio.CancelScope | None = None
+        self._last_text: str | None = None
+        # The tool calls of the turn under way and their results so far, so a
+        # run interrupted mid-turn can still answer every call.
+        self._pending: tuple[Sequence[ToolUseBlock], list[ToolResultBlock | None]] | None = None
+
+    # -- the run ------------------------------------------------------------------
+
+    async def execute(self) -> AgentResult:
+        control = self.control
+        control.result = None
+        control.error = None
+        self.started = trio.current_time()
+        try:
+            outcome = await self._phases()
+        except BaseException as exc:  # recorded, then re-raised: never swallowed
+            control._scope = None
+            self._answer_pending("the run was stopped before this call finished")
+            if _is_cancellation(exc):
+                control.result = self._result(_Outcome(TerminateReason.ABORTED))
+            else:
+                control.error = exc
+                control.result = self._result(_Outcome(TerminateReason.ERROR, error=_describe(exc)))
+            raise
+        control._scope = None
+        result = self._result(outcome)
+        control.result = result
+        if self.publisher.active:
+            await self.publisher.publish(
+                RunFinished,
+                terminate_reason=result.terminate_reason.value,
+                turns=result.turns,
+                tool_uses=result.tool_uses,
+                usage=result.usage,
+                duration=result.duration,
+                error=result.error,
+            )
+        return result
+
+    def _aborted(self) -> _Outcome:
+        self._answer_pending("the run was stopped before this call finished")
+        return _Outcome(TerminateReason.ABORTED, text=self._last_text)
+
+    def _result(self, outcome: _Outcome) -> AgentResult:
+        return AgentResult(
+            terminate_reason=outcome.reason,
+            text=outcome.text,
+            output=outcome.output,
+            turns=self.turns,
+            tool_uses=self.tool_uses,
+            usage=self.usage,
+            duration=trio.current_time() - self.started,
+            model=self.spec.model,
+            grace=self.grace,
+            error=outcome.error,
+        )
+
+    async def _phases(self) -> _Outcome:
+        # One cancel scope serves both the deadline and RunControl.abort(): the
+        # control's flag tells them apart.
+        control = self.control
+        with trio.move_on_after(self.spec.limits.max_time_seconds) as scope:
+            self._deadline = control._scope = scope
+            if control._aborted:
+                scope.cancel()
+            outcome = await self._main()
+        self._deadline = None
+        if scope.cancelled_caught:
+            if control._aborted:
+                return self._aborted()
+            self._answer_pending("the time limit was reached before this call finished")
+            return await self._grace("timeout")
+        if outcome is _MAX_TURNS:
+            return await self._grace("max_turns")
+        return outcome
+
+    async def _main(self) -> _Outcome:
+        spec = self.spec
+        conversation = self.conversation
+        control = self.control
+        max_turns = spec.limits.max_turns
+        while True:
+            if self.turns >= max_turns:
+                return _MAX_TURNS
+            if control._inbox:
+                conversation.extend(control.take_inputs())
+            response = await self._call_model(spec.tool_specs, grace=False)
+            if type(response) is _Outcome:
+                return response
+            assert type(response) is ModelResponse
+            calls, text = _split(response.content)
+            if text:
+                self._last_text = text
+            if not calls:
+                if self.publisher.active:
+                    await self._turn_completed(response, 0)
+                if self.complete:
+                    return _Outcome(TerminateReason.NO_COMPLETE_TASK_CALL, text=self._last_text)
+                return _Outcome(TerminateReason.GOAL, text=text or self._last_text or "")
+            completion = await self._answer(calls, response, grace=False)
+            if self.publisher.active:
+                await self._turn_completed(response, len(calls))
+            if completion is not None:
+                return _Outcome(
+                    TerminateReason.GOAL,
+                    text=completion.text if completion.text is not None else self._last_text,
+                    output=completion.output,
+                )
+
+    async def _grace(self, reason: _Limit) -> _Outcome:
+        spec = self.spec
+        seconds = spec.limits.grace_period_seconds
+        self.grace = reason
+        limit = _Outcome(
+            TerminateReason.TIMEOUT if reason == "timeout" else TerminateReason.MAX_TURNS,
+            text=self._last_text,
+        )
+        await self.publisher.publish(GracePeriodStarted, reason=reason, grace_seconds=seconds)
+        self.conversation.append(Message.user(grace_notice(reason), origin=Origin.GRACE))
+        label: Literal["completed", "no_call", "invalid", "timed_out", "error", "aborted"] = (
+            "timed_out"
+        )
+        outcome = limit
+        control = self.control
+        with trio.move_on_after(seconds) as scope:
+            self._deadline = control._scope = scope
+            if control._aborted:
+                scope.cancel()
+            response = await self._call_model((spec.complete_task.spec,), grace=True)
+            if type(response) is _Outcome:
+                label = "error"
+                outcome = attrs.evolve(limit, error=response.error)
+            else:
+                assert type(response) is ModelResponse
+                calls, text = _split(response.content)
+                if text:
+                    self._last_text = text
+                completion = await self._answer(calls, response, grace=True) if calls else None
+                await self._turn_completed(response, len(calls))
+                if completion is not None:
+                    label = "completed"
+                    outcome = _Outcome(
+                        TerminateReason.GOAL,
+                        text=completion.text if completion.text is not None else self._last_text,
+                        output=completion.output,
+                    )
+                elif any(c.name == COMPLETE_TASK for c in calls):
+                    label = "invalid"
+                    outcome = attrs.evolve(limit, text=self._last_text)
+                else:
+                    label = "no_call"
+                    outcome = attrs.evolve(limit, text=self._last_text)
+        self._deadline = None
+        if scope.cancelled_caught:
+            if control._aborted:
+                label = "aborted"
+                outcome = self._aborted()
+            else:
+                self._answer_pending("the grace period ended before this call finished")
+        await self.publisher.publish(GracePeriodEnded, reason=reason, outcome=label)
+        return outcome
+
+    # -- one model call -----------------------------------------------------------
+
+    async def _call_model(
+        self, tools: Sequence[Mapping[str, Any]], *, grace: bool
+    ) -> ModelResponse | _Outcome:
+        spec = self.spec
+        publisher = self.publisher
+        self.turns += 1
+        turn = self.turns
+        active = publisher.active
+        if active:
+            await publisher.publish(TurnStarted, turn=turn, model=spec.model, grace=grace)
+        request = ModelRequest(
+            model=spec.model,
+            system=spec.system_prompt,
+            messages=self.conversation.messages,
+            tools=tools,
+            settings=spec.definition.model_settings,
+            max_tokens=spec.max_tokens,
+            agent_type=spec.definition.name,
+            agent_id=publisher.agent_id,
+            turn=self.conversation.turns,
+            grace=grace,
+        )
+        sink: StreamSink | None = self._sink if active else None
+        try:
+            response = await spec.provider.stream(request, sink)
+        except Exception as exc:
+            self.control.error = exc
+            return _Outcome(TerminateReason.ERROR, text=self._last_text, error=_describe(exc))
+        usage = response.usage
+        self.usage = self.usage + usage
+        if active:
+            await publisher.publish(UsageReported, turn=turn, usage=usage, total=self.usage)
+        if response.content:
+            self.conversation.append(Message("assistant", response.content, Origin.MODEL))
+        return response
+
+    def _sink(self, event: StreamEvent) -> None:
+        kind = type(event)
+        if kind is TextDelta:
+            self.publisher.publish_nowait(TextChunk, text=event.text)  # type: ignore[union-attr]
+        elif kind is ThinkingDelta:
+            self.publisher.publish_nowait(ThoughtChunk, text=event.thinking)  # type: ignore[union-attr]
+
+    async def _turn_completed(self, response: ModelResponse, calls: int) -> None:
+        await self.publisher.publish(
+            TurnCompleted,
+            turn=self.turns,
+            stop_reason=response.stop_reason,
+            tool_calls=calls,
+            usage=response.usage,
+        )
+
+    # -- tool calls ---------------------------------------------------------------
+
+    async def _answer(
+        self, calls: Sequence[ToolUseBlock], response: ModelResponse, *, grace: bool
+    ) -> Completion | None:
+        """Run the turn's tool calls, append their results; the completion, if one was valid."""
+        results: list[ToolResultBlock | None] = [None] * len(calls)
+        self._pending = (calls, results)
+        invalid = response.invalid_tool_inputs
+        complete = self.complete or grace
+        runnable: list[int] = []
+        finishing: list[int] = []
+        for index, call in enumerate(calls):
+            problem = invalid.get(call.id) if invalid else None
+            if problem is not None:
+                results[index] = ToolResultBlock(
+                    call.id,
+                    f"The arguments of this {call.name} call were not a valid JSON object "
+                    f"({problem}); the call was not run. Send it again with valid JSON.",
+                    True,
+                )
+            elif complete and call.name == COMPLETE_TASK:
+                finishing.append(index)
+            elif grace:
+                results[index] = ToolResultBlock(
+                    call.id,
+                    f"Only {COMPLETE_TASK} is available in this last turn; "
+                    f"the {call.name} call was not run.",
+                    True,
+                )
+            else:
+                runnable.append(index)
+        if runnable:
+            self.tool_uses += len(runnable)
+            read_only = self.spec.read_only
+            if len(runnable) > 1 and all(calls[i].name in read_only for i in runnable):
+                async with trio.open_nursery() as nursery:
+                    for index in runnable:
+                        nursery.start_soon(self._call_tool, calls[index], index, results)
+            else:
+                for index in runnable:
+                    await self._call_tool(calls[index], index, results)
+        completion: Completion | None = None
+        for index in finishing:
+            call = calls[index]
+            if completion is not None:
+                results[index] = ToolResultBlock(
+                    call.id, "Ignored: an earlier complete_task call already completed the task."
+                )
+                continue
+            checked = self.spec.complete_task.check(call.input)
+            if isinstance(checked, str):
+                results[index] = ToolResultBlock(call.id, checked, True)
+            else:
+                completion = checked
+                results[index] = ToolResultBlock(call.id, "Task completed.")
+        self._pending = None
+        blocks = tuple(r for r in results if r is not None)
+        self.conversation.append(Message("user", blocks, Origin.TOOL_RESULTS))
+        return completion
+
+    async def _call_tool(
+        self, call: ToolUseBlock, index: int, results: list[ToolResultBlock | None]
+    ) -> None:
+        spec = self.spec
+        publisher = self.publisher
+        active = publisher.active
+        started = 0.0
+        if active:
+            started = trio.current_time()
+            await publisher.publish(
+                ToolCallStarted,
+                turn=self.turns,
+                tool_use_id=call.id,
+                tool_name=call.name,
+                input=call.input,
+            )
+        tools = spec.tools
+        try:
+            if tools is None:
+                result = ToolResult.error(f"Tool '{call.name}' is not available to this agent.")
+            else:
+                ctx = ToolContext(
+                    publisher.agent_id,
+                    publisher.depth,
+                    spec.workspace_root,
+                    self._deadline,
+                    spec.approver,
+                    call.id,
+                )
+                result = await tools.call(call.name, call.input, ctx)
+        except Exception as exc:  # the call's own error boundary
+            result = ToolResult.error(
+                f"Tool '{call.name}' failed ({_describe(exc)}); the agent keeps running. "
+                "Try another approach."
+            )
+        results[index] = ToolResultBlock(call.id, result.content or "(no output)", result.is_error)
+        if active:
+            await publisher.publish(
+                ToolCallEnded,
+                turn=self.turns,
+                tool_use_id=call.id,
+                tool_name=call.name,
+                is_error=result.is_error,
+                duration=trio.current_time() - started,
+            )
+
+    def _answer_pending(self, why: str) -> None:
+        """Answer every tool call of an interrupted turn, so the conversation stays valid."""
+        pending = self._pending
+        if pending is None:
+            return
+        self._pending = None
+        calls, results = pending
+        blocks = tuple(
+            ToolResultBlock(call.id, f"Not completed: {why}.", True) if done is None else done
+            for call, done in zip(calls, results, strict=True)
+        )
+        self.conversation.append(Message("user", blocks, Origin.TOOL_RESULTS))
