@@ -1,0 +1,688 @@
+"""Transcripts: every message and result of one agent, appended to a JSON lines file.
+
+Each agent has one file, ``<state_dir>/sessions/<session_id>/subagents/agent-<id>.jsonl``
+(:func:`transcript_path`). Every line is one record, a ``msgspec`` struct tagged
+by ``record`` that carries the agent's id (so a line of another agent is
+recognised on load) and the wall time it was written::
+
+    {"record":"meta","agent_id":"a1","time":1.7e9,"agent_type":"Explore","nickname":"Ada",...}
+    {"record":"message","agent_id":"a1","time":1.7e9,"seq":0,"message":{"role":"user",...}}
+    {"record":"result","agent_id":"a1","time":1.7e9,"run":1,"status":"completed",...}
+
+A :class:`TranscriptWriter` opens the file in append mode, writes the
+:class:`MetaRecord` first, then one line per message and per run result, each
+handed to the OS at once (unbuffered); a result line is also ``fsync``-ed, so
+it is on disk before the caller publishes the completion. A resumed agent gets
+a new writer on the same file, which appends a second meta line and goes on
+with the message numbers (after ending a torn last line with a newline, so no
+new line is glued to it). Nothing is ever truncated or rewritten.
+
+The writer is synchronous on purpose: a line is one small ``write`` (and one
+``fstat`` that notices a deleted file), which costs less than a trip to a
+worker thread, and a synchronous call can still write the result while the
+agent's scope is being cancelled, where an ``await`` could not.
+
+A disk error (``ENOSPC``, ``EACCES``, ``ENOENT`` after the state directory was
+removed...) follows the writer's policy: ``"memory"`` keeps the following lines
+in a bounded buffer, reports the error once and lets the run go on
+(:meth:`TranscriptWriter.retry`, and ``close`` once, try to move them back to
+the file); ``"stop"`` raises :class:`TranscriptWriteError`. Reading back is in
+:mod:`subagents.runtime._transcript_load`.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import errno
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Protocol, TypeAlias, final
+
+import attrs
+import msgspec
+
+from subagents.runtime._exceptions import AgentRuntimeError
+from subagents.runtime._messages import Conversation, Message
+from subagents.runtime._provider import Usage
+from subagents.runtime._result import AgentResult, TerminateReason
+
+if TYPE_CHECKING:
+    from subagents.agents import AgentDefinition
+    from subagents.runtime._transcript_load import Transcript
+
+__all__ = [
+    "DEFAULT_MAX_BUFFERED_LINES",
+    "DiskErrorPolicy",
+    "FORMAT_VERSION",
+    "FinalStatus",
+    "MessageRecord",
+    "MetaRecord",
+    "ResultRecord",
+    "TranscriptError",
+    "TranscriptFile",
+    "TranscriptNotFound",
+    "TranscriptRecord",
+    "TranscriptWriteError",
+    "TranscriptWriter",
+    "TranscriptWriterStatistics",
+    "open_append",
+    "transcript_path",
+]
+
+#: The version of the line format, written in every meta record.
+FORMAT_VERSION: Final = 1
+#: Lines a writer keeps in memory after a disk error (policy ``"memory"``).
+DEFAULT_MAX_BUFFERED_LINES: Final = 10_000
+
+DiskErrorPolicy: TypeAlias = Literal["memory", "stop"]
+"""What a writer does on a disk error: keep lines in memory and go on, or raise."""
+
+FinalStatus: TypeAlias = Literal["completed", "errored", "shutdown"]
+"""The kernel status a run ended with, as its ``kind`` tag."""
+
+
+# -- errors ------------------------------------------------------------------------
+
+
+class TranscriptError(AgentRuntimeError):
+    """A transcript could not be read, found or written (the message says which and why)."""
+
+
+class TranscriptNotFound(TranscriptError):
+    """No transcript exists for an agent id (under a state directory) or at a path."""
+
+    def __init__(self, agent_id: str | None, where: str | os.PathLike[str]) -> None:
+        self.agent_id = agent_id
+        self.where = Path(where)
+        if agent_id is None:
+            text = (
+                f"No transcript file at {self.where}. Check the path; transcripts are "
+                "named agent-<id>.jsonl under <state_dir>/sessions/<session>/subagents/."
+            )
+        else:
+            text = (
+                f"No transcript for agent {agent_id!r} under {self.where}. Check the agent id "
+                "(`subagents transcripts` lists the ones there) and that the state directory "
+                "is the one the agent ran with; transcripts older than the retention limit "
+                "are removed at start-up."
+            )
+        super().__init__(text)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.agent_id, self.where))
+
+
+_ADVICE: Final[dict[int, str]] = {
+    errno.ENOSPC: "Free some disk space or point state_dir at another disk.",
+    errno.EDQUOT: "Free some space within your disk quota or point state_dir elsewhere.",
+    errno.EACCES: "Make the state directory writable or point state_dir elsewhere.",
+    errno.EPERM: "Make the state directory writable or point state_dir elsewhere.",
+    errno.EROFS: "The file system is read-only: point state_dir at a writable one.",
+    errno.ENOENT: "The state directory was removed while the agent ran; do not delete it "
+    "during a run.",
+}
+
+
+class TranscriptWriteError(TranscriptError):
+    """Writing a transcript line failed; ``os_error`` is the operating system's error."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], os_error: OSError, policy: DiskErrorPolicy = "stop"
+    ) -> None:
+        self.path = Path(path)
+        self.os_error = os_error
+        self.errno = os_error.errno
+        self.policy: DiskErrorPolicy = policy
+        code = errno.errorcode.get(os_error.errno or 0, "")
+        reason = os_error.strerror or str(os_error) or type(os_error).__name__
+        advice = _ADVICE.get(os_error.errno or 0, "Check the state directory.")
+        if policy == "memory":
+            then = (
+                "The run goes on with the transcript kept in memory, so this agent cannot "
+                "be resumed from disk."
+            )
+        else:
+            then = "The agent was stopped (on_disk_error='memory' keeps running in memory)."
+        detail = f"{reason} ({code})" if code else reason
+        super().__init__(f"Could not write the transcript {self.path}: {detail}. {advice} {then}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.path, self.os_error, self.policy))
+
+
+# -- line records ------------------------------------------------------------------
+
+
+class _Record(msgspec.Struct, frozen=True, kw_only=True, tag_field="record", gc=False):
+    agent_id: str
+    #: Wall time (seconds since the epoch) the line was written.
+    time: float = msgspec.field(default_factory=time.time)
+
+
+class MetaRecord(_Record, frozen=True, kw_only=True, tag="meta", gc=False):
+    """Who the agent is: written first, and again by every writer that resumes it.
+
+    ``created`` is when the agent was first spawned (kept across resumes);
+    ``definition_source`` is the scope its definition came from (``builtin``,
+    ``project``...) and ``definition_path`` the file, so a resume can find it.
+    """
+
+    agent_type: str
+    nickname: str
+    depth: int = 0
+    parent_id: str | None = None
+    model: str = ""
+    definition_source: str | None = None
+    definition_path: str | None = None
+    session_id: str = ""
+    created: float = msgspec.field(default_factory=time.time)
+    version: int = FORMAT_VERSION
+
+    @classmethod
+    def for_definition(
+        cls,
+        definition: AgentDefinition,
+        *,
+        agent_id: str,
+        nickname: str,
+        depth: int = 0,
+        parent_id: str | None = None,
+        model: str = "",
+        session_id: str = "",
+    ) -> MetaRecord:
+        """The meta record of an agent spawned from ``definition``."""
+        return cls(
+            agent_id=agent_id,
+            agent_type=definition.name,
+            nickname=nickname,
+            depth=depth,
+            parent_id=parent_id,
+            model=model,
+            definition_source=definition.source.value,
+            definition_path=None if definition.path is None else str(definition.path),
+            session_id=session_id,
+        )
+
+
+class MessageRecord(_Record, frozen=True, kw_only=True, tag="message", gc=False):
+    """One message of the conversation; ``seq`` numbers the agent's messages from 0."""
+
+    seq: Annotated[int, msgspec.Meta(ge=0)]
+    message: Message
+
+
+class ResultRecord(_Record, frozen=True, kw_only=True, tag="result", gc=False):
+    """How run number ``run`` (from 1) ended: its status, terminate reason, output and counters."""
+
+    run: Annotated[int, msgspec.Meta(ge=0)]
+    status: FinalStatus
+    terminate_reason: TerminateReason
+    text: str | None = None
+    output: Any = None
+    turns: int = 0
+    tool_uses: int = 0
+    usage: Usage = Usage()
+    duration: float = 0.0
+    model: str = ""
+    grace: Literal["timeout", "max_turns"] | None = None
+    error: str | None = None
+
+    @classmethod
+    def from_result(
+        cls, result: AgentResult, *, agent_id: str, run: int, status: FinalStatus | None = None
+    ) -> ResultRecord:
+        """The record of ``result``; ``status`` defaults to the one the kernel gives it."""
+        return cls(
+            agent_id=agent_id,
+            run=run,
+            status=status or _status_of(result),
+            terminate_reason=result.terminate_reason,
+            text=result.text,
+            output=result.output,
+            turns=result.turns,
+            tool_uses=result.tool_uses,
+            usage=result.usage,
+            duration=result.duration,
+            model=result.model,
+            grace=result.grace,
+            error=result.error,
+        )
+
+    def to_result(self) -> AgentResult:
+        """The :class:`AgentResult` this record was written from."""
+        return AgentResult(
+            terminate_reason=self.terminate_reason,
+            text=self.text,
+            output=self.output,
+            turns=self.turns,
+            tool_uses=self.tool_uses,
+            usage=self.usage,
+            duration=self.duration,
+            model=self.model,
+            grace=self.grace,
+            error=self.error,
+        )
+
+
+TranscriptRecord: TypeAlias = MetaRecord | MessageRecord | ResultRecord
+"""One line of a transcript."""
+
+
+def _status_of(result: AgentResult) -> FinalStatus:
+    if result.terminate_reason is TerminateReason.GOAL:
+        return "completed"
+    if result.terminate_reason is TerminateReason.ABORTED:
+        return "shutdown"
+    return "errored"
+
+
+_encoder = msgspec.json.Encoder()
+
+
+def _line(record: TranscriptRecord) -> bytes:
+    return _encoder.encode(record) + b"\n"
+
+
+# -- paths ---------------------------------------------------------------------------
+
+
+def _check_name(kind: str, value: str) -> str:
+    """``value`` if it is safe as one path component, else :class:`TranscriptError`."""
+    if not value or value in (".", "..") or any(c in value for c in "/\\\0"):
+        raise TranscriptError(
+            f"{kind} {value!r} cannot name a transcript: use a non-empty name without "
+            "'/', '\\' or NUL that is not '.' or '..'."
+        )
+    return value
+
+
+def transcript_path(state_dir: str | os.PathLike[str], session_id: str, agent_id: str) -> Path:
+    """``<state_dir>/sessions/<session_id>/subagents/agent-<agent_id>.jsonl``."""
+    session = _check_name("Session id", session_id)
+    agent = _check_name("Agent id", agent_id)
+    return Path(state_dir) / "sessions" / session / "subagents" / f"agent-{agent}.jsonl"
+
+
+# -- the writer ----------------------------------------------------------------------
+
+
+class TranscriptFile(Protocol):
+    """What a writer writes to: an unbuffered binary file opened for appending."""
+
+    def write(self, data: bytes, /) -> int | None: ...
+    def fileno(self) -> int: ...
+    def close(self) -> None: ...
+
+
+def _private(path: str, flags: int) -> int:
+    return os.open(path, flags, 0o600)
+
+
+def open_append(path: Path) -> TranscriptFile:
+    """The default opener: ``path`` unbuffered, in append mode, created private to its owner."""
+    return open(path, "ab", buffering=0, opener=_private)
+
+
+def _needs_newline(path: Path) -> bool:
+    """Whether ``path`` ends in a torn line that the next line must not be glued to."""
+    try:
+        with open(path, "rb") as file:
+            if file.seek(0, os.SEEK_END) == 0:
+                return False
+            file.seek(-1, os.SEEK_END)
+            return file.read(1) != b"\n"
+    except FileNotFoundError:
+        return False
+
+
+def _is_empty(path: Path) -> bool:
+    try:
+        return os.stat(path).st_size == 0
+    except OSError:
+        return True
+
+
+def _write_all(file: TranscriptFile, data: bytes) -> None:
+    while data:
+        written = file.write(data)
+        if not written:
+            raise OSError(errno.EIO, "the transcript file accepted no bytes")
+        data = data[written:]
+
+
+@attrs.frozen
+class TranscriptWriterStatistics:
+    """A writer's counters: lines on disk, lines held in memory, lines dropped, its error."""
+
+    lines_written: int
+    lines_buffered: int
+    lines_dropped: int
+    in_memory: bool
+    closed: bool
+    error: TranscriptWriteError | None
+
+
+_META: Final = 0
+_MESSAGE: Final = 1
+_RESULT: Final = 2
+
+
+@final
+class TranscriptWriter:
+    """Appends one agent's records to its transcript file, one flushed line each.
+
+    ``next_seq`` and ``runs`` continue the numbering of a resumed agent and
+    ``synced`` counts the conversation's messages already in the file (see
+    :meth:`resume`). ``on_disk_error`` is the policy on a disk error (see the
+    module docstring); under ``"memory"``, ``on_report`` is called once with the
+    :class:`TranscriptWriteError` and up to ``max_buffered_lines`` lines are held
+    (the oldest message lines are dropped first, the meta and result lines
+    last). ``opener`` opens the file (tests inject failing files).
+    """
+
+    __slots__ = (
+        "_buffer",
+        "_closed",
+        "_dropped",
+        "_error",
+        "_failed",
+        "_file",
+        "_fsync",
+        "_max_buffered",
+        "_meta",
+        "_next_seq",
+        "_on_report",
+        "_opener",
+        "_path",
+        "_policy",
+        "_runs",
+        "_synced",
+        "_written",
+    )
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        meta: MetaRecord,
+        *,
+        next_seq: int = 0,
+        runs: int = 0,
+        synced: int = 0,
+        on_disk_error: DiskErrorPolicy = "memory",
+        on_report: Callable[[TranscriptWriteError], object] | None = None,
+        max_buffered_lines: int = DEFAULT_MAX_BUFFERED_LINES,
+        fsync_results: bool = True,
+        opener: Callable[[Path], TranscriptFile] = open_append,
+    ) -> None:
+        if on_disk_error not in ("memory", "stop"):
+            raise TranscriptError(
+                f"on_disk_error must be 'memory' or 'stop' (got {on_disk_error!r})."
+            )
+        if max_buffered_lines < 2:
+            raise TranscriptError(
+                f"max_buffered_lines must be at least 2 (got {max_buffered_lines!r})."
+            )
+        self._path = Path(path)
+        self._meta = msgspec.structs.replace(meta, time=time.time())
+        self._next_seq = next_seq
+        self._runs = runs
+        self._synced = synced
+        self._policy: DiskErrorPolicy = on_disk_error
+        self._on_report = on_report
+        self._max_buffered = max_buffered_lines
+        self._fsync = fsync_results
+        self._opener = opener
+        self._file: TranscriptFile | None = None
+        self._buffer: collections.deque[tuple[int, bytes]] = collections.deque()
+        self._error: TranscriptWriteError | None = None
+        self._failed: TranscriptWriteError | None = None
+        self._closed = False
+        self._written = 0
+        self._dropped = 0
+        line = _line(self._meta)
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._file = self._open()
+        except OSError as exc:
+            self._fault(exc, _META, line)
+        else:
+            self._emit(_META, line)
+
+    @classmethod
+    def resume(
+        cls,
+        transcript: Transcript,
+        *,
+        meta: MetaRecord | None = None,
+        on_disk_error: DiskErrorPolicy = "memory",
+        on_report: Callable[[TranscriptWriteError], object] | None = None,
+        max_buffered_lines: int = DEFAULT_MAX_BUFFERED_LINES,
+        fsync_results: bool = True,
+        opener: Callable[[Path], TranscriptFile] = open_append,
+    ) -> TranscriptWriter:
+        """A writer that goes on with a loaded transcript, in the same file.
+
+        It appends a new meta line (``meta``, by default the transcript's own:
+        pass one with another ``model`` when the resumed agent runs on another
+        model) and numbers messages and runs after the transcript's.
+        """
+        return cls(
+            transcript.path,
+            transcript.meta if meta is None else meta,
+            next_seq=transcript.next_seq,
+            runs=transcript.runs,
+            synced=len(transcript.messages),
+            on_disk_error=on_disk_error,
+            on_report=on_report,
+            max_buffered_lines=max_buffered_lines,
+            fsync_results=fsync_results,
+            opener=opener,
+        )
+
+    @property
+    def path(self) -> Path:
+        """The transcript file."""
+        return self._path
+
+    @property
+    def meta(self) -> MetaRecord:
+        """The meta record this writer wrote first."""
+        return self._meta
+
+    @property
+    def next_seq(self) -> int:
+        """The ``seq`` the next message gets."""
+        return self._next_seq
+
+    @property
+    def runs(self) -> int:
+        """The highest run number written so far."""
+        return self._runs
+
+    @property
+    def in_memory(self) -> bool:
+        """Whether lines go to the in-memory buffer (after a disk error, policy ``"memory"``)."""
+        return self._file is None and self._failed is None and not self._closed
+
+    @property
+    def error(self) -> TranscriptWriteError | None:
+        """The disk error that sent the writer to memory (``None`` while on disk)."""
+        return self._error
+
+    def buffered(self) -> tuple[bytes, ...]:
+        """The lines held in memory, oldest first, each with its newline."""
+        return tuple(line for _, line in self._buffer)
+
+    def statistics(self) -> TranscriptWriterStatistics:
+        """The writer's counters now."""
+        return TranscriptWriterStatistics(
+            lines_written=self._written,
+            lines_buffered=len(self._buffer),
+            lines_dropped=self._dropped,
+            in_memory=self.in_memory,
+            closed=self._closed,
+            error=self._error or self._failed,
+        )
+
+    def append_message(self, message: Message) -> int:
+        """Write ``message`` as the next line; returns its ``seq``."""
+        seq = self._next_seq
+        record = MessageRecord(agent_id=self._meta.agent_id, seq=seq, message=message)
+        self._emit(_MESSAGE, _line(record))
+        self._next_seq = seq + 1
+        self._synced += 1
+        return seq
+
+    def append_new(self, conversation: Conversation) -> int:
+        """Write the messages of ``conversation`` this writer has not written yet; returns how many.
+
+        The writer counts the messages it wrote (and, when resumed, those of
+        the transcript), so calling this after every change of the conversation
+        writes each message once.
+        """
+        new = conversation[self._synced :]
+        for message in new:
+            self.append_message(message)
+        return len(new)
+
+    def append_result(
+        self, result: AgentResult, *, status: FinalStatus | None = None, run: int | None = None
+    ) -> ResultRecord:
+        """Write how a run ended, and ``fsync`` it, before the caller announces the completion.
+
+        ``run`` defaults to the run after the last one written; ``status`` to
+        the kernel's (``completed`` for ``goal``, ``shutdown`` for ``aborted``,
+        ``errored`` otherwise).
+        """
+        number = self._runs + 1 if run is None else run
+        record = ResultRecord.from_result(
+            result, agent_id=self._meta.agent_id, run=number, status=status
+        )
+        self._emit(_RESULT, _line(record))
+        self._runs = max(self._runs, number)
+        return record
+
+    def retry(self) -> bool:
+        """Try once to move the lines held in memory to the file; returns whether it is on disk.
+
+        The file is reopened only if its folder still exists: a state directory
+        removed during the run is not recreated. A file that was removed alone
+        is started again with a meta line, so it stays loadable.
+        """
+        if self._file is not None or self._failed is not None or self._closed:
+            return self._file is not None
+        if not self._path.parent.is_dir():
+            return False
+        if not (self._buffer and self._buffer[0][0] == _META) and _is_empty(self._path):
+            self._meta = msgspec.structs.replace(self._meta, time=time.time())
+            self._hold(_META, _line(self._meta))
+            self._buffer.rotate(1)
+        try:
+            file = self._open()
+        except OSError:
+            return False
+        self._file = file
+        while self._buffer:
+            kind, line = self._buffer[0]
+            try:
+                self._put(file, kind, line)
+            except OSError:
+                self._drop_file()
+                return False
+            self._buffer.popleft()
+            self._written += 1
+        self._error = None
+        return True
+
+    def close(self) -> None:
+        """Close the file, first trying once to write lines held in memory; idempotent."""
+        if self._closed:
+            return
+        if self._buffer:
+            self.retry()
+        self._drop_file()
+        self._closed = True
+
+    def __enter__(self) -> TranscriptWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "in memory" if self.in_memory else "on disk"
+        return f"<TranscriptWriter {self._path} {state}, {self._written} lines written>"
+
+    # -- internals ------------------------------------------------------------------
+
+    def _open(self) -> TranscriptFile:
+        file = self._opener(self._path)
+        try:
+            if _needs_newline(self._path):
+                _write_all(file, b"\n")
+        except BaseException:
+            file.close()
+            raise
+        return file
+
+    def _put(self, file: TranscriptFile, kind: int, line: bytes) -> None:
+        _write_all(file, line)
+        fd = file.fileno()
+        if os.fstat(fd).st_nlink == 0:
+            raise FileNotFoundError(
+                errno.ENOENT, "the transcript file was deleted", str(self._path)
+            )
+        if kind == _RESULT and self._fsync:
+            os.fsync(fd)
+
+    def _emit(self, kind: int, line: bytes) -> None:
+        if self._closed:
+            raise TranscriptError(
+                f"The transcript writer of {self._path} is closed; open a new one "
+                "(TranscriptWriter.resume) to go on writing."
+            )
+        if self._failed is not None:
+            raise TranscriptWriteError(self._path, self._failed.os_error, "stop")
+        if self._file is None:
+            self._hold(kind, line)
+            return
+        try:
+            self._put(self._file, kind, line)
+        except OSError as exc:
+            self._fault(exc, kind, line)
+            return
+        self._written += 1
+
+    def _fault(self, exc: OSError, kind: int, line: bytes) -> None:
+        self._drop_file()
+        error = TranscriptWriteError(self._path, exc, self._policy)
+        if self._policy == "stop":
+            self._failed = error
+            raise error from exc
+        self._error = error
+        self._hold(kind, line)
+        if self._on_report is not None:
+            self._on_report(error)
+
+    def _hold(self, kind: int, line: bytes) -> None:
+        buffer = self._buffer
+        if len(buffer) >= self._max_buffered:
+            victim = next((i for i, (k, _) in enumerate(buffer) if k == _MESSAGE), None)
+            if victim is None and kind == _MESSAGE:
+                self._dropped += 1
+                return
+            if victim is None:
+                victim = next(i for i, (k, _) in enumerate(buffer) if k == _RESULT)
+            del buffer[victim]
+            self._dropped += 1
+        buffer.append((kind, line))
+
+    def _drop_file(self) -> None:
+        file, self._file = self._file, None
+        if file is not None:
+            # Every line went to the OS by its own write: nothing is pending at close.
+            with contextlib.suppress(OSError):
+                file.close()
