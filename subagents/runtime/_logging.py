@@ -1,0 +1,497 @@
+"""Logging: JSON lines under the state folder, readable lines on stderr, secrets masked.
+
+:func:`open_log` gives a :class:`RuntimeLog` for one session. It writes every
+line at ``logging.file_level`` or above to ``<state_dir>/logs/<session_id>.jsonl``
+(appended, written and flushed line by line) and every line at
+``logging.stderr_level`` or above to stderr in a readable form::
+
+    with open_log(config, session_id) as log:
+        agent_log = log.for_agent(agent_id="a1b2", nickname="Ada", depth=1)
+        agent_log.info("turn started", turn=3)
+
+Loggers are structlog bound loggers built with explicit processors: this
+module never calls ``structlog.configure``, because the program embedding the
+runtime owns structlog's global configuration. Every line carries
+``agent_id``, ``nickname`` and ``depth`` (``null`` outside an agent).
+
+Nothing secret is logged: :func:`redact` runs on every line, after exceptions
+are formatted and before anything is written. It replaces the value of any
+key that names a secret (``api_key``, ``authorization``, ``x-api-key``,
+``password``, ``token``, ``secret``, ``cookie``...) and masks, in every string
+at any depth, Anthropic keys (``sk-ant-...``), ``Bearer`` tokens, ``key: value``
+pairs of secret headers, and the current values of ``ANTHROPIC_API_KEY`` and
+``ANTHROPIC_AUTH_TOKEN``. Objects that are not plain data are logged as their
+masked ``repr``.
+
+Logging never stops the runtime: when the log file cannot be opened or
+written (disk full, folder deleted or not writable), that is said once on
+stderr and logging goes on to stderr only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import re
+import sys
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Final, TextIO, cast, final
+
+import attrs
+import structlog
+from structlog.typing import EventDict, FilteringBoundLogger, WrappedLogger
+
+if TYPE_CHECKING:
+    from subagents.runtime._settings import RuntimeConfig
+
+__all__ = [
+    "LOG_FILE_SUFFIX",
+    "REDACTED",
+    "SECRET_ENV_VARS",
+    "LogStatistics",
+    "RuntimeLog",
+    "is_secret_key",
+    "mask_text",
+    "open_log",
+    "redact",
+]
+
+#: What a secret is replaced with.
+REDACTED: Final = "[REDACTED]"
+#: Environment variables whose current values are masked wherever they appear.
+SECRET_ENV_VARS: Final = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+#: A session's log is ``<state_dir>/logs/<session_id><LOG_FILE_SUFFIX>``.
+LOG_FILE_SUFFIX: Final = ".jsonl"
+
+_LEVELS: Final = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
+_LEVEL_ALIASES: Final = {"warn": "warning", "exception": "error", "fatal": "critical"}
+
+# Words that make a key name a secret, matched against its ``_``-separated parts.
+_SECRET_WORDS: Final = frozenset(
+    {
+        "apikey",
+        "authorization",
+        "auth",
+        "cookie",
+        "credential",
+        "credentials",
+        "passphrase",
+        "passwd",
+        "password",
+        "secret",
+        "token",
+    }
+)
+_NON_ALNUM: Final = re.compile(r"[^a-z0-9]+")
+
+_ANTHROPIC_KEY: Final = re.compile(r"sk-ant-[A-Za-z0-9_\-]+")
+_GENERIC_KEY: Final = re.compile(r"\bsk-[A-Za-z0-9_\-]{20,}")
+_BEARER: Final = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/]+=*")
+_SECRET_PAIR: Final = re.compile(
+    r"(?i)\b((?:x-api-key|api[-_]?key|authorization|password|passwd|secret|"
+    r"(?:access|refresh|auth)[-_]?token|token)[\"']?\s*[:=]\s*[\"']?)"
+    r"(?!bearer\s|\[REDACTED\])([^\s\"',;&}\]]+)"
+)
+# Values this short are not masked by equality: they would mask ordinary text.
+_MIN_SECRET_CHARS: Final = 8
+_MAX_DEPTH: Final = 12
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether a key's value is a secret (``api_key``, ``X-Api-Key``, ``access_token``...).
+
+    ``input_tokens`` and ``max_tokens`` are counts, not secrets.
+    """
+    normal = _NON_ALNUM.sub("_", key.lower()).strip("_")
+    if "api_key" in normal or "private_key" in normal:
+        return True
+    return any(part in _SECRET_WORDS for part in normal.split("_"))
+
+
+def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with ``secrets`` (exact values) and anything that looks like a secret masked."""
+    for secret in secrets:
+        if secret and len(secret) >= _MIN_SECRET_CHARS and secret in text:
+            text = text.replace(secret, REDACTED)
+    if "sk-" in text:
+        text = _ANTHROPIC_KEY.sub(REDACTED, text)
+        text = _GENERIC_KEY.sub(REDACTED, text)
+    text = _BEARER.sub(lambda m: f"{m[1]} {REDACTED}", text)
+    return _SECRET_PAIR.sub(lambda m: m[1] + REDACTED, text)
+
+
+def _env_secrets(env: Mapping[str, str]) -> tuple[str, ...]:
+    found = []
+    for name in SECRET_ENV_VARS:
+        value = env.get(name)
+        if value and value.strip():
+            found.append(value.strip())
+    return tuple(found)
+
+
+def redact(value: Any, secrets: Iterable[str] = (), *, env: Mapping[str, str] | None = None) -> Any:
+    """A copy of ``value`` safe to log: plain JSON data with every secret masked.
+
+    Mappings, lists, tuples and sets are copied with secret keys' values
+    replaced by :data:`REDACTED` and strings masked (:func:`mask_text`);
+    numbers, booleans and ``None`` are kept; anything else becomes its masked
+    ``repr``. ``env`` (default ``os.environ``) supplies the current values of
+    :data:`SECRET_ENV_VARS`, masked too.
+    """
+    known = (*secrets, *_env_secrets(os.environ if env is None else env))
+    return _redact(value, known, 0)
+
+
+def _redact(value: Any, secrets: tuple[str, ...], depth: int) -> Any:
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, str):
+        return mask_text(value, secrets)
+    if depth >= _MAX_DEPTH:
+        return "[...]"
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            name = mask_text(key if isinstance(key, str) else _safe_repr(key), secrets)
+            secret = is_secret_key(name) and item is not None and item != ""
+            out[name] = REDACTED if secret else _redact(item, secrets, depth + 1)
+        return out
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_redact(item, secrets, depth + 1) for item in value]
+    if isinstance(value, bytes | bytearray):
+        return mask_text(bytes(value).decode("utf-8", "replace"), secrets)
+    if isinstance(value, Path):
+        return mask_text(str(value), secrets)
+    if isinstance(value, BaseException):
+        return mask_text(f"{type(value).__name__}: {_safe_str(value)}", secrets)
+    return mask_text(_safe_repr(value), secrets)
+
+
+def _safe_repr(value: object) -> str:
+    try:
+        return repr(value)
+    except Exception:  # a broken __repr__ must not break logging
+        return f"<{type(value).__name__} (unrepresentable)>"
+
+
+def _safe_str(value: object) -> str:
+    try:
+        return str(value)
+    except Exception:
+        return _safe_repr(value)
+
+
+# --------------------------------------------------------------------------- processors
+
+
+def _add_agent_fields(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
+    """Every line names its agent; lines from outside an agent say ``null``."""
+    event_dict.setdefault("agent_id", None)
+    event_dict.setdefault("nickname", None)
+    event_dict.setdefault("depth", None)
+    return event_dict
+
+
+@attrs.frozen
+class _Redact:
+    """The processor that makes a line safe to write (see :func:`redact`)."""
+
+    env: Mapping[str, str]
+
+    def __call__(self, _: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
+        cleaned = redact(event_dict, env=self.env)
+        return cast(EventDict, cleaned)
+
+
+def _to_sink(
+    _: WrappedLogger, __: str, event_dict: EventDict
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Hand the finished line to :class:`_Sink` as one argument."""
+    return (event_dict,), {}
+
+
+# --------------------------------------------------------------------------- the sink
+
+
+@attrs.frozen
+class LogStatistics:
+    """How many lines went where, and whether the log file had to be given up."""
+
+    file_lines: int
+    stderr_lines: int
+    file_path: Path | None
+    file_active: bool
+    file_error: str | None
+
+
+_FIRST_KEYS: Final = ("timestamp", "level", "event")
+_STDERR_SKIP: Final = frozenset(
+    {"event", "level", "timestamp", "agent_id", "nickname", "depth", "session_id", "exception"}
+)
+
+
+def _stderr_value(value: Any) -> str:
+    if isinstance(value, str) and value and not any(c.isspace() for c in value):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _readable(event: Mapping[str, Any]) -> str:
+    """One line for a person: ``12:00:01 info    [Ada d1] turn started turn=3``."""
+    stamp = str(event.get("timestamp") or "")
+    clock = stamp[11:19] if len(stamp) >= 19 else time.strftime("%H:%M:%S")
+    level = str(event.get("level", "info"))
+    who = event.get("nickname") or event.get("agent_id")
+    agent = f"[{who} d{event.get('depth')}] " if who is not None else ""
+    rest = " ".join(
+        f"{key}={_stderr_value(value)}" for key, value in event.items() if key not in _STDERR_SKIP
+    )
+    line = f"{clock} {level:<8} {agent}{event.get('event', '')}"
+    if rest:
+        line += " " + rest
+    exception = event.get("exception")
+    if exception:
+        line += "\n" + str(exception).rstrip()
+    return line
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write ``data`` to ``fd``; a file deleted under us is an error, not a silent loss."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    if os.fstat(fd).st_nlink == 0:  # writes to a deleted file succeed, and are lost
+        raise OSError(errno.ENOENT, "the file or its folder was deleted")
+
+
+@final
+class _Sink:
+    """The logger structlog wraps: receives finished, redacted lines and writes them out."""
+
+    def __init__(
+        self,
+        *,
+        path: Path | None,
+        file_level: int,
+        stderr_level: int,
+        stderr: TextIO | None,
+    ) -> None:
+        self._path = path
+        self._file_level = file_level
+        self._stderr_level = stderr_level
+        self._stderr = stderr
+        self._fd: int | None = None
+        self._lock = threading.Lock()
+        self._file_lines = 0
+        self._stderr_lines = 0
+        self._file_error: str | None = None
+        self._closed = False
+        if path is not None:
+            self._open(path)
+
+    def _open(self, path: Path) -> None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        except OSError as exc:
+            self._give_up(exc)
+
+    def _give_up(self, exc: OSError) -> None:
+        """Stop writing the file and say so on stderr, once."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if self._file_error is not None:
+            return
+        reason = exc.strerror or type(exc).__name__
+        self._file_error = reason
+        self._write_stderr(
+            f"subagents: cannot write the log file {self._path}: {reason}; "
+            "logging continues on stderr only"
+        )
+
+    def _write_stderr(self, text: str) -> None:
+        stream = self._stderr if self._stderr is not None else sys.stderr
+        try:
+            stream.write(text + "\n")
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass  # stderr is closed or gone: there is nowhere left to say anything
+
+    def _write_file(self, data: bytes) -> None:
+        fd = self._fd
+        if fd is None:
+            return
+        try:
+            _write_all(fd, data)
+        except OSError as exc:
+            self._give_up(exc)
+        else:
+            self._file_lines += 1
+
+    def emit(self, event: dict[str, Any]) -> None:
+        level = _LEVELS.get(str(event.get("level")), 20)
+        with self._lock:
+            try:
+                if self._fd is not None and level >= self._file_level:
+                    first = {key: event[key] for key in _FIRST_KEYS if key in event}
+                    line = json.dumps(first | event, ensure_ascii=True, default=str)
+                    self._write_file(line.encode("ascii") + b"\n")
+                if level >= self._stderr_level:
+                    self._write_stderr(_readable(event))
+                    self._stderr_lines += 1
+            except Exception as exc:  # a line that cannot be rendered is dropped, not raised
+                self._write_stderr(f"subagents: a log line could not be written: {exc!r}")
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            fd, self._fd = self._fd, None
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    def statistics(self) -> LogStatistics:
+        return LogStatistics(
+            file_lines=self._file_lines,
+            stderr_lines=self._stderr_lines,
+            file_path=self._path,
+            file_active=self._fd is not None,
+            file_error=self._file_error,
+        )
+
+    # structlog calls the method named like the log call; every one ends in emit().
+    def msg(self, event: dict[str, Any]) -> None:
+        self.emit(event)
+
+    debug = info = warning = warn = error = critical = fatal = exception = log = msg
+
+
+# --------------------------------------------------------------------------- the log
+
+
+def _level(name: str) -> int:
+    name = _LEVEL_ALIASES.get(name.lower(), name.lower())
+    try:
+        return _LEVELS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown log level {name!r}; expected one of {', '.join(_LEVELS)}"
+        ) from None
+
+
+_SESSION_UNSAFE: Final = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def _file_name(session_id: str) -> str:
+    """A file name for ``session_id`` that cannot leave the logs folder."""
+    safe = _SESSION_UNSAFE.sub("_", session_id).lstrip(".") or "session"
+    return safe + LOG_FILE_SUFFIX
+
+
+@final
+class RuntimeLog:
+    """The log of one session: a JSON-lines file and stderr, and the loggers that write them.
+
+    Use it as a context manager (or call :meth:`close`) so the file is closed
+    when the runtime closes; lines logged afterwards go to stderr only.
+    """
+
+    def __init__(
+        self,
+        *,
+        path: Path | None,
+        file_level: str = "info",
+        stderr_level: str = "warning",
+        stderr: TextIO | None = None,
+        env: Mapping[str, str] | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> None:
+        file_no = _level(file_level)
+        stderr_no = _level(stderr_level)
+        self._sink = _Sink(path=path, file_level=file_no, stderr_level=stderr_no, stderr=stderr)
+        lowest = min(stderr_no, file_no) if path is not None else stderr_no
+        self._processors: list[Any] = [
+            _add_agent_fields,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            _Redact(os.environ if env is None else env),
+            _to_sink,
+        ]
+        self._wrapper = structlog.make_filtering_bound_logger(lowest)
+        self._context = dict(context or {})
+
+    @property
+    def path(self) -> Path | None:
+        """The log file, or ``None`` when the configuration turned it off."""
+        return self._sink.statistics().file_path
+
+    def logger(self, **context: Any) -> FilteringBoundLogger:
+        """A logger bound with this session's context and ``context``."""
+        bound = structlog.wrap_logger(
+            self._sink,
+            processors=self._processors,
+            wrapper_class=self._wrapper,
+            context_class=dict,
+            cache_logger_on_first_use=False,
+        )
+        return cast(FilteringBoundLogger, bound.bind(**self._context, **context))
+
+    def for_agent(
+        self, *, agent_id: str, nickname: str | None, depth: int, **context: Any
+    ) -> FilteringBoundLogger:
+        """A logger whose every line names the agent: ``agent_id``, ``nickname``, ``depth``."""
+        return self.logger(agent_id=agent_id, nickname=nickname, depth=depth, **context)
+
+    def statistics(self) -> LogStatistics:
+        """Lines written to the file and to stderr, and the file's state."""
+        return self._sink.statistics()
+
+    def close(self) -> None:
+        """Close the file; later lines go to stderr only. Idempotent."""
+        self._sink.close()
+
+    def __enter__(self) -> RuntimeLog:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def open_log(
+    config: RuntimeConfig,
+    session_id: str,
+    *,
+    stderr: TextIO | None = None,
+    env: Mapping[str, str] | None = None,
+) -> RuntimeLog:
+    """The log of session ``session_id``, as ``config.logging`` says.
+
+    The file is ``<state_dir>/logs/<session_id>.jsonl`` (created, with the
+    folder, if needed) unless ``logging.json_file`` is false. ``stderr``
+    defaults to the current ``sys.stderr``; ``env`` (default ``os.environ``)
+    is where the values of :data:`SECRET_ENV_VARS` to mask are read.
+    """
+    settings = config.logging
+    path = config.logs_dir / _file_name(session_id) if settings.json_file else None
+    return RuntimeLog(
+        path=path,
+        file_level=settings.file_level,
+        stderr_level=settings.stderr_level,
+        stderr=stderr,
+        env=env,
+        context={"session_id": session_id},
+    )

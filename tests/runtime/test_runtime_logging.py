@@ -1,0 +1,301 @@
+"""Runtime logging: JSON lines with agent fields, stderr levels, secrets masked, never a crash."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import structlog
+
+from subagents.runtime._logging import (
+    REDACTED,
+    RuntimeLog,
+    is_secret_key,
+    mask_text,
+    open_log,
+    redact,
+)
+from subagents.runtime._settings import LoggingConfig, RuntimeConfig
+
+API_KEY = "sk-ant-api03-" + "Zq9" * 20
+PLAIN_KEY = "plain-secret-0123456789"  # an API key without the sk-ant- shape
+BEARER = "eyJhbGciOiJIUzI1NiJ9.payload.signature"
+
+
+def config_for(tmp_path: Path, **logging: Any) -> RuntimeConfig:
+    return RuntimeConfig(state_dir=tmp_path / "state", logging=LoggingConfig(**logging))
+
+
+def lines_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_json_lines_carry_the_agent_fields(tmp_path: Path) -> None:
+    err = io.StringIO()
+    with open_log(config_for(tmp_path), "s-1", stderr=err, env={}) as log:
+        assert log.path == tmp_path / "state" / "logs" / "s-1.jsonl"
+        agent = log.for_agent(agent_id="a1", nickname="Ada", depth=1)
+        agent.info("turn started", turn=3)
+        agent.bind(tool="Read").info("tool call")
+        log.logger().info("runtime opened")
+        agent.debug("below the file level")
+    first, second, third = lines_of(tmp_path / "state" / "logs" / "s-1.jsonl")
+    assert list(first)[:3] == ["timestamp", "level", "event"]
+    assert first["event"] == "turn started"
+    assert first["level"] == "info"
+    assert (first["agent_id"], first["nickname"], first["depth"]) == ("a1", "Ada", 1)
+    assert first["session_id"] == "s-1"
+    assert first["turn"] == 3
+    assert second["tool"] == "Read"
+    assert second["nickname"] == "Ada"
+    assert (third["agent_id"], third["nickname"], third["depth"]) == (None, None, None)
+    assert err.getvalue() == ""  # nothing at warning or above
+    assert log.statistics().file_lines == 3
+
+
+def test_lines_are_appended_and_flushed_one_by_one(tmp_path: Path) -> None:
+    config = config_for(tmp_path)
+    path = config.logs_dir / "s.jsonl"
+    with open_log(config, "s", stderr=io.StringIO(), env={}) as log:
+        logger = log.logger()
+        for n in range(3):
+            logger.info("line", n=n)
+            assert len(lines_of(path)) == n + 1  # on disk before the next call
+    with open_log(config, "s", stderr=io.StringIO(), env={}) as log:
+        log.logger().warning("again")
+    assert [line.get("n") for line in lines_of(path)] == [0, 1, 2, None]
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize(
+    ("level", "shown"),
+    [
+        ("warning", ["warn", "error"]),
+        ("info", ["info", "warn", "error"]),
+        ("debug", ["debug", "info", "warn", "error"]),
+        ("error", ["error"]),
+    ],
+)
+def test_stderr_shows_lines_at_its_level(tmp_path: Path, level: str, shown: list[str]) -> None:
+    err = io.StringIO()
+    with open_log(config_for(tmp_path, stderr_level=level), "s", stderr=err, env={}) as log:
+        agent = log.for_agent(agent_id="a7", nickname="Grace", depth=0)
+        agent.debug("debug")
+        agent.info("info", turn=2)
+        agent.warning("warn")
+        agent.error("error", why="a reason")
+    printed = [line.split()[4] for line in err.getvalue().splitlines()]
+    assert printed == shown
+    if "info" in shown:
+        assert "[Grace d0] info turn=2" in err.getvalue()
+    assert 'why="a reason"' in err.getvalue()
+    # The file keeps its own level (info) whatever stderr's is.
+    events = [line["event"] for line in lines_of(tmp_path / "state" / "logs" / "s.jsonl")]
+    assert events == ["info", "warn", "error"]
+
+
+def test_file_level_and_no_file(tmp_path: Path) -> None:
+    with open_log(
+        config_for(tmp_path, file_level="debug"), "d", stderr=io.StringIO(), env={}
+    ) as log:
+        log.logger().debug("kept")
+    assert lines_of(tmp_path / "state" / "logs" / "d.jsonl")[0]["event"] == "kept"
+    err = io.StringIO()
+    with open_log(config_for(tmp_path, json_file=False), "n", stderr=err, env={}) as log:
+        assert log.path is None
+        log.logger().warning("only on stderr")
+    assert not (tmp_path / "state" / "logs" / "n.jsonl").exists()
+    assert "only on stderr" in err.getvalue()
+
+
+def test_global_structlog_configuration_is_left_alone(tmp_path: Path) -> None:
+    before = structlog.get_config()
+    was_configured = structlog.is_configured()
+    with open_log(config_for(tmp_path), "g", stderr=io.StringIO(), env={}) as log:
+        log.logger().info("hello")
+    assert structlog.get_config() == before
+    assert structlog.is_configured() == was_configured
+
+
+def test_secrets_never_reach_the_file_or_stderr(tmp_path: Path) -> None:
+    err = io.StringIO()
+    env = {"ANTHROPIC_API_KEY": PLAIN_KEY}
+    config = config_for(tmp_path, stderr_level="debug", file_level="debug")
+
+    class Client:
+        def __repr__(self) -> str:
+            return f"Client(api_key={PLAIN_KEY!r})"
+
+    with open_log(config, "secret", stderr=err, env=env) as log:
+        agent = log.for_agent(agent_id="a1", nickname="Ada", depth=1)
+        agent.info(
+            "request",
+            headers={"Authorization": f"Bearer {BEARER}", "X-Api-Key": API_KEY, "accept": "json"},
+            api_key=API_KEY,
+            password="hunter22",
+            usage={"input_tokens": 12, "output_tokens": 3},
+        )
+        agent.info(f"calling with {API_KEY}", items=[{"nested": [f"key={PLAIN_KEY}"]}])
+        agent.debug("headers as text", text=f"authorization: Bearer {BEARER}\nx-api-key: {API_KEY}")
+        agent.warning("client", client=Client(), raw=PLAIN_KEY.encode())
+        try:
+            raise RuntimeError(f"401 for key {PLAIN_KEY} with Authorization: Bearer {BEARER}")
+        except RuntimeError:
+            agent.exception("request failed")
+    written = (tmp_path / "state" / "logs" / "secret.jsonl").read_text() + err.getvalue()
+    for secret in (API_KEY, PLAIN_KEY, BEARER, "hunter22", "Zq9Zq9"):
+        assert secret not in written
+    first = lines_of(tmp_path / "state" / "logs" / "secret.jsonl")[0]
+    assert first["headers"] == {"Authorization": REDACTED, "X-Api-Key": REDACTED, "accept": "json"}
+    assert first["api_key"] == REDACTED
+    assert first["usage"] == {"input_tokens": 12, "output_tokens": 3}  # counts are not secrets
+    assert "RuntimeError" in written
+    assert "request failed" in err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("key", "secret"),
+    [
+        ("api_key", True),
+        ("apiKey", True),
+        ("x-api-key", True),
+        ("X-Api-Key", True),
+        ("Authorization", True),
+        ("proxy_authorization", True),
+        ("access_token", True),
+        ("refresh-token", True),
+        ("client_secret", True),
+        ("password", True),
+        ("cookie", True),
+        ("private_key", True),
+        ("input_tokens", False),
+        ("max_tokens", False),
+        ("author", False),
+        ("tool_use_id", False),
+        ("session_id", False),
+    ],
+)
+def test_secret_keys(key: str, secret: bool) -> None:
+    assert is_secret_key(key) is secret
+
+
+def test_mask_text() -> None:
+    assert mask_text(f"key {API_KEY}.") == f"key {REDACTED}."
+    assert mask_text(f"Authorization: Bearer {BEARER}") == f"Authorization: Bearer {REDACTED}"
+    assert mask_text(f"{{'x-api-key': '{PLAIN_KEY}'}}") == f"{{'x-api-key': '{REDACTED}'}}"
+    assert mask_text(f"?token={PLAIN_KEY}&a=1") == f"?token={REDACTED}&a=1"
+    assert mask_text("max_tokens=5 input_tokens: 7") == "max_tokens=5 input_tokens: 7"
+    assert mask_text(f"access_token={PLAIN_KEY}&a=1") == f"access_token={REDACTED}&a=1"
+    assert mask_text(f"value {PLAIN_KEY}", [PLAIN_KEY]) == f"value {REDACTED}"
+    assert mask_text("short", ["short"]) == "short"  # too short to mask by value
+    assert mask_text("nothing to hide, 42 tokens") == "nothing to hide, 42 tokens"
+
+
+def test_redact_copies_plain_data_and_masks_objects() -> None:
+    class Broken:
+        def __repr__(self) -> str:
+            raise ValueError("no repr")
+
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    value = {
+        "a": (1, 2.5, None, True),
+        "s": {PLAIN_KEY},
+        "p": Path("/x"),
+        "o": Broken(),
+        "c": cyclic,
+        3: "int key",
+    }
+    out = redact(value, env={"ANTHROPIC_AUTH_TOKEN": PLAIN_KEY})
+    assert out["a"] == [1, 2.5, None, True]
+    assert out["s"] == [REDACTED]
+    assert out["p"] == "/x"
+    assert "unrepresentable" in out["o"]
+    assert out["3"] == "int key"
+    json.dumps(out)  # plain JSON data, however deep the cycle
+
+
+def test_an_unwritable_log_folder_degrades_to_stderr(tmp_path: Path) -> None:
+    (tmp_path / "state").write_text("a file where the folder should be")
+    err = io.StringIO()
+    with open_log(config_for(tmp_path), "s", stderr=err, env={}) as log:
+        log.logger().warning("first")
+        log.logger().warning("second")
+        stats = log.statistics()
+    text = err.getvalue()
+    assert text.count("cannot write the log file") == 1
+    assert "logging continues on stderr only" in text
+    assert "first" in text
+    assert "second" in text
+    assert stats.file_lines == 0
+    assert not stats.file_active
+    assert stats.file_error
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_disk_is_reported_once(tmp_path: Path) -> None:
+    logs = tmp_path / "state" / "logs"
+    logs.mkdir(parents=True)
+    (logs / "full.jsonl").symlink_to("/dev/full")
+    err = io.StringIO()
+    with open_log(config_for(tmp_path), "full", stderr=err, env={}) as log:
+        for n in range(3):
+            log.logger().warning("line", n=n)
+        assert not log.statistics().file_active
+    text = err.getvalue()
+    assert text.count("cannot write the log file") == 1
+    assert "No space left on device" in text
+    assert text.count("line n=") == 3
+
+
+def test_a_deleted_log_folder_is_reported_once(tmp_path: Path) -> None:
+    err = io.StringIO()
+    with open_log(config_for(tmp_path), "gone", stderr=err, env={}) as log:
+        log.logger().info("before")
+        shutil.rmtree(tmp_path / "state")
+        log.logger().info("after")
+        log.logger().warning("still here")
+        stats = log.statistics()
+    assert stats.file_lines == 1
+    assert not stats.file_active
+    assert err.getvalue().count("cannot write the log file") == 1
+    assert "still here" in err.getvalue()
+
+
+def test_a_broken_stderr_never_raises(tmp_path: Path) -> None:
+    err = io.StringIO()
+    err.close()
+    (tmp_path / "state").write_text("not a folder")
+    with open_log(config_for(tmp_path), "s", stderr=err, env={}) as log:
+        log.logger().error("nowhere to go")
+
+
+def test_after_close_lines_go_to_stderr_only(tmp_path: Path) -> None:
+    err = io.StringIO()
+    log = open_log(config_for(tmp_path), "c", stderr=err, env={})
+    logger = log.logger()
+    logger.warning("open")
+    log.close()
+    log.close()
+    logger.warning("closed")
+    assert [line["event"] for line in lines_of(tmp_path / "state" / "logs" / "c.jsonl")] == ["open"]
+    assert "closed" in err.getvalue()
+    assert "cannot write" not in err.getvalue()
+
+
+def test_session_ids_cannot_leave_the_logs_folder(tmp_path: Path) -> None:
+    with open_log(config_for(tmp_path), "../../escape/..", stderr=io.StringIO(), env={}) as log:
+        assert log.path is not None
+        assert log.path.parent == tmp_path / "state" / "logs"
+        log.logger().info("inside")
+    assert log.path.exists()
+
+
+def test_unknown_levels_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown log level"):
+        RuntimeLog(path=None, stderr_level="loud")
