@@ -169,13 +169,15 @@ class Subscription:
             self._reader.unpark()
         return dropped
 
-    def _full(self) -> bool:
-        return len(self._buffer) >= self._capacity and not self._closed
+    def _full(self, count: int = 1) -> bool:
+        """Whether ``count`` more events (at most a full buffer's worth) would not fit."""
+        need = min(count, self._capacity)
+        return len(self._buffer) > self._capacity - need and not self._closed
 
-    async def _wait_for_room(self, deadline: float) -> bool:
-        """Wait until the buffer has room; ``False`` if ``deadline`` passed first."""
+    async def _wait_for_room(self, deadline: float, count: int) -> bool:
+        """Wait until ``count`` events fit; ``False`` if ``deadline`` passed first."""
         with trio.move_on_at(deadline):
-            while self._full():
+            while self._full(count):
                 await self._room.park()
             return True
         return False
@@ -348,8 +350,8 @@ class Bus:
             if sub._offer(event):
                 self._dropped += 1
 
-    async def make_room(self) -> None:
-        """Wait until every lossless subscriber can take one more event.
+    async def make_room(self, count: int = 1) -> None:
+        """Wait until every lossless subscriber can take ``count`` more events.
 
         Each full ``block`` subscription gets at most its ``max_block`` seconds;
         past that it will drop its oldest event instead. Returns at once, without
@@ -358,12 +360,12 @@ class Bus:
         """
         if not self._block_subs:
             return
-        full = [sub for sub in self._block_subs if sub._full()]
+        full = [sub for sub in self._block_subs if sub._full(count)]
         if full:
             self._blocked_publishes += 1
             now = trio.current_time()
             for sub in full:
-                if not await sub._wait_for_room(now + sub.max_block):
+                if not await sub._wait_for_room(now + sub.max_block, count):
                     self._block_timeouts += 1
 
     async def publish(self, event: Event) -> None:

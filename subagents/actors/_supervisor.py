@@ -16,7 +16,7 @@ import secrets
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, Literal, final
+from typing import Any, Final, Literal, final
 
 import attrs
 import trio
@@ -56,6 +56,7 @@ from ._timer import RequestTimer
 __all__ = ["Supervisor", "SupervisorStatistics", "open_supervisor"]
 
 _MAX_MESSAGE = 2000
+_CLOSED: Final[Any] = object()  # an idle actor's mailbox was closed
 _TIMEOUT = "the deadline of this wait; every wait in subagents has one"
 
 
@@ -166,7 +167,7 @@ class Supervisor:
         else:
             check_count("mailbox_size", mailbox_size, 1, "how many unread messages it may hold")
         if self.bus.has_lossless_subscribers:
-            await self.bus.make_room()
+            await self.bus.make_room(3)  # spawned, pending_init, running
         # From here until the actor is started nothing yields: checks and
         # registration happen atomically.
         parent_ctx = self._parent_context(parent)
@@ -296,9 +297,8 @@ class Supervisor:
                     self._finish(ctx, outcome)
                     if ctx.stopping:
                         break
-                    try:
-                        message = await ctx._recv.receive()
-                    except (trio.EndOfChannel, trio.ClosedResourceError):
+                    message = await self._next_input(ctx)
+                    if message is _CLOSED:
                         break
                     ctx._head = message
                     ctx._plain = False
@@ -307,6 +307,8 @@ class Supervisor:
                         # a sender that waited for room): take a slot once one frees.
                         while self._live >= self.config.max_threads:
                             await self._slots.park()
+                        if self.bus.has_lossless_subscribers:
+                            await self.bus.make_room()
                         self._revive(ctx)
                 if ctx._children:
                     await self._wind_down_children(ctx)
@@ -325,6 +327,18 @@ class Supervisor:
             if ctx._start_error is not None:
                 raise AgentStartFailed(ctx.id, ctx.nickname, ctx._start_error) from ctx._start_error
             raise AgentClosed(ctx.id, ctx.nickname)
+
+    async def _next_input(self, ctx: ActorContext) -> Any:
+        """The next message for an idle actor, or ``_CLOSED``; child notices are filed
+        away for its next run rather than starting one."""
+        while True:
+            try:
+                message = await ctx._recv.receive()
+            except (trio.EndOfChannel, trio.ClosedResourceError):
+                return _CLOSED
+            if type(message) is not ChildFinished:
+                return message
+            self._file_notice(ctx, message)
 
     async def _wind_down_children(self, ctx: ActorContext) -> None:
         """Give ``ctx``'s stopping children the grace period, then cancel them."""
@@ -384,11 +398,14 @@ class Supervisor:
                 pass
             else:
                 return
-        # The parent is idle or its mailbox is full: keep the latest notice per
-        # child (bounded by its number of children) for its next receive.
+        self._file_notice(parent, notice)
+
+    def _file_notice(self, parent: ActorContext, notice: ChildFinished) -> None:
+        """Keep a notice for the parent's next receive without starting a run: the
+        latest per child, so bounded by its number of children."""
         if parent._notices is None:
             parent._notices = {}
-        parent._notices[ctx.id] = notice
+        parent._notices[notice.agent_id] = notice
         parent._plain = False
 
     def _revive(self, ctx: ActorContext) -> None:

@@ -26,6 +26,7 @@ from subagents.actors import (
     DepthLimitReached,
     Errored,
     InvalidConfiguration,
+    Lagged,
     MailboxFull,
     NoReply,
     Policy,
@@ -609,3 +610,39 @@ async def test_a_leaf_may_close_itself(sup: Supervisor) -> None:
     leaf = await sup.spawn(quitter, parent=child.id)  # depth 2 == max_depth
     await trio.testing.wait_all_tasks_blocked()
     assert sup.status(leaf.id) == SHUTDOWN
+
+
+async def test_an_unread_child_notice_does_not_revive_a_completed_parent(
+    sup: Supervisor,
+) -> None:
+    async def parent(ctx: ActorContext) -> str:
+        child = await ctx.spawn(idle)
+        await ctx.send(child.id, "go")  # the child finishes; its notice lands unread
+        await ctx.wait([child.id], timeout=5)
+        return "parent done"
+
+    with sup.subscribe(policy="block") as sub:
+        ref = await sup.spawn(parent)
+        await trio.testing.wait_all_tasks_blocked()
+        assert kinds(drain(sub), ref.id) == ["pending_init", "running", "completed"]
+    assert sup.status(ref.id) == Completed("parent done")
+
+
+async def test_a_lossless_subscriber_with_a_small_buffer_sees_every_spawn_event() -> None:
+    bus = Bus()
+    got: list[Any] = []
+    with bus.subscribe(policy="block", capacity=2, max_block=60) as sub:
+
+        async def reader() -> None:
+            async for event in sub:
+                got.append(event)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(reader)
+            async with open_supervisor(config(), bus=bus) as sup:
+                for _ in range(3):
+                    await sup.spawn(scripted)
+            sub.close()
+    assert sub.dropped == 0
+    assert not any(isinstance(e, Lagged) for e in got)
+    assert sum(isinstance(e, AgentSpawned) for e in got) == 3
