@@ -2,12 +2,33 @@
 
 The packages, lowest layer first: :mod:`subagents.actors` (the actor kernel),
 :mod:`subagents.agents` (agent definitions), :mod:`subagents.tools` (tools and
-their filtering), :mod:`subagents.runtime` (the agent loop and providers).
-Every error the package raises derives from :class:`SubagentsError`.
+their filtering), :mod:`subagents.runtime` (the agent loop, providers and the
+runtime that runs agents: :func:`open_runtime`).
+Every error the package raises derives from :class:`SubagentsError`::
+
+    async with subagents.open_runtime() as rt:
+        agent = await rt.spawn("Explore", "Find the entry point")
+        await rt.wait([agent.agent_id], timeout=300)
 """
+
+from typing import TYPE_CHECKING, Any
 
 from ._exceptions import SubagentsError
 
-__all__ = ["SubagentsError", "__version__"]
+if TYPE_CHECKING:
+    from .runtime import open_runtime
+
+__all__ = ["SubagentsError", "__version__", "open_runtime"]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use, so ``import subagents.actors`` stays light (the
+    # runtime brings the model SDK with it).
+    if name == "open_runtime":
+        from .runtime import open_runtime
+
+        return open_runtime
+    raise AttributeError(f"module 'subagents' has no attribute {name!r}")
+
 
 __version__ = "0.1.0"

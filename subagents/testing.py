@@ -1,4 +1,4 @@
-"""The public test kit: a loopback Anthropic server and helpers for scripted policies.
+r"""The public test kit: a loopback Anthropic server and helpers for scripted policies.
 
 **The loopback server** speaks the Anthropic Messages API wire format on
 127.0.0.1 (an ephemeral port), so tests can run the real ``anthropic`` SDK, and
@@ -35,6 +35,42 @@ the wire objects.
 values; :func:`tool_loop` is a policy that calls one tool for a number of
 turns and then answers; :class:`RecordingPolicy` keeps what each request
 showed the model.
+
+**Property tests of a runtime** (the kit our own stateful tests use; the
+strategies need Hypothesis, imported only when a strategy is called):
+
+- :class:`DirectivePolicy` plays scripted agent :class:`Behavior`\ s chosen by
+  the newest :func:`directive` in the conversation: ``finish``, ``fail`` (a
+  provider error), ``hang``, ``tool`` (calls a tool, ``LS`` for the default
+  instance :data:`directive_policy`, then answers) and
+  ``malformed`` (a tool call whose arguments are not JSON, then answers), so a
+  follow-up input can change what an agent's next run does;
+- :func:`operations` draws sequences of :class:`Spawn` (foreground or
+  background, top-level or under an agent), :class:`SendInput` (with or
+  without interrupt), :class:`Wait`, :class:`Close`, :class:`Resume` and a
+  final :class:`Cancel`; :func:`apply_operation` performs one on a runtime;
+- :func:`behaviors`, :func:`agent_scripts` (turn-by-turn scripts: tool calls,
+  then an answer, a ``complete_task`` call or a fault) and :func:`faults`
+  (provider errors of every kind, hangs, malformed tool calls);
+- :class:`InvariantChecker` follows the bus (a lossless subscription opened
+  before the runtime) and records every broken promise: slots out of bounds,
+  statuses off the transition table (more than one final status per run),
+  events out of order or lost, a run whose result was not on disk, with its
+  status, when its final status was published, unpaired start/stop hooks, and
+  anything left running after exit::
+
+    bus = Bus()
+    checker = InvariantChecker(max_threads=4, state_dir=state)
+    with bus.subscribe(policy="block", capacity=10_000) as events:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(checker.follow, events)
+            async with open_runtime(config, bus=bus, provider=provider) as rt:
+                agents: list[str] = []
+                for op in ops:  # drawn from operations()
+                    await apply_operation(rt, op, agents, agent_type="Explore")
+            checker.check_after_exit(rt.supervisor.statistics())
+            events.close()
+    checker.assert_ok()
 """
 
 from __future__ import annotations
@@ -49,6 +85,25 @@ from typing import Any, Final, TypeAlias, final
 import attrs
 import trio
 
+from subagents._testing_invariants import InvariantChecker
+from subagents._testing_ops import (
+    Behavior,
+    Cancel,
+    Close,
+    DirectivePolicy,
+    Operation,
+    Resume,
+    SendInput,
+    Spawn,
+    Wait,
+    agent_scripts,
+    apply_operation,
+    behaviors,
+    directive,
+    directive_policy,
+    faults,
+    operations,
+)
 from subagents.runtime import (
     COMPLETE_TASK as _COMPLETE_TASK,
 )
@@ -63,6 +118,25 @@ from subagents.runtime import (
 )
 
 __all__ = [
+    # property tests of a runtime
+    "Behavior",
+    "Cancel",
+    "Close",
+    "DirectivePolicy",
+    "InvariantChecker",
+    "Operation",
+    "Resume",
+    "SendInput",
+    "Spawn",
+    "Wait",
+    "agent_scripts",
+    "apply_operation",
+    "behaviors",
+    "directive",
+    "directive_policy",
+    "faults",
+    "operations",
+    # the loopback server and scripted policies
     "DEFAULT_TEST_MODEL",
     "Disconnect",
     "ErrorReply",

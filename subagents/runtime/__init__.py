@@ -19,10 +19,30 @@ API key)::
             limits=Limits.for_definition(definition),
         )
         result = await run_agent(spec, task.conversation)
+
+Most programs use the runtime instead, which does all of this for every agent
+of a session and adds what a session needs: :func:`open_runtime` gives a
+:class:`Runtime` (spawn, send input, wait, close, resume, progress), with
+configuration (:func:`load_config`, :class:`RuntimeConfig`), hooks
+(:class:`HookRunner`), transcripts (:class:`TranscriptWriter`,
+:func:`load_transcript`), logging (:func:`open_log`) and progress
+(:class:`ProgressTracker`)::
+
+    async with open_runtime(cwd=project) as rt:
+        agent = await rt.spawn("Explore", "Where is the config parsed?")
+        await rt.wait([agent.agent_id], timeout=300)
+        print(rt.result(agent.agent_id))
 """
 
+from subagents.runtime._agent_record import AgentHandle
 from subagents.runtime._anthropic import AnthropicProvider, encode_messages, request_params
-from subagents.runtime._behavior import ResultCallback, agent_behavior, as_input
+from subagents.runtime._behavior import (
+    AgentActor,
+    NoticeFilter,
+    ResultCallback,
+    agent_behavior,
+    as_input,
+)
 from subagents.runtime._complete_task import CompleteTask, Completion, complete_task_tool
 from subagents.runtime._config import (
     API_KEY_ENV,
@@ -42,6 +62,7 @@ from subagents.runtime._config import (
 )
 from subagents.runtime._default import default_provider
 from subagents.runtime._events import (
+    ActivationStarted,
     GracePeriodEnded,
     GracePeriodStarted,
     Publisher,
@@ -68,12 +89,45 @@ from subagents.runtime._exceptions import (
     ProviderNotOpen,
     ProviderTimeout,
     RateLimited,
+    RuntimeClosed,
     ScriptError,
     ServerError,
+    SpawnNotAllowed,
     StreamError,
     provider_error,
 )
 from subagents.runtime._fork import FORK_BOUNDARY, fork_context, fork_messages
+from subagents.runtime._hooks import (
+    DEFAULT_HOOK_OUTPUT_CAP,
+    DEFAULT_HOOK_TIMEOUT,
+    DEFAULT_STOP_HOOKS_GRACE,
+    Hook,
+    HookConfigError,
+    HookEvent,
+    HookFired,
+    HookFunction,
+    HookOutcome,
+    HookPayload,
+    HookReply,
+    HookResult,
+    HookRunner,
+    HookRunnerStatistics,
+    SubagentRunHooks,
+    hooks_from_settings,
+    hooks_from_specs,
+    subagent_run_hooks,
+)
+from subagents.runtime._logging import (
+    LOG_FILE_SUFFIX,
+    REDACTED,
+    SECRET_ENV_VARS,
+    LogStatistics,
+    RuntimeLog,
+    is_secret_key,
+    mask_text,
+    open_log,
+    redact,
+)
 from subagents.runtime._loop import AgentSpec, RunControl, grace_notice, run_agent
 from subagents.runtime._messages import (
     Block,
@@ -87,6 +141,19 @@ from subagents.runtime._messages import (
     ToolUseBlock,
 )
 from subagents.runtime._model import ModelChoice, ModelSource, resolve_model
+from subagents.runtime._open import new_session_id, open_runtime
+from subagents.runtime._progress import (
+    ACTIVITY_LIMIT,
+    DEFAULT_MAX_AGENTS,
+    Activity,
+    AgentProgress,
+    ProgressNotFound,
+    ProgressStatistics,
+    ProgressTracker,
+    SubtreeTotals,
+    describe_tool_call,
+    follow,
+)
 from subagents.runtime._provider import (
     ModelRequest,
     ModelResponse,
@@ -100,6 +167,7 @@ from subagents.runtime._provider import (
     Usage,
 )
 from subagents.runtime._result import AgentResult, RunStatus, TerminateReason
+from subagents.runtime._runtime import Runtime, RuntimeStatistics
 from subagents.runtime._scripted import (
     Policy,
     Reply,
@@ -111,9 +179,160 @@ from subagents.runtime._scripted import (
     load_scripts,
     sample_for_schema,
 )
+from subagents.runtime._settings import (
+    DEFAULT_CANCEL_TIMEOUT,
+    DEFAULT_CLOSE_GRACE_PERIOD,
+    DEFAULT_MAILBOX_SIZE,
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_THREADS,
+    DEFAULT_RETENTION_DAYS,
+    DEFAULT_STATE_DIR,
+    DEFAULT_TRUSTED_SOURCES,
+    DEFAULT_WAIT_MAX_SECONDS,
+    DEFAULT_WAIT_MIN_SECONDS,
+    DEFAULT_WAIT_SECONDS,
+    ENV_PREFIX,
+    LOG_LEVELS,
+    PROJECT_CONFIG_NAME,
+    USER_CONFIG_PATH,
+    ConfigError,
+    LimitsConfig,
+    LoggingConfig,
+    LogLevel,
+    ProviderChoice,
+    RuntimeConfig,
+    TranscriptsConfig,
+    env_variable_names,
+    find_project_config,
+    load_config,
+    stderr_level_for,
+)
+from subagents.runtime._survey import DEFAULT_SURVEY_LATENCY, survey_policies
 from subagents.runtime._task import PreparedTask, check_inputs, prepare_task
+from subagents.runtime._transcript import (
+    DEFAULT_MAX_BUFFERED_LINES,
+    FORMAT_VERSION,
+    DiskErrorPolicy,
+    FinalStatus,
+    MessageRecord,
+    MetaRecord,
+    ResultRecord,
+    TranscriptError,
+    TranscriptFile,
+    TranscriptNotFound,
+    TranscriptRecord,
+    TranscriptWriteError,
+    TranscriptWriter,
+    TranscriptWriterStatistics,
+    open_append,
+    transcript_path,
+)
+from subagents.runtime._transcript_load import (
+    Transcript,
+    TranscriptInfo,
+    TranscriptProblem,
+    clean_old_transcripts,
+    find_transcript,
+    list_transcripts,
+    load_transcript,
+    parse_transcript,
+)
 
 __all__ = [
+    "DEFAULT_SURVEY_LATENCY",
+    "survey_policies",
+    # the runtime
+    "open_runtime",
+    "Runtime",
+    "RuntimeStatistics",
+    "AgentHandle",
+    "new_session_id",
+    # configuration
+    "RuntimeConfig",
+    "LimitsConfig",
+    "LoggingConfig",
+    "TranscriptsConfig",
+    "ProviderChoice",
+    "LogLevel",
+    "load_config",
+    "find_project_config",
+    "env_variable_names",
+    "stderr_level_for",
+    "DEFAULT_CANCEL_TIMEOUT",
+    "DEFAULT_CLOSE_GRACE_PERIOD",
+    "DEFAULT_MAILBOX_SIZE",
+    "DEFAULT_MAX_DEPTH",
+    "DEFAULT_MAX_THREADS",
+    "DEFAULT_RETENTION_DAYS",
+    "DEFAULT_STATE_DIR",
+    "DEFAULT_TRUSTED_SOURCES",
+    "DEFAULT_WAIT_MAX_SECONDS",
+    "DEFAULT_WAIT_MIN_SECONDS",
+    "DEFAULT_WAIT_SECONDS",
+    "ENV_PREFIX",
+    "LOG_LEVELS",
+    "PROJECT_CONFIG_NAME",
+    "USER_CONFIG_PATH",
+    # hooks
+    "Hook",
+    "HookEvent",
+    "HookFired",
+    "HookFunction",
+    "HookOutcome",
+    "HookPayload",
+    "HookReply",
+    "HookResult",
+    "HookRunner",
+    "HookRunnerStatistics",
+    "SubagentRunHooks",
+    "hooks_from_settings",
+    "hooks_from_specs",
+    "subagent_run_hooks",
+    "DEFAULT_HOOK_OUTPUT_CAP",
+    "DEFAULT_HOOK_TIMEOUT",
+    "DEFAULT_STOP_HOOKS_GRACE",
+    # transcripts
+    "TranscriptWriter",
+    "TranscriptWriterStatistics",
+    "TranscriptFile",
+    "TranscriptRecord",
+    "MetaRecord",
+    "MessageRecord",
+    "ResultRecord",
+    "FinalStatus",
+    "DiskErrorPolicy",
+    "Transcript",
+    "TranscriptInfo",
+    "TranscriptProblem",
+    "transcript_path",
+    "open_append",
+    "load_transcript",
+    "parse_transcript",
+    "find_transcript",
+    "list_transcripts",
+    "clean_old_transcripts",
+    "DEFAULT_MAX_BUFFERED_LINES",
+    "FORMAT_VERSION",
+    # logging
+    "RuntimeLog",
+    "LogStatistics",
+    "open_log",
+    "redact",
+    "mask_text",
+    "is_secret_key",
+    "LOG_FILE_SUFFIX",
+    "REDACTED",
+    "SECRET_ENV_VARS",
+    # progress
+    "ProgressTracker",
+    "ProgressStatistics",
+    "AgentProgress",
+    "Activity",
+    "SubtreeTotals",
+    "describe_tool_call",
+    "follow",
+    "ACTIVITY_LIMIT",
+    "DEFAULT_MAX_AGENTS",
     # the loop
     "AgentSpec",
     "Limits",
@@ -122,6 +341,8 @@ __all__ = [
     "grace_notice",
     "agent_behavior",
     "as_input",
+    "AgentActor",
+    "NoticeFilter",
     "ResultCallback",
     # starting an agent
     "PreparedTask",
@@ -178,6 +399,7 @@ __all__ = [
     "default_provider",
     # events
     "Publisher",
+    "ActivationStarted",
     "TurnStarted",
     "TurnCompleted",
     "ToolCallStarted",
@@ -218,5 +440,13 @@ __all__ = [
     "InvalidOutputSchema",
     "InvalidLimits",
     "AgentRunFailed",
+    "SpawnNotAllowed",
+    "RuntimeClosed",
+    "TranscriptError",
+    "TranscriptNotFound",
+    "TranscriptWriteError",
+    "ProgressNotFound",
+    "ConfigError",
+    "HookConfigError",
     "provider_error",
 ]

@@ -14,6 +14,12 @@ provider's own typed error; any other ending errors it with
 :class:`AgentRunFailed`, whose message says which limit stopped it; a closed
 agent ends Shutdown (the kernel's rule). When the agent is sent input after a
 run, the kernel revives it and the next run continues the same conversation.
+
+:class:`AgentActor` is the same behavior with a handle on it:
+:meth:`AgentActor.interrupt` aborts the run under way and goes on, in the same
+activation, with the input queued for it (``send_input(interrupt=True)``), and
+``drop_notice`` lets the owner drop the notices of children whose result it
+already delivered another way (a foreground ``Task`` call).
 """
 
 from __future__ import annotations
@@ -33,10 +39,13 @@ from subagents.runtime._loop import AgentSpec, RunControl, run_agent
 from subagents.runtime._messages import Conversation, Message, Origin
 from subagents.runtime._result import AgentResult, TerminateReason
 
-__all__ = ["ResultCallback", "agent_behavior", "as_input"]
+__all__ = ["AgentActor", "NoticeFilter", "ResultCallback", "agent_behavior", "as_input"]
 
 ResultCallback: TypeAlias = Callable[[AgentResult], Awaitable[None] | None]
 """Called with every run's result before the actor's status changes."""
+
+NoticeFilter: TypeAlias = Callable[[ChildFinished], bool]
+"""Says whether a child's :class:`ChildFinished` notice is dropped instead of read."""
 
 #: How long a result callback may take when the run was cancelled from outside.
 _CALLBACK_SECONDS_WHEN_CANCELLED: Final = 1.0
@@ -70,35 +79,83 @@ def agent_behavior(
     input) appends the input and runs again. ``on_result`` sees every run's
     result, including that of a run aborted or cancelled by ``close``.
     """
-    return _AgentActor(spec, conversation, on_result, inbox_capacity).behave
+    return AgentActor(spec, conversation, on_result=on_result, inbox_capacity=inbox_capacity).behave
 
 
 @final
-class _AgentActor:
-    __slots__ = ("_capacity", "_on_result", "_requests", "_started", "conversation", "spec")
+class AgentActor:
+    """The agent loop as a kernel actor, with a handle for its owner.
+
+    Pass :attr:`behave` to ``spawn``. :meth:`interrupt` aborts the run under
+    way; the activation then goes on with the input queued for it instead of
+    ending. ``drop_notice`` (optional) drops child notices it returns true for.
+    ``idle`` says the conversation's last run is already over (an agent
+    restored idle): every activation, the first included, starts from the
+    input that revived it.
+    """
+
+    __slots__ = (
+        "_capacity",
+        "_control",
+        "_drop_notice",
+        "_interrupted",
+        "_on_result",
+        "_requests",
+        "_started",
+        "conversation",
+        "spec",
+    )
 
     def __init__(
         self,
         spec: AgentSpec,
         conversation: Conversation,
-        on_result: ResultCallback | None,
-        capacity: int,
+        *,
+        on_result: ResultCallback | None = None,
+        inbox_capacity: int = INBOX_CAPACITY,
+        drop_notice: NoticeFilter | None = None,
+        idle: bool = False,
     ) -> None:
         self.spec = spec
         self.conversation = conversation
         self._on_result = on_result
-        self._capacity = capacity
-        self._started = False
+        self._capacity = inbox_capacity
+        self._drop_notice = drop_notice
+        self._started = idle
         self._requests: list[Request] = []
+        self._control: RunControl | None = None
+        self._interrupted = False
+
+    @property
+    def running(self) -> bool:
+        """Whether a run is under way now."""
+        return self._control is not None
+
+    def interrupt(self) -> bool:
+        """Abort the run under way; the activation goes on with the queued input.
+
+        Queue the input (send it to the actor) first: a run interrupted with
+        nothing queued ends ``aborted`` as if it had been stopped. Returns
+        whether a run was under way.
+        """
+        control = self._control
+        if control is None:
+            return False
+        self._interrupted = True
+        control.abort()
+        return True
 
     async def behave(self, ctx: ActorContext) -> str | None:
+        """The actor's behavior: one activation, made of one or more runs."""
         if self._started:
             self._take_mailbox(ctx)
         self._started = True
+        self._interrupted = False
         publisher = Publisher.for_actor(ctx)
         while True:
             control = RunControl(inbox_capacity=self._capacity)
             watcher = _Watcher(self, ctx, control)
+            self._control = control
             try:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(watcher.watch)
@@ -111,14 +168,23 @@ class _AgentActor:
                     finally:
                         watcher.dismiss(nursery, cancel=not finished)
             except BaseException:  # report the recorded result, then re-raise: never swallowed
+                self._control = None
                 if control.result is not None:
                     with trio.CancelScope(shield=True):
                         with trio.move_on_after(_CALLBACK_SECONDS_WHEN_CANCELLED):
                             await self._deliver(control.result)
                 self._answer_requests(control.result)
                 raise
+            self._control = None
             await self._deliver(result)
             leftovers = control.take_inputs()
+            if self._interrupted and control.aborted and not ctx.stopping:
+                self._interrupted = False
+                self.conversation.extend(leftovers)
+                before = len(self.conversation)
+                self._take_mailbox(ctx)
+                if leftovers or len(self.conversation) > before:
+                    continue
             if leftovers and not control.aborted:
                 self.conversation.extend(leftovers)
                 continue
@@ -139,12 +205,20 @@ class _AgentActor:
                 message = ctx.receive_nowait()
             except (trio.WouldBlock, AgentClosed):
                 return
-            self.conversation.append(self._input(message))
+            item = self._input(message)
+            if item is not None:
+                self.conversation.append(item)
 
-    def _input(self, message: Any) -> Message:
+    def _input(self, message: Any) -> Message | None:
         if isinstance(message, Request):
             self._requests.append(message)
             return as_input(message.payload)
+        if (
+            self._drop_notice is not None
+            and isinstance(message, ChildFinished)
+            and self._drop_notice(message)
+        ):
+            return None
         return as_input(message)
 
     async def _deliver(self, result: AgentResult) -> None:
@@ -175,7 +249,7 @@ class _Watcher:
 
     __slots__ = ("_actor", "_control", "_ctx", "_dismissed", "_receiving")
 
-    def __init__(self, actor: _AgentActor, ctx: ActorContext, control: RunControl) -> None:
+    def __init__(self, actor: AgentActor, ctx: ActorContext, control: RunControl) -> None:
         self._actor = actor
         self._ctx = ctx
         self._control = control
@@ -200,7 +274,9 @@ class _Watcher:
                 return
             # Once dismissed, what is read before the sentinel (at most a mailbox
             # full) is kept for the next run even past the inbox's capacity.
-            control.add_input(self._actor._input(message), force=self._dismissed)
+            item = self._actor._input(message)
+            if item is not None:
+                control.add_input(item, force=self._dismissed)
 
     def dismiss(self, nursery: trio.Nursery, *, cancel: bool) -> None:
         """End the watcher: with the sentinel when it is parked on the mailbox, else by cancel."""

@@ -14,6 +14,7 @@ from subagents.actors import ActorContext, Bus, Event
 from subagents.runtime._provider import Usage
 
 __all__ = [
+    "ActivationStarted",
     "GracePeriodEnded",
     "GracePeriodStarted",
     "Publisher",
@@ -26,6 +27,19 @@ __all__ = [
     "TurnStarted",
     "UsageReported",
 ]
+
+
+class ActivationStarted(Event, frozen=True, kw_only=True, tag="activation_started"):
+    """The runtime began an activation of the agent: its work from Running to its next
+    final status (the first run, then one per revival by follow-up input).
+
+    ``SubagentStart`` hooks and the loop's runs follow; its result is on disk
+    before that final status is published. An agent revived and closed before
+    its activation began has none, and no result for that Running period.
+    ``activation`` counts from 1 per agent record.
+    """
+
+    activation: int
 
 
 class TurnStarted(Event, frozen=True, kw_only=True, tag="turn_started"):

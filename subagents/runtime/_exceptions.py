@@ -21,7 +21,18 @@ request id the provider gave, when there was one::
         ├── InvalidInputs             typed inputs do not match the definition's input schema
         ├── InvalidOutputSchema       a definition's output schema is not a valid JSON Schema
         ├── InvalidLimits             a run limit is out of range
-        └── AgentRunFailed            a run ended without reaching its goal
+        ├── AgentRunFailed            a run ended without reaching its goal
+        ├── SpawnNotAllowed           a spawn tool's scope (``Agent(a, b)``) excludes the type
+        ├── RuntimeClosed             the runtime is closed or closing
+        ├── TranscriptError           (_transcript.py) a transcript could not be read or written
+        │   ├── TranscriptNotFound        no transcript for that agent id or path
+        │   └── TranscriptWriteError      a line could not be written (disk full, removed...)
+        └── ProgressNotFound          (_progress.py) no progress is tracked for that agent id
+
+Two configuration errors derive from :class:`SubagentsError` directly, since
+they are raised before any runtime exists: ``ConfigError`` (_settings.py: a
+bad setting, naming its file or variable and key) and ``HookConfigError``
+(_hook_commands.py: a bad hook configuration).
 """
 
 from __future__ import annotations
@@ -48,7 +59,9 @@ __all__ = [
     "ProviderTimeout",
     "RateLimited",
     "ScriptError",
+    "RuntimeClosed",
     "ServerError",
+    "SpawnNotAllowed",
     "StreamError",
     "provider_error",
 ]
@@ -192,6 +205,35 @@ class AgentRunFailed(AgentRuntimeError):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (type(self), (self.result,))
+
+
+class SpawnNotAllowed(AgentRuntimeError):
+    """The calling agent's spawn tools are scoped (``Agent(a, b)``) to other agent types."""
+
+    def __init__(self, agent_type: str, allowed: tuple[str, ...]) -> None:
+        self.agent_type = agent_type
+        self.allowed = allowed
+        names = ", ".join(allowed) or "none"
+        super().__init__(
+            f"This agent may not spawn agents of type {agent_type!r}: its tools allow only "
+            f"these agent types: {names}. Use one of them, or do the task yourself."
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.agent_type, self.allowed))
+
+
+class RuntimeClosed(AgentRuntimeError):
+    """The runtime was used after (or while) its ``async with`` block ended."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The runtime is closed or closing: no agent can be spawned, resumed or sent "
+            "input. Open a new one with open_runtime()."
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), ())
 
 
 _BY_TYPE: dict[str, type[ProviderError]] = {

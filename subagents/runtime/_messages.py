@@ -5,13 +5,15 @@ the Anthropic Messages API spells them, so ``msgspec.to_builtins(block)`` is
 the wire form. A :class:`Message` adds an ``origin`` (why the runtime put it
 there: the task, a tool result, the grace notice...) which providers do not
 send. A :class:`Conversation` is appended to as the agent works, forked for a
-child, written as JSON lines (one message per line) and rebuilt from them.
+child, written as JSON lines (one message per line) and rebuilt from them; its
+optional :attr:`~Conversation.on_append` observer sees every message as it is
+added (the runtime writes each one to the agent's transcript there).
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal, final, overload
 
 import msgspec
@@ -131,23 +133,32 @@ class Conversation:
     handed :attr:`messages` itself and must not keep it past their call.
     :attr:`turns` counts the agent's own model turns (assistant messages after
     the last fork boundary), which scripted policies use to pick their reply.
+    :attr:`on_append`, when set, is called with each message once it is added
+    (not with the messages the conversation was built from).
     """
 
-    __slots__ = ("_messages", "_turns")
+    __slots__ = ("_messages", "_turns", "on_append")
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self._messages: list[Message] = []
         self._turns = 0
+        self.on_append: Callable[[Message], object] | None = None
         for message in messages:
             self.append(message)
 
     def append(self, message: Message) -> None:
-        """Add ``message`` at the end."""
+        """Add ``message`` at the end, then tell :attr:`on_append` (if set).
+
+        An exception raised by the observer propagates to the caller, after the
+        message was added.
+        """
         self._messages.append(message)
         if message.role == "assistant":
             self._turns += 1
         elif message.origin is Origin.FORK_BOUNDARY:
             self._turns = 0
+        if self.on_append is not None:
+            self.on_append(message)
 
     def extend(self, messages: Iterable[Message]) -> None:
         """Add each of ``messages`` at the end, in order."""
@@ -186,7 +197,10 @@ class Conversation:
         return f"<Conversation {len(self._messages)} messages, {self._turns} turns>"
 
     def copy(self) -> Conversation:
-        """An independent conversation with the same messages (messages are immutable)."""
+        """An independent conversation with the same messages (messages are immutable).
+
+        The copy has no :attr:`on_append` observer.
+        """
         return Conversation(self._messages)
 
     def fork(self) -> list[Message]:

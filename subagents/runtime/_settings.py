@@ -20,7 +20,7 @@ A file holds any subset of::
     provider = "auto"                 # auto | scripted | anthropic (auto: anthropic
                                       # when ANTHROPIC_API_KEY is set)
     model = "sonnet"                  # the lead's default model: an alias or a full id
-    trusted_sources = ["builtin", "project"]
+    trusted_sources = ["builtin", "project", "cli"]
     nicknames = ["Ada", "Grace"]      # replaces the shipped pool
 
     [limits]
@@ -159,7 +159,7 @@ DEFAULT_WAIT_MAX_SECONDS: Final = 600.0
 #: Where transcripts and logs go, below the home folder.
 DEFAULT_STATE_DIR: Final = Path("~/.subagents/state")
 #: Definition sources whose agents may be given tools that write or execute.
-DEFAULT_TRUSTED_SOURCES: Final = frozenset({"builtin", "project"})
+DEFAULT_TRUSTED_SOURCES: Final = frozenset({"builtin", "project", "cli"})
 #: Transcripts older than this many days are cleaned.
 DEFAULT_RETENTION_DAYS: Final = 30
 

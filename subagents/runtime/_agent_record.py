@@ -1,0 +1,408 @@
+"""One agent of a runtime: its definition, spec, conversation, transcript, runs and results.
+
+An :class:`AgentRecord` is made by the runtime before the kernel spawns the
+agent and gives the kernel its two callables:
+
+- :meth:`AgentRecord.init`, the actor's start-up code: it learns the agent's
+  identity and position (id, nickname, depth, parent), builds its tools (the
+  runtime's tools, hooked, then filtered for this position), its approval
+  router and its :class:`AgentSpec`, and opens its transcript (meta line and
+  first messages). A failure here makes ``spawn`` raise.
+- :meth:`AgentRecord.behave`, the actor's behavior: one activation per call
+  (the first run, then one per revival by follow-up input). Each activation
+  publishes :class:`~subagents.runtime.ActivationStarted`, fires
+  ``SubagentStart`` and ``SubagentStop`` exactly once, however it ends, and
+  writes its result to the transcript after ``SubagentStop`` and before it
+  returns to the kernel, which then publishes the final status: the result is
+  on disk first, with the status the kernel is about to give. (An agent
+  resumed idle has a first activation that runs nothing and returns the
+  status of its last run.)
+
+Its :class:`~subagents.runtime._ledger.RunLedger` holds the results and the
+transcript writer: every message appended to the conversation reaches the
+transcript as it happens, and a run that ends inside an activation that goes
+on (input queued during the run, an interrupt) has its result written when the
+next one arrives.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import final
+
+import attrs
+import trio
+from structlog.typing import FilteringBoundLogger
+
+from subagents.actors import ActorContext, ChildFinished
+from subagents.agents import AgentDefinition, PermissionMode
+from subagents.runtime._behavior import AgentActor
+from subagents.runtime._config import Limits
+from subagents.runtime._events import ActivationStarted, Publisher
+from subagents.runtime._exceptions import AgentRunFailed
+from subagents.runtime._hooked_tools import HookSite, hook_tools
+from subagents.runtime._hooks import (
+    Hook,
+    HookEvent,
+    HookOutcome,
+    HookPayload,
+    SubagentRunHooks,
+    subagent_run_hooks,
+)
+from subagents.runtime._ledger import RunLedger
+from subagents.runtime._loop import AgentSpec
+from subagents.runtime._messages import Conversation, Message, Origin
+from subagents.runtime._result import AgentResult
+from subagents.runtime._services import Services
+from subagents.runtime._transcript import (
+    FinalStatus,
+    MetaRecord,
+    TranscriptWriter,
+    transcript_path,
+)
+from subagents.runtime._transcript_load import Transcript
+from subagents.tools import (
+    ApprovalMode,
+    ApprovalRouter,
+    ToolSelection,
+    filter_tools,
+    tool_policy,
+)
+
+__all__ = ["AgentHandle", "AgentRecord"]
+
+
+@attrs.frozen
+class AgentHandle:
+    """A started agent, as :meth:`Runtime.spawn` returns it.
+
+    ``output_file`` is its transcript (``None`` when transcripts are off): the
+    file to read its messages and result from.
+    """
+
+    agent_id: str
+    nickname: str
+    agent_type: str
+    depth: int
+    parent_id: str | None
+    model: str
+    background: bool = False
+    output_file: str | None = None
+
+
+def _approval_mode(definition: AgentDefinition) -> ApprovalMode:
+    """The definition's ``approvalMode``, else what its ``permissionMode`` implies."""
+    if definition.approval_mode is not None:
+        return ApprovalMode(definition.approval_mode.value)
+    if definition.permission_mode is PermissionMode.BYPASS_PERMISSIONS:
+        return ApprovalMode.AUTO_APPROVE
+    if definition.permission_mode in (PermissionMode.DONT_ASK, PermissionMode.PLAN):
+        return ApprovalMode.SUPPRESS
+    return ApprovalMode.ROUTE_TO_PARENT
+
+
+def _is_cancellation(exc: BaseException) -> bool:
+    if isinstance(exc, trio.Cancelled | KeyboardInterrupt):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.split((trio.Cancelled, KeyboardInterrupt))[1] is None
+    return False
+
+
+@final
+class AgentRecord:
+    """What the runtime knows about one agent, and the callables the kernel runs for it.
+
+    ``agent_id`` and ``nickname`` are the ones to restore (resume) until
+    :meth:`init` binds the ones the kernel gave. ``transcript`` is the loaded
+    transcript a resumed agent goes on writing; ``restore`` the result a
+    resumed agent comes back idle with (its first activation runs nothing).
+    """
+
+    __slots__ = (
+        "_transcript",
+        "actor",
+        "agent_hooks",
+        "agent_id",
+        "awaited",
+        "background",
+        "children",
+        "conversation",
+        "definition",
+        "depth",
+        "description",
+        "ledger",
+        "logger",
+        "model",
+        "nickname",
+        "parent_id",
+        "prompt",
+        "restore",
+        "router",
+        "runs",
+        "services",
+        "site",
+        "spec",
+        "system_prompt",
+        "tools",
+        "transcript_file",
+    )
+
+    def __init__(
+        self,
+        services: Services,
+        *,
+        definition: AgentDefinition,
+        conversation: Conversation,
+        system_prompt: str,
+        prompt: str | None,
+        model: str,
+        background: bool = False,
+        description: str | None = None,
+        agent_hooks: tuple[Hook, ...] = (),
+        agent_id: str = "",
+        nickname: str = "",
+        transcript: Transcript | None = None,
+        restore: AgentResult | None = None,
+    ) -> None:
+        self.services = services
+        self.definition = definition
+        self.conversation = conversation
+        self.system_prompt = system_prompt
+        self.prompt = prompt
+        self.model = model
+        self.background = background
+        self.description = description
+        self.agent_hooks = agent_hooks
+        self.agent_id = agent_id
+        self.nickname = nickname
+        self.depth = 0
+        self.parent_id: str | None = None
+        #: Ids of the agents spawned (or resumed) under this one, oldest first.
+        self.children: list[str] = []
+        self.restore = restore
+        self._transcript = transcript
+        self.site: HookSite | None = None
+        self.tools: ToolSelection | None = None
+        self.router: ApprovalRouter | None = None
+        self.spec: AgentSpec | None = None
+        self.actor: AgentActor | None = None
+        self.transcript_file: Path | None = None
+        self.logger: FilteringBoundLogger = services.log.logger(agent_type=definition.name)
+        self.ledger = RunLedger(conversation, self.logger)
+        self.runs = 0
+        #: Set while a foreground ``Task`` call waits for this agent's run, and
+        #: until the parent drops the notice of its end: the parent gets the
+        #: result as the tool's answer, not a second time as a notice.
+        self.awaited = False
+
+    def __repr__(self) -> str:
+        return f"<AgentRecord {self.nickname or '?'} ({self.agent_id or '?'}) {self.agent_type}>"
+
+    @property
+    def agent_type(self) -> str:
+        """The agent's type (its definition's name)."""
+        return self.definition.name
+
+    @property
+    def last_result(self) -> AgentResult | None:
+        """The latest run's result (``None`` before the first run ends)."""
+        return self.ledger.last_result
+
+    @property
+    def last_status(self) -> FinalStatus | None:
+        """The status the latest activation ended with."""
+        return self.ledger.last_status
+
+    @property
+    def writer(self) -> TranscriptWriter | None:
+        """The transcript writer, while the agent is open and transcripts are on."""
+        return self.ledger.writer
+
+    def handle(self) -> AgentHandle:
+        """The agent's identity as a value."""
+        return AgentHandle(
+            agent_id=self.agent_id,
+            nickname=self.nickname,
+            agent_type=self.agent_type,
+            depth=self.depth,
+            parent_id=self.parent_id,
+            model=self.model,
+            background=self.background,
+            output_file=None if self.transcript_file is None else str(self.transcript_file),
+        )
+
+    # -- start-up ---------------------------------------------------------------------
+
+    async def init(self, ctx: ActorContext) -> None:
+        """The kernel's start-up code: identity, tools and spec, then the transcript opened."""
+        services = self.services
+        self.agent_id, self.nickname = ctx.id, ctx.nickname
+        self.depth, self.parent_id = ctx.depth, ctx.parent_id
+        self.logger = self.ledger.logger = services.log.for_agent(
+            agent_id=ctx.id, nickname=ctx.nickname, depth=ctx.depth
+        )
+        resumed = self._transcript
+        if services.transcripts_enabled:
+            self.transcript_file = (
+                resumed.path
+                if resumed is not None
+                else transcript_path(services.config.state_dir, services.session_id, ctx.id)
+            )
+        self.site = HookSite(
+            runner=services.hooks,
+            agent_hooks=self.agent_hooks,
+            agent_id=ctx.id,
+            agent_type=self.agent_type,
+            parent_id=ctx.parent_id,
+            depth=ctx.depth,
+            nickname=ctx.nickname,
+            session_id=services.session_id,
+            cwd=str(services.cwd),
+            transcript_path=None if self.transcript_file is None else str(self.transcript_file),
+            report=self._report_hooks,
+        )
+        parent = services.records.get(ctx.parent_id) if ctx.parent_id is not None else None
+        if parent is not None and ctx.id not in parent.children:
+            parent.children.append(ctx.id)
+        self.router = ApprovalRouter(
+            ctx.id,
+            mode=_approval_mode(self.definition),
+            parent=parent.router if parent is not None else services.root_approver,
+        )
+        policy = tool_policy(
+            self.definition,
+            depth=ctx.depth,
+            max_depth=services.config.limits.max_depth,
+            background=True if self.background else None,
+        )
+        self.tools = filter_tools(hook_tools(services.tools, self.site), policy, services.trust)
+        self.spec = AgentSpec(
+            definition=self.definition,
+            provider=services.provider,
+            model=self.model,
+            system_prompt=self.system_prompt,
+            tools=self.tools,
+            limits=Limits.for_definition(self.definition, defaults=services.config.run_limits()),
+            workspace_root=services.cwd,
+            approver=self.router,
+        )
+        self.actor = AgentActor(
+            self.spec,
+            self.conversation,
+            on_result=self.ledger.on_result,
+            drop_notice=self._drop_notice,
+            idle=self.restore is not None,
+        )
+        if self.transcript_file is not None:
+            meta = MetaRecord.for_definition(
+                self.definition,
+                agent_id=ctx.id,
+                nickname=ctx.nickname,
+                depth=ctx.depth,
+                parent_id=ctx.parent_id,
+                model=self.model,
+                session_id=services.session_id,
+            )
+            self.ledger.open(
+                self.transcript_file,
+                meta,
+                resumed=resumed,
+                policy=services.config.transcripts.on_disk_error,
+            )
+        self._transcript = None
+        services.records[ctx.id] = self
+        self.logger.info(
+            "agent spawned",
+            agent_type=self.agent_type,
+            model=self.model,
+            parent_id=ctx.parent_id,
+            background=self.background,
+            resumed=resumed is not None,
+            tools=list(self.tools.names),
+            transcript=None if self.transcript_file is None else str(self.transcript_file),
+        )
+        if self.tools.unmatched_patterns:
+            self.logger.debug(
+                "tool patterns match no tool", patterns=list(self.tools.unmatched_patterns)
+            )
+
+    # -- one activation -----------------------------------------------------------------
+
+    async def behave(self, ctx: ActorContext) -> str | None:
+        """One activation: ``SubagentStart``, the runs, ``SubagentStop``, the result on disk."""
+        self.runs += 1
+        restore, self.restore = self.restore, None
+        if restore is not None:  # resumed without a prompt: back idle, with its last status
+            self.ledger.restored(restore)
+            if restore.succeeded:
+                return restore.report()
+            raise AgentRunFailed(restore)
+        actor, site = self.actor, self.site
+        assert actor is not None, "init() runs before behave()"
+        assert site is not None, "init() runs before behave()"
+        self.ledger.begin()
+        fired: SubagentRunHooks | None = None
+        try:
+            await Publisher.for_actor(ctx).publish(ActivationStarted, activation=self.runs)
+            async with subagent_run_hooks(
+                site.runner, self._run_payload, agent_hooks=site.agent_hooks, nickname=ctx.nickname
+            ) as fired:
+                if fired.start.results:
+                    self._report_hooks(fired.start)
+                context = fired.context
+                if context:
+                    self.conversation.append(Message.user(context, origin=Origin.NOTICE))
+                value = await actor.behave(ctx)
+        except BaseException as exc:
+            self._report_stop(fired)
+            ended: FinalStatus = "shutdown" if ctx.stopping or _is_cancellation(exc) else "errored"
+            self.ledger.end(ended, model=self.model, activation=self.runs, quiet=True)
+            raise
+        self._report_stop(fired)
+        self.ledger.end(
+            "shutdown" if ctx.stopping else "completed", model=self.model, activation=self.runs
+        )
+        return value
+
+    def _run_payload(self, event: HookEvent) -> HookPayload:
+        site = self.site
+        assert site is not None
+        if event is HookEvent.SUBAGENT_START:
+            return site.payload(event, prompt=self.prompt)
+        return site.payload(event, last_assistant_message=self._last_text())
+
+    def _last_text(self) -> str | None:
+        pending = self.ledger.pending
+        if pending is not None and pending.text:
+            return pending.text
+        for message in reversed(self.conversation.messages):
+            if message.role == "assistant" and message.text:
+                return message.text
+        return None
+
+    # -- reporting ----------------------------------------------------------------------
+
+    def _report_hooks(self, outcome: HookOutcome) -> object:
+        logger = self.logger
+        for message in outcome.user_messages:
+            logger.warning("hook problem", hook_event=outcome.event.value, problem=message)
+        if outcome.blocked:
+            logger.info("tool call blocked by a hook", reason=outcome.reason)
+        return None
+
+    def _report_stop(self, fired: SubagentRunHooks | None) -> None:
+        if fired is not None and fired.stop is not None and fired.stop.results:
+            self._report_hooks(fired.stop)
+
+    def _drop_notice(self, notice: ChildFinished) -> bool:
+        """Drop the notice of a child whose result a foreground ``Task`` call delivered."""
+        child = self.services.records.get(notice.agent_id)
+        if child is None or not child.awaited:
+            return False
+        child.awaited = False
+        return True
+
+    def close_transcript(self) -> None:
+        """Close the transcript writer (the agent is closed); idempotent."""
+        self.ledger.close()

@@ -1,0 +1,166 @@
+"""One agent's run results, and the transcript its messages and results are written to.
+
+A :class:`RunLedger` opens the agent's transcript (a new file, or the file of a
+resumed agent, which it goes on numbering), writes the conversation so far and
+then follows it: every message appended to the conversation is written as it
+happens, through the conversation's ``on_append`` observer.
+
+Results come in two steps, because an activation (from Running to the next
+final status) may hold several runs of the loop: :meth:`RunLedger.on_result`
+takes each run's result as the loop reports it (an earlier run of the same
+activation is written then, with the status its terminate reason implies),
+and :meth:`RunLedger.end` writes the activation's last result with the status
+the kernel is about to publish, after ``SubagentStop`` and just before the
+behavior returns, so the result is on disk before the final status.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import final
+
+import msgspec
+from structlog.typing import FilteringBoundLogger
+
+from subagents.runtime._messages import Conversation
+from subagents.runtime._result import AgentResult, TerminateReason
+from subagents.runtime._transcript import (
+    DiskErrorPolicy,
+    FinalStatus,
+    MetaRecord,
+    TranscriptError,
+    TranscriptWriteError,
+    TranscriptWriter,
+)
+from subagents.runtime._transcript_load import Transcript
+
+__all__ = ["RunLedger"]
+
+
+@final
+class RunLedger:
+    """The results of one agent's runs and its transcript writer (``None`` when off)."""
+
+    __slots__ = ("_conversation", "_pending", "last_result", "last_status", "logger", "writer")
+
+    def __init__(self, conversation: Conversation, logger: FilteringBoundLogger) -> None:
+        self._conversation = conversation
+        self.logger = logger
+        self.writer: TranscriptWriter | None = None
+        self.last_result: AgentResult | None = None
+        self.last_status: FinalStatus | None = None
+        self._pending: AgentResult | None = None
+
+    @property
+    def pending(self) -> AgentResult | None:
+        """The latest run's result of the activation under way, not written yet."""
+        return self._pending
+
+    def open(
+        self,
+        path: Path,
+        meta: MetaRecord,
+        *,
+        resumed: Transcript | None,
+        policy: DiskErrorPolicy,
+    ) -> None:
+        """Open the transcript, write the conversation so far, then follow the conversation.
+
+        Raises :class:`TranscriptWriteError` under the ``"stop"`` policy when the
+        file cannot be written.
+        """
+        if resumed is None:
+            writer = TranscriptWriter(path, meta, on_disk_error=policy, on_report=self._problem)
+        else:
+            writer = TranscriptWriter.resume(
+                resumed,
+                meta=msgspec.structs.replace(meta, created=resumed.meta.created),
+                on_disk_error=policy,
+                on_report=self._problem,
+            )
+        try:
+            writer.append_new(self._conversation)
+        except BaseException:
+            writer.close()
+            raise
+        self.writer = writer
+        self._conversation.on_append = writer.append_message
+
+    def begin(self) -> None:
+        """An activation begins: no run result yet."""
+        self._pending = None
+
+    def on_result(self, result: AgentResult) -> None:
+        """A run's result, as the loop reports it; an earlier run's result is written now."""
+        if self._pending is not None:
+            self._write(self._pending, None, quiet=True)
+        self._pending = result
+        self.last_result = result
+
+    def restored(self, result: AgentResult) -> None:
+        """The agent came back idle with ``result`` (already on disk): nothing is written."""
+        self.last_result = result
+        self.last_status = "completed" if result.succeeded else "errored"
+
+    def end(
+        self, status: FinalStatus, *, model: str, activation: int, quiet: bool = False
+    ) -> AgentResult:
+        """Write the activation's last result with the kernel's ``status``; log it; return it.
+
+        An activation stopped before the loop began gets an ``aborted`` result.
+        Unless ``quiet``, a write error under the ``"stop"`` policy is raised.
+        """
+        result = self._pending
+        if result is None:
+            result = AgentResult(terminate_reason=TerminateReason.ABORTED, model=model)
+        self._pending = None
+        self.last_result = result
+        self.last_status = status
+        self.logger.info(
+            "run finished",
+            status=status,
+            run=activation,
+            terminate_reason=result.terminate_reason.value,
+            turns=result.turns,
+            tool_uses=result.tool_uses,
+            total_tokens=result.usage.total_tokens,
+            duration=round(result.duration, 3),
+            error=result.error,
+        )
+        self._write(result, status, quiet=quiet)
+        return result
+
+    def _write(self, result: AgentResult, status: FinalStatus | None, *, quiet: bool) -> None:
+        writer = self.writer
+        if writer is None:
+            return
+        problem: TranscriptError | None = None
+        try:
+            writer.append_new(self._conversation)
+            writer.append_result(result, status=status)
+        except TranscriptError as exc:
+            problem = exc
+        if problem is not None:
+            self.logger.error("transcript problem", error=str(problem))
+            if not quiet:
+                raise problem
+
+    def _problem(self, error: TranscriptWriteError) -> object:
+        self.logger.error("transcript problem", error=str(error), path=str(error.path))
+        return None
+
+    def close(self) -> None:
+        """Close the writer (the agent is closed) and stop following; idempotent."""
+        writer, self.writer = self.writer, None
+        if writer is None:
+            return
+        self._conversation.on_append = None
+        writer.close()
+        stats = writer.statistics()
+        if stats.lines_dropped or stats.in_memory or stats.lines_buffered:
+            self.logger.error(
+                "transcript incomplete",
+                lines_buffered=stats.lines_buffered,
+                lines_dropped=stats.lines_dropped,
+                path=str(writer.path),
+            )

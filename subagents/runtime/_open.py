@@ -1,0 +1,183 @@
+"""Opening a runtime: configuration, agent types, provider, log, supervisor, progress.
+
+:func:`open_runtime` is the one way to get a :class:`~subagents.runtime.Runtime`.
+It reads what start-up needs (the configuration files, the agent definitions,
+and the old transcripts to remove) in a worker thread, picks and opens the
+provider unless one is given, opens the session's log, the supervisor and the
+progress follower, and closes them all, in reverse order, when its block is
+left: agents end Shutdown, every transcript is closed, then the progress
+follower, the provider and the log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import os
+import secrets
+from collections.abc import AsyncIterator, Iterable, Mapping
+from pathlib import Path
+
+import attrs
+import trio
+
+from subagents.actors import Bus, open_supervisor
+from subagents.agents import AgentCatalog, discover_agents
+from subagents.runtime._anthropic import AnthropicProvider
+from subagents.runtime._follower import ProgressFollower
+from subagents.runtime._hooks import Hook, HookRunner
+from subagents.runtime._host import RuntimeHost
+from subagents.runtime._logging import open_log
+from subagents.runtime._provider import Provider
+from subagents.runtime._runtime import Runtime
+from subagents.runtime._scripted import ScriptedProvider
+from subagents.runtime._services import Services
+from subagents.runtime._settings import RuntimeConfig, load_config
+from subagents.runtime._transcript_load import clean_old_transcripts
+from subagents.tools import (
+    ApprovalCallback,
+    CallbackApprover,
+    Tool,
+    builtin_tools,
+    lifecycle_tools,
+)
+
+__all__ = ["new_session_id", "open_runtime"]
+
+
+def new_session_id() -> str:
+    """A sortable, unique session id: ``YYYYMMDD-HHMMSS-<6 hex>`` (UTC)."""
+    now = datetime.datetime.now(datetime.UTC)
+    return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+@attrs.frozen
+class _Setup:
+    config: RuntimeConfig
+    catalog: AgentCatalog
+    cwd: Path
+    home: Path
+    removed: tuple[Path, ...]
+
+
+def _setup(
+    config: RuntimeConfig | None,
+    cwd: str | os.PathLike[str] | None,
+    home: str | os.PathLike[str] | None,
+    env: Mapping[str, str],
+    agents_json: str | None,
+) -> _Setup:
+    """The blocking part of start-up (files read, old transcripts removed), run in a thread."""
+    root = Path(os.path.abspath(Path.cwd() if cwd is None else cwd))
+    home_dir = Path.home() if home is None else Path(home)
+    if config is None:
+        config = load_config(cwd=root, home=home_dir, env=env)
+    catalog = discover_agents(
+        cwd=root, home=home_dir, agents_json=agents_json, aliases=config.alias_table()
+    )
+    removed = clean_old_transcripts(config.state_dir, config.transcripts.retention_days)
+    return _Setup(config, catalog, root, home_dir, tuple(removed))
+
+
+def _chosen_provider(
+    config: RuntimeConfig, env: Mapping[str, str]
+) -> AnthropicProvider | ScriptedProvider:
+    if config.resolved_provider(env) == "anthropic":
+        return AnthropicProvider(env=env)
+    return ScriptedProvider()
+
+
+@contextlib.asynccontextmanager
+async def open_runtime(
+    config: RuntimeConfig | None = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    home: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    provider: Provider | None = None,
+    approval_callback: ApprovalCallback | None = None,
+    bus: Bus | None = None,
+    agents_json: str | None = None,
+    hooks: Iterable[Hook] = (),
+    tools: Iterable[Tool] = (),
+) -> AsyncIterator[Runtime]:
+    """Open a runtime whose agents live no longer than this ``async with`` block.
+
+    ``config`` defaults to :func:`load_config` in ``cwd`` (default: the current
+    folder) with ``home`` (default: ``~``) and ``env`` (default:
+    ``os.environ``). Agent types are discovered from ``cwd`` and ``home``
+    (plus ``agents_json``, the CLI's ``--agents``). ``provider`` is used as
+    given (its owner opens and closes it); without one the configured provider
+    is made, opened and closed here (scripted when no API key is set).
+    ``approval_callback`` answers the approval requests that reach the top of
+    the agent tree (without one they are denied). ``bus`` lets a subscriber
+    watch from before the first agent to after the last event. ``hooks`` are
+    global hooks added to the configured ones (Python callables welcome);
+    ``tools`` are offered to every agent along with the built-in and lifecycle
+    tools, through the same filter (a definition's ``tools`` list, trust...).
+
+    At start-up, transcripts older than ``transcripts.retention_days`` are
+    removed. Start-up reads files in a worker thread: under a mock clock that
+    autojumps (tests), a deadline already running outside the block can be
+    jumped to meanwhile, so start such deadlines inside it.
+    """
+    env = os.environ if env is None else env
+    setup = await trio.to_thread.run_sync(_setup, config, cwd, home, env, agents_json)
+    config, catalog, root, home_dir = setup.config, setup.catalog, setup.cwd, setup.home
+    session_id = new_session_id()
+    supervisor_config = config.supervisor_config()
+    if bus is None:
+        bus = Bus(
+            default_capacity=supervisor_config.bus_capacity,
+            default_max_block=supervisor_config.bus_max_block,
+        )
+    async with contextlib.AsyncExitStack() as stack:
+        log = stack.enter_context(open_log(config, session_id, env=env))
+        chosen: Provider
+        if provider is None:
+            chosen = await stack.enter_async_context(_chosen_provider(config, env))
+        else:
+            chosen = provider
+        services = Services(
+            config=config,
+            session_id=session_id,
+            cwd=root,
+            home=home_dir,
+            env=env,
+            provider=chosen,
+            hooks=HookRunner((*config.global_hooks(), *hooks), bus=bus, cwd=root),
+            log=log,
+            trust=config.trust_policy(),
+            root_approver=(
+                None if approval_callback is None else CallbackApprover(approval_callback)
+            ),
+        )
+        follower = ProgressFollower(log)
+        runtime = Runtime(services, catalog=catalog, bus=bus, follower=follower)
+        services.tools = (*builtin_tools(), *tools, *lifecycle_tools(RuntimeHost(runtime)))
+        body_error: BaseException | None = None
+        async with trio.open_nursery() as nursery:
+            events = follower.subscribe(bus, capacity=supervisor_config.bus_capacity)
+            nursery.start_soon(follower.follow, name="subagents progress")
+            try:
+                async with open_supervisor(supervisor_config, bus=bus) as sup:
+                    runtime._bind(sup)
+                    log.logger().info(
+                        "runtime opened",
+                        cwd=str(root),
+                        state_dir=str(config.state_dir),
+                        provider=getattr(chosen, "name", type(chosen).__name__),
+                        agent_types=len(catalog),
+                        transcripts_removed=len(setup.removed),
+                    )
+                    for problem in catalog.errors:
+                        log.logger().warning("agent definition problem", problem=problem.format())
+                    yield runtime
+            except BaseException as exc:  # re-raised below, once the follower has finished
+                body_error = exc
+            finally:
+                runtime._shut()
+                events.close()
+        log.logger().info("runtime closed", agents=len(services.records))
+    if body_error is not None:
+        raise body_error

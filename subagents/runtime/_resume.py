@@ -1,0 +1,185 @@
+"""Rebuilding an agent that is no longer in memory, from its transcript.
+
+:func:`load_resumable` reads what a resume needs: who the agent was (id,
+nickname, type, parent, model), its definition (the one in memory, else the
+catalog's current definition of its type), its whole conversation (user
+prompts included) and how its last run ended. :func:`plan_resume` then decides
+how the rebuilt agent starts:
+
+- with a prompt: the prompt is its next input, and it runs;
+- without one, when its conversation ends with a user message (it was stopped
+  or crashed mid-run), it carries on from there;
+- without one, when it had given its final answer, it comes back idle: final
+  and open, with the status of its last run, until it is sent input;
+- otherwise (stopped right after answering) it is told it was resumed and
+  carries on.
+
+Tool calls left without a result by a crash are answered with an error first,
+so the conversation is one a model accepts.
+
+The transcript is read on the Trio thread, in one read of one file, as the
+writer writes it: a worker thread would give a mock clock an idle moment to
+jump in, which would make resumes in tests non-deterministic.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from subagents.agents import AgentCatalog, AgentDefinition, build_system_prompt
+from subagents.runtime._agent_record import AgentRecord
+from subagents.runtime._messages import (
+    Conversation,
+    Message,
+    Origin,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from subagents.runtime._result import AgentResult
+from subagents.runtime._services import Services
+from subagents.runtime._transcript import FinalStatus, TranscriptError, TranscriptNotFound
+from subagents.runtime._transcript_load import Transcript, find_transcript, load_transcript
+
+__all__ = [
+    "RESUMED_NOTICE",
+    "ResumePlan",
+    "Resumable",
+    "answer_dangling_calls",
+    "load_resumable",
+    "plan_resume",
+]
+
+#: Told to an agent resumed without a prompt that had stopped right after answering.
+RESUMED_NOTICE = (
+    "You were stopped and have now been resumed. Continue your task from where you left off."
+)
+_CRASHED = "Not completed: the agent stopped before this call finished."
+
+
+@attrs.frozen
+class Resumable:
+    """An agent as its transcript (or, without transcripts, its record) describes it."""
+
+    agent_id: str
+    nickname: str
+    parent_id: str | None
+    model: str
+    definition: AgentDefinition
+    system_prompt: str
+    conversation: Conversation = attrs.field(eq=False)
+    last_result: AgentResult | None = None
+    last_status: FinalStatus | None = None
+    transcript: Transcript | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class ResumePlan:
+    """How a rebuilt agent starts: ``restore`` set means idle, with that last result."""
+
+    prompt: str | None
+    restore: AgentResult | None
+
+
+def _task_text(conversation: Conversation) -> str:
+    for message in conversation:
+        if message.origin is Origin.TASK:
+            return message.text
+    return ""
+
+
+def load_resumable(
+    services: Services, catalog: AgentCatalog, agent_id: str, record: AgentRecord | None
+) -> Resumable:
+    """What resuming ``agent_id`` starts from; ``record`` is its record if still in memory.
+
+    Raises :class:`TranscriptNotFound` when there is neither a transcript nor a
+    record, :class:`TranscriptError` for a file that is not a transcript, and
+    :class:`~subagents.agents.UnknownAgentError` when its type no longer exists.
+    """
+    config = services.config
+    if not services.transcripts_enabled:
+        if record is None:
+            raise TranscriptNotFound(agent_id, config.state_dir)
+        return Resumable(
+            agent_id=agent_id,
+            nickname=record.nickname,
+            parent_id=record.parent_id,
+            model=record.model,
+            definition=record.definition,
+            system_prompt=record.system_prompt,
+            conversation=record.conversation.copy(),
+            last_result=record.last_result,
+            last_status=record.last_status,
+        )
+    transcript = load_transcript(find_transcript(config.state_dir, agent_id))
+    log = services.log.for_agent(
+        agent_id=agent_id, nickname=transcript.meta.nickname, depth=transcript.meta.depth
+    )
+    for problem in transcript.problems:
+        log.warning("transcript problem", problem=str(problem))
+    meta = transcript.meta
+    conversation = transcript.conversation()
+    if record is not None and record.agent_type == meta.agent_type:
+        definition = record.definition
+        system_prompt = record.system_prompt
+    else:
+        definition = catalog.get(meta.agent_type)
+        system_prompt = build_system_prompt(
+            definition,
+            cwd=services.cwd,
+            prompt=_task_text(conversation),
+            home=services.home,
+            project_root=services.cwd,
+        )
+    last = transcript.last_result
+    return Resumable(
+        agent_id=agent_id,
+        nickname=meta.nickname,
+        parent_id=meta.parent_id,
+        model=meta.model,
+        definition=definition,
+        system_prompt=system_prompt,
+        conversation=conversation,
+        last_result=None if last is None else last.to_result(),
+        last_status=None if last is None else last.status,
+        transcript=transcript,
+    )
+
+
+def answer_dangling_calls(conversation: Conversation) -> bool:
+    """Answer the tool calls of the last assistant message that have no result; whether any."""
+    last = conversation.last
+    if last is None or last.role != "assistant":
+        return False
+    calls: list[ToolUseBlock] = last.tool_uses
+    if not calls:
+        return False
+    conversation.append(
+        Message(
+            "user",
+            tuple(ToolResultBlock(call.id, _CRASHED, True) for call in calls),
+            Origin.TOOL_RESULTS,
+        )
+    )
+    return True
+
+
+def plan_resume(source: Resumable, prompt: str | None) -> ResumePlan:
+    """Prepare ``source.conversation`` for the rebuilt agent and say how it starts."""
+    conversation = source.conversation
+    answer_dangling_calls(conversation)
+    if prompt is not None:
+        conversation.append(Message.user(prompt, origin=Origin.INPUT))
+        return ResumePlan(prompt, None)
+    last = conversation.last
+    if last is None:
+        raise TranscriptError(
+            f"Agent {source.agent_id} has no messages to resume from (its transcript holds "
+            "only its metadata); spawn a new agent instead."
+        )
+    if last.role == "user":
+        return ResumePlan(None, None)
+    if source.last_result is not None and source.last_status in ("completed", "errored"):
+        return ResumePlan(None, source.last_result)
+    conversation.append(Message.user(RESUMED_NOTICE, origin=Origin.NOTICE))
+    return ResumePlan(None, None)

@@ -1,0 +1,55 @@
+"""What every agent of one runtime shares: configuration, provider, hooks, log, tools.
+
+One :class:`Services` value is made by :func:`~subagents.runtime.open_runtime`
+and handed to each :class:`~subagents.runtime._agent_record.AgentRecord`, so a
+record reaches the runtime's parts through named fields rather than through the
+runtime object itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+
+from subagents.runtime._hooks import HookRunner
+from subagents.runtime._logging import RuntimeLog
+from subagents.runtime._provider import Provider
+from subagents.runtime._settings import RuntimeConfig
+from subagents.tools import Approver, Tool, TrustPolicy
+
+if TYPE_CHECKING:
+    from subagents.runtime._agent_record import AgentRecord
+
+__all__ = ["Services"]
+
+
+@attrs.define(kw_only=True, eq=False)
+class Services:
+    """The runtime's shared parts, and its table of agents by id.
+
+    ``tools`` are every tool an agent may be given (the built-ins and the
+    lifecycle tools bound to the runtime), before each agent's filter;
+    ``root_approver`` answers the approval requests that climb past the
+    top-level agents (``None``: they are denied).
+    """
+
+    config: RuntimeConfig
+    session_id: str
+    cwd: Path
+    home: Path
+    env: Mapping[str, str]
+    provider: Provider
+    hooks: HookRunner
+    log: RuntimeLog
+    tools: tuple[Tool, ...] = ()
+    trust: TrustPolicy = attrs.field(factory=TrustPolicy)
+    root_approver: Approver | None = None
+    records: dict[str, AgentRecord] = attrs.field(factory=dict)
+
+    @property
+    def transcripts_enabled(self) -> bool:
+        """Whether agents write transcripts."""
+        return self.config.transcripts.enabled
