@@ -1,5 +1,6 @@
 """The ``subagents`` command.
 
+``subagents run PROMPT`` runs a lead agent and its team with a live view;
 ``subagents demo [DIR]`` shows the actor kernel at work on a directory;
 ``subagents agents list|show|validate`` reads agent definitions as Claude Code
 does and reports what it made of every field.
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ._cli_agents import add_agents_commands
+from ._cli_run import add_run_command
 from ._demo import run_demo
 
 __all__ = ["main"]
@@ -38,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="LLM subagents as supervised Trio actors.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_run_command(commands)
     demo = commands.add_parser(
         "demo",
         help="survey a directory with supervised actors, showing their events live",

@@ -274,6 +274,8 @@ class Supervisor:
                     except Exception as exc:
                         ctx._start_error = exc
                     else:
+                        if self.bus.has_lossless_subscribers:
+                            await self.bus.make_room()
                         if not ctx._stopping:
                             self._set_status(ctx, RUNNING)
                             task_status.started()

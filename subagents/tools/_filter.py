@@ -113,7 +113,7 @@ class TrustPolicy:
     """Which definition sources may be given tools that write or execute."""
 
     trusted_sources: frozenset[str] = attrs.field(
-        default=frozenset({"builtin", "project"}), converter=frozenset
+        default=frozenset({"builtin", "project", "cli"}), converter=frozenset
     )
 
     def trusts(self, source: str) -> bool:

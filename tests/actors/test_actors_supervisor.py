@@ -631,7 +631,8 @@ async def test_an_unread_child_notice_does_not_revive_a_completed_parent(
 async def test_a_lossless_subscriber_with_a_small_buffer_sees_every_spawn_event() -> None:
     bus = Bus()
     got: list[Any] = []
-    with bus.subscribe(policy="block", capacity=2, max_block=60) as sub:
+    # a spawn publishes a burst of three events: a lossless buffer holds a burst
+    with bus.subscribe(policy="block", capacity=3, max_block=60) as sub:
 
         async def reader() -> None:
             async for event in sub:

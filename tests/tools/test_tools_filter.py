@@ -223,7 +223,7 @@ def test_scoped_deny_entries_remove_the_whole_tool(parent: ToolRegistry) -> None
 @pytest.mark.parametrize("source", AGENT_SOURCES)
 def test_layer_4_default_trust(parent: ToolRegistry, source: str) -> None:
     names = kept(parent, ToolPolicy(source=source))
-    trusted = source in {"builtin", "project"}
+    trusted = source in {"builtin", "project", "cli"}
     assert ("Bash" in names) is trusted
     assert ("Write" in names) is trusted
     assert "Read" in names
@@ -439,7 +439,7 @@ def test_filter_invariants(
             assert tool.name not in ALWAYS_EXCLUDED_TOOL_NAMES
         if depth >= max_depth:
             assert tool.name not in SPAWN_TOOL_NAMES
-        if source not in {"builtin", "project"} or read_only:
+        if source not in {"builtin", "project", "cli"} or read_only:
             assert tool.flags.read_only
         if background:
             assert tool.flags.background_safe
