@@ -72,16 +72,36 @@ def add_agents_commands(subparsers: argparse._SubParsersAction[argparse.Argument
         help="a plugin folder (or a folder of plugins) to load; may be repeated",
     )
 
+    raw = argparse.RawDescriptionHelpFormatter
     agents = subparsers.add_parser(
         "agents",
         help="list, show and validate agent definitions",
         description="Agent definitions from every scope: built-in < plugin < user < "
         "project < --agents.",
+        epilog=(
+            "examples:\n"
+            "  subagents agents list\n"
+            "  subagents agents show Explore\n"
+            "  subagents agents validate .claude/agents"
+        ),
+        formatter_class=raw,
     )
     commands = agents.add_subparsers(dest="agents_command", metavar="COMMAND", required=True)
 
     listing = commands.add_parser(
-        "list", parents=[common], help="the agents a session would have, one per name"
+        "list",
+        parents=[common],
+        help="the agents a session would have, one per name",
+        description="The agents a session started here would have: the winner of each "
+        "name, its scope, model and tools,\nand how many warnings and errors its file has.",
+        epilog=(
+            "examples:\n"
+            "  subagents agents list\n"
+            "  subagents agents list --all --cwd ~/code/app\n"
+            '  subagents agents list --agents \'{"reviewer": {"description": "Reviews", '
+            '"prompt": "Review the diff."}}\''
+        ),
+        formatter_class=raw,
     )
     listing.add_argument(
         "--all", action="store_true", help="also list definitions hidden by a higher scope"
@@ -89,7 +109,18 @@ def add_agents_commands(subparsers: argparse._SubParsersAction[argparse.Argument
     listing.set_defaults(func=_cmd_list)
 
     show = commands.add_parser(
-        "show", parents=[common], help="one resolved definition and the scope that won"
+        "show",
+        parents=[common],
+        help="one resolved definition and the scope that won",
+        description="One agent definition as resolved: every field, the scope that won "
+        "over the others,\nthe tools it gets, the diagnostics of its file and its system "
+        "prompt.",
+        epilog=(
+            "examples:\n"
+            "  subagents agents show Explore\n"
+            "  subagents agents show reviewer --cwd ~/code/app"
+        ),
+        formatter_class=raw,
     )
     show.add_argument("name", metavar="NAME", help="the agent type, e.g. Explore")
     show.set_defaults(func=_cmd_show)
@@ -98,6 +129,15 @@ def add_agents_commands(subparsers: argparse._SubParsersAction[argparse.Argument
         "validate",
         parents=[common],
         help="check agent files and print what was done with every field",
+        description="Check agent files as Claude Code reads them and say what was done "
+        "with every field;\nthe exit code is 1 when a file has an error.",
+        epilog=(
+            "examples:\n"
+            "  subagents agents validate\n"
+            "  subagents agents validate .claude/agents/reviewer.md -v\n"
+            "  subagents agents validate ~/.claude/agents --json"
+        ),
+        formatter_class=raw,
     )
     validate.add_argument(
         "paths",

@@ -19,7 +19,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, TextIO
 
@@ -35,6 +35,7 @@ from subagents.runtime import (
     ProgressTracker,
     Provider,
     Runtime,
+    RuntimeConfig,
     ScriptedProvider,
     follow,
     load_config,
@@ -42,7 +43,18 @@ from subagents.runtime import (
     survey_policies,
 )
 
-__all__ = ["add_run_command", "LEAD_TYPE"]
+__all__ = [
+    "LEAD_TYPE",
+    "Body",
+    "Outcome",
+    "add_run_command",
+    "agents_json",
+    "base_overrides",
+    "check_cwd",
+    "execute",
+    "fail",
+    "wait_final",
+]
 
 #: The agent type of the lead when ``--agent`` is not given: defined here, at the
 #: command line's scope, because the built-in agents are subagents that may not spawn.
@@ -73,7 +85,10 @@ def add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser
             '  subagents run "Survey this repository"\n'
             '  subagents run "Where is the entry point?" --cwd ~/code/app --max-threads 4\n'
             '  subagents run "Summarize the tests" --json > events.jsonl\n'
-            '  subagents run "Review src/" --provider anthropic --model sonnet'
+            '  subagents run "Review src/" --provider anthropic --model sonnet\n'
+            "\n"
+            "After Ctrl-C, `subagents transcripts list` shows every agent and\n"
+            "`subagents resume ID` brings one back where it stopped."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -100,12 +115,17 @@ def add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser
     run.set_defaults(func=_run_command)
 
 
-def _fail(message: str, code: int = 2) -> int:
-    print(f"subagents run: {message}", file=sys.stderr)
+def fail(command: str, message: str, code: int = 2) -> int:
+    """Print ``subagents COMMAND: message`` as one line on stderr; return ``code``."""
+    print(f"subagents {command}: {message}", file=sys.stderr)
     return code
 
 
-def _agents_json(given: str | None) -> str:
+def _fail(message: str, code: int = 2) -> int:
+    return fail("run", message, code)
+
+
+def agents_json(given: str | None) -> str:
     """The ``--agents`` JSON with the lead's definition added (the user's own wins)."""
     agents: dict[str, Any] = {}
     if given is not None:
@@ -121,10 +141,30 @@ def _agents_json(given: str | None) -> str:
     return json.dumps(agents)
 
 
-def _run_command(args: argparse.Namespace) -> int:
+def check_cwd(args: argparse.Namespace) -> tuple[Path, str | None]:
+    """The working directory ``--cwd`` names (default: the current one), and what is wrong."""
     cwd: Path = (args.cwd or Path.cwd()).expanduser()
     if not cwd.is_dir() or not os.access(cwd, os.R_OK | os.X_OK):
-        return _fail(f"{cwd} is not a readable directory; give one with --cwd.")
+        return cwd, f"{cwd} is not a readable directory; give one with --cwd."
+    return cwd, None
+
+
+def base_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The configuration overrides of ``--provider``, ``--state-dir`` and ``-v``."""
+    overrides: dict[str, Any] = {}
+    if args.provider:
+        overrides["provider"] = args.provider
+    if args.state_dir:
+        overrides["state_dir"] = str(args.state_dir.expanduser().resolve())
+    if args.verbose:
+        overrides["logging"] = {"stderr_level": "info" if args.verbose == 1 else "debug"}
+    return overrides
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    cwd, problem = check_cwd(args)
+    if problem is not None:
+        return _fail(problem)
     for name in ("max_threads", "max_depth"):
         value = getattr(args, name)
         if value is not None and value < (1 if name == "max_threads" else 0):
@@ -134,30 +174,62 @@ def _run_command(args: argparse.Namespace) -> int:
     if args.provider == "anthropic" and not env.get("ANTHROPIC_API_KEY", "").strip():
         return _fail("--provider anthropic needs ANTHROPIC_API_KEY in the environment.")
     try:
-        agents_json = _agents_json(args.agents_json)
+        agents = agents_json(args.agents_json)
     except ValueError as exc:
         return _fail(str(exc))
-    overrides: dict[str, Any] = {}
-    if args.provider:
-        overrides["provider"] = args.provider
-    if args.state_dir:
-        overrides["state_dir"] = str(args.state_dir.expanduser().resolve())
+    overrides = base_overrides(args)
     limits = {k: getattr(args, k) for k in ("max_threads", "max_depth") if getattr(args, k)}
     if args.max_depth == 0:
         limits["max_depth"] = 0
     if limits:
         overrides["limits"] = limits
-    if args.verbose:
-        overrides["logging"] = {"stderr_level": "info" if args.verbose == 1 else "debug"}
+
+    def configure() -> RuntimeConfig:
+        return load_config(cwd=cwd, env=env, overrides=overrides)
+
+    async def body(rt: Runtime, outcome: Outcome) -> None:
+        handle = await rt.spawn(args.agent or LEAD_TYPE, args.prompt, model=args.model)
+        outcome.lead_id = handle.agent_id
+        await wait_final(rt, handle.agent_id)
+
+    return execute("run", args, configure, cwd, env, agents, body)
+
+
+#: What a command does with the open runtime: start or bring back the agent it
+#: reports on, set ``outcome.lead_id`` to its id, and return once its run is over.
+Body = Callable[[Runtime, "Outcome"], Awaitable[None]]
+
+
+def execute(
+    command: str,
+    args: argparse.Namespace,
+    configure: Callable[[], RuntimeConfig],
+    cwd: Path,
+    env: Mapping[str, str],
+    agents: str,
+    body: Body,
+) -> int:
+    """Run ``body`` on a runtime with ``run``'s provider choice and output modes.
+
+    ``configure`` loads the configuration (its errors are reported too);
+    ``args`` gives ``--json`` and ``--yes``. The exit code is 0 when the
+    agent ``body`` names ended its last run successfully, 1 otherwise, 130 after
+    Ctrl-C; an error of ``subagents`` is one line on stderr and exit code 1.
+    """
     try:
-        return trio.run(_run, args, cwd, env, overrides, agents_json)
+        config = configure()
+        return trio.run(_session, command, args, config, cwd, env, agents, body)
     except SubagentsError as exc:
-        return _fail(str(exc), 1)
+        return fail(command, _one_line(exc), 1)
     except BaseExceptionGroup as group:  # the same errors, raised inside a nursery
         errors = _leaves(group)
         if errors and all(isinstance(e, SubagentsError) for e in errors):
-            return _fail(str(errors[0]), 1)
+            return fail(command, _one_line(errors[0]), 1)
         raise
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
@@ -168,7 +240,7 @@ def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
 
 
 @contextlib.asynccontextmanager
-async def _sigint_cancels(scope: trio.CancelScope) -> AsyncIterator[list[int]]:
+async def _sigint_cancels(command: str, scope: trio.CancelScope) -> AsyncIterator[list[int]]:
     """The first Ctrl-C cancels ``scope`` (a clean shutdown); a second exits at once."""
     received: list[int] = []
 
@@ -177,9 +249,13 @@ async def _sigint_cancels(scope: trio.CancelScope) -> AsyncIterator[list[int]]:
             async for _ in signals:
                 received.append(1)
                 if len(received) > 1:
-                    print("\nsubagents run: interrupted twice; exiting now.", file=sys.stderr)
+                    print(
+                        f"\nsubagents {command}: interrupted twice; exiting now.", file=sys.stderr
+                    )
                     os._exit(130)
-                print("\nsubagents run: stopping (Ctrl-C again to exit now)…", file=sys.stderr)
+                print(
+                    f"\nsubagents {command}: stopping (Ctrl-C again to exit now)…", file=sys.stderr
+                )
                 scope.cancel()
 
     async with trio.open_nursery() as nursery:
@@ -190,14 +266,15 @@ async def _sigint_cancels(scope: trio.CancelScope) -> AsyncIterator[list[int]]:
             nursery.cancel_scope.cancel()
 
 
-async def _run(
+async def _session(
+    command: str,
     args: argparse.Namespace,
+    config: RuntimeConfig,
     cwd: Path,
     env: Mapping[str, str],
-    overrides: dict[str, Any],
-    agents_json: str,
+    agents: str,
+    body: Body,
 ) -> int:
-    config = load_config(cwd=cwd, env=env, overrides=overrides)
     scripted = config.resolved_provider(env) == "scripted"
     provider: Provider | None = ScriptedProvider(policies=survey_policies()) if scripted else None
     mode = "json" if args.json else ("live" if sys.stdout.isatty() else "plain")
@@ -207,10 +284,10 @@ async def _run(
         console.print(f"[dim]provider: {note}[/dim]")
     bus = Bus()
     tracker = ProgressTracker()
-    outcome = _Outcome()
+    outcome = Outcome()
     with trio.CancelScope() as run_scope:
         async with (
-            _sigint_cancels(run_scope) as interrupts,
+            _sigint_cancels(command, run_scope) as interrupts,
             _maybe(provider),
             _output(mode, bus, tracker, console) as (writer, live),
         ):
@@ -222,11 +299,11 @@ async def _run(
                     env=env,
                     provider=provider,
                     bus=bus,
-                    agents_json=agents_json,
+                    agents_json=agents,
                     approval_callback=approver,
                 ) as rt:
                     outcome.runtime = rt
-                    await _lead(rt, args, outcome)
+                    await body(rt, outcome)
             finally:
                 outcome.collect()
     if writer is not None:  # after the writer flushed every event: the summary is last
@@ -237,10 +314,10 @@ async def _run(
         print_summary(console, summary)
     if interrupted:
         return 130
-    return 0 if _succeeded(outcome) else 1
+    return 0 if outcome.succeeded() else 1
 
 
-class _Outcome:
+class Outcome:
     """What the run produced, gathered before the runtime closes."""
 
     def __init__(self) -> None:
@@ -271,17 +348,16 @@ class _Outcome:
             "transcripts_dir": self.transcripts_dir,
         }
 
-
-async def _lead(rt: Runtime, args: argparse.Namespace, outcome: _Outcome) -> None:
-    handle = await rt.spawn(args.agent or LEAD_TYPE, args.prompt, model=args.model)
-    outcome.lead_id = handle.agent_id
-    while not is_final(rt.status(handle.agent_id)):
-        await rt.wait([handle.agent_id], timeout=_WAIT_STEP)
+    def succeeded(self) -> bool:
+        """Whether the agent reported on ended its last run successfully."""
+        result = self.results.get(self.lead_id or "")
+        return result is not None and result.succeeded
 
 
-def _succeeded(outcome: _Outcome) -> bool:
-    result = outcome.results.get(outcome.lead_id or "")
-    return result is not None and result.succeeded
+async def wait_final(rt: Runtime, agent_id: str) -> None:
+    """Wait until the agent's status is final (each wait bounded; the run's limits end it)."""
+    while not is_final(rt.status(agent_id)):
+        await rt.wait([agent_id], timeout=_WAIT_STEP)
 
 
 @contextlib.asynccontextmanager

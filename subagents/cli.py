@@ -1,6 +1,8 @@
 """The ``subagents`` command.
 
 ``subagents run PROMPT`` runs a lead agent and its team with a live view;
+``subagents resume ID [PROMPT]`` brings an agent back from its transcript;
+``subagents transcripts list|show ID`` reads the transcripts;
 ``subagents demo [DIR]`` shows the actor kernel at work on a directory;
 ``subagents agents list|show|validate`` reads agent definitions as Claude Code
 does and reports what it made of every field.
@@ -14,7 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ._cli_agents import add_agents_commands
+from ._cli_resume import add_resume_command
 from ._cli_run import add_run_command
+from ._cli_transcripts import add_transcripts_commands
 from ._demo import run_demo
 
 __all__ = ["main"]
@@ -38,9 +42,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="subagents",
         description="LLM subagents as supervised Trio actors.",
+        epilog=(
+            "examples:\n"
+            '  subagents run "Survey this repository"\n'
+            "  subagents transcripts list\n"
+            "  subagents resume 2f523ae1-1\n"
+            "  subagents agents list\n"
+            "  subagents demo ~/code/app\n"
+            "\n"
+            "`subagents COMMAND --help` says more about each command."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_run_command(commands)
+    add_resume_command(commands)
+    add_transcripts_commands(commands)
     demo = commands.add_parser(
         "demo",
         help="survey a directory with supervised actors, showing their events live",
@@ -48,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
             "A lead actor fans out one worker per top-level folder of DIR, at most "
             "--max-threads at once, and gathers their counts of files, lines and bytes."
         ),
+        epilog=("examples:\n  subagents demo\n  subagents demo ~/code/app --max-threads 8"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     demo.add_argument("dir", nargs="?", type=Path, default=Path("."), help="default: .")
     demo.add_argument("--max-threads", type=int, default=4, metavar="N", help="default: 4")
