@@ -46,12 +46,16 @@ from subagents.runtime import (
     AgentSpec,
     Conversation,
     Limits,
+    LimitsConfig,
     Message,
     Origin,
+    RuntimeConfig,
     ScriptedProvider,
     SharedTimer,
     TerminateReason,
+    TranscriptsConfig,
     agent_behavior,
+    open_runtime,
 )
 from subagents.tools import ToolContext, ToolFlags, ToolPolicy, ToolResult, filter_tools
 
@@ -181,6 +185,51 @@ async def raw_sleepers(agents: int, latency: float, *, shared: bool) -> float:
         for _ in range(agents):
             nursery.start_soon(sleeper)
     return time.perf_counter() - start
+
+
+async def run_runtime_agents(agents: int, *, transcripts: bool, root: Path) -> float:
+    """Run ``agents`` agents of ``TURNS`` turns at zero latency through ``open_runtime``.
+
+    The runtime is the one people embed (agent types from ``root/project``,
+    hooks, logs), with its transcripts on or off and its state in
+    ``root/state``; the elapsed seconds from the first spawn until every agent
+    is final. This is ``subagents bench``'s transcripts_on / transcripts_off.
+    """
+    project, home, state = root / "project", root / "home", root / "state"
+    agents_dir = project / ".claude" / "agents"
+    agents_dir.mkdir(parents=True, exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
+    (project / ".git").mkdir(exist_ok=True)
+    (agents_dir / "bench-worker.md").write_text(
+        "---\nname: bench-worker\ndescription: Calls Echo nine times, then complete_task.\n"
+        f"tools: Echo, {COMPLETE_TASK}\n---\n\nYou are a benchmark agent.\n"
+    )
+    config = RuntimeConfig(
+        state_dir=state,
+        limits=LimitsConfig(max_threads=agents, max_time_seconds=TIMEOUT),
+        transcripts=TranscriptsConfig(enabled=transcripts),
+    )
+    provider = ScriptedProvider(
+        testing.tool_loop("Echo", {"text": "ping"}, turns=TURNS - 1, final="done", complete=True)
+    )
+    async with open_runtime(
+        config, cwd=project, home=home, env={}, provider=provider, tools=[EchoTool()]
+    ) as rt:
+        start = time.perf_counter()
+        ids = [(await rt.spawn("bench-worker", "Ping nine times.")).agent_id for _ in range(agents)]
+        await rt.wait(ids, timeout=TIMEOUT, mode="all")
+        elapsed = time.perf_counter() - start
+        results = [rt.result(agent_id) for agent_id in ids]
+    bad = [
+        r
+        for r in results
+        if r is None or r.terminate_reason is not TerminateReason.GOAL or r.turns != TURNS
+    ]
+    if bad:
+        first = bad[0]
+        detail = "no result" if first is None else first.describe()
+        raise SystemExit(f"{len(bad)} agents did not complete: {detail}")
+    return elapsed
 
 
 def measure(reps: int, run: Callable[[], Awaitable[float]]) -> list[float]:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ._cli_agents import add_agents_commands
+from ._cli_bench import add_bench_command
 from ._cli_resume import add_resume_command
 from ._cli_run import add_run_command
 from ._cli_transcripts import add_transcripts_commands
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--max-threads", type=int, default=4, metavar="N", help="default: 4")
     demo.set_defaults(func=_demo_command)
     add_agents_commands(commands)
+    add_bench_command(commands)
     return parser
 
 

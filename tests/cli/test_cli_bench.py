@@ -1,0 +1,120 @@
+"""``subagents bench`` on tiny workloads, in process: the JSON it writes and what it skips."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from subagents import _cli_bench
+from subagents._cli_bench import IMPLS, SCENARIOS, Sizes
+from subagents.cli import build_parser
+
+TINY = Sizes(
+    kernel={
+        "spawn_exit": 20,
+        "request_reply": 50,
+        "fan_out": 40,
+        "fan_out_actors": 4,
+        "pubsub_events": 10,
+        "pubsub_subscribers": 4,
+        "tree_cancel": 30,
+        "idle_memory": 20,
+    },
+    reps=1,
+    agent_reps=1,
+    corpus_reps=1,
+    turns_agents=3,
+    latency=0.005,
+    efficiency_divisor=100,  # 1, 10 and 100 agents
+    transcripts_agents=2,
+)
+RECORD_KEYS = {"scenario", "impl", "n", "unit", "min", "median", "reps"}
+
+
+def bench(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    args = build_parser().parse_args(["bench", *argv])
+    code = _cli_bench.execute(args, sizes=TINY, out=out)
+    return code, out.getvalue()
+
+
+def test_every_scenario_is_written_with_the_documented_schema(tmp_path: Path) -> None:
+    path = tmp_path / "bench.json"
+    code, output = bench("--json", str(path))
+    assert code == 0, output
+    payload = json.loads(path.read_text())
+    assert set(payload) == {"versions", "records"}
+    assert payload["versions"]["python"]
+    records = payload["records"]
+    for record in records:
+        assert set(record) == RECORD_KEYS
+        assert record["impl"] in IMPLS
+        assert record["scenario"] in SCENARIOS
+        assert record["min"] <= record["median"]
+        assert record["reps"] >= 1
+        assert record["n"] >= 1
+    pairs = {(r["scenario"], r["impl"]) for r in records}
+    ran = {scenario for scenario, _ in pairs}
+    # the corpus lives beside the checkout; without it corpus_load is skipped with a note
+    assert ran | {"corpus_load"} == set(SCENARIOS)
+    if "corpus_load" not in ran:
+        assert "corpus_load: skipped" in output
+    for scenario in ("spawn_exit", "request_reply", "fan_out", "pubsub", "tree_cancel"):
+        assert {(scenario, "subagents"), (scenario, "trio")} <= pairs
+        assert next(r for r in records if r["scenario"] == scenario)["unit"] == "s"
+    assert ("idle_memory", "subagents") in pairs
+    for scenario in ("request_reply", "fan_out"):
+        assert (scenario, "asyncio") in pairs
+        has_autogen = importlib.util.find_spec("autogen_core") is not None
+        assert ((scenario, "autogen") in pairs) is has_autogen
+    assert "| request_reply |" in output
+    assert "targets met" in output
+
+
+def test_a_missing_autogen_is_reported_as_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = _cli_bench.find_bench_dir()
+    assert folder is not None
+    compare = _cli_bench.load_scenarios(folder)["bench_compare"]
+    monkeypatch.setattr(compare, "autogen_available", lambda: False)
+    path = tmp_path / "bench.json"
+    code, output = bench("--only", "request_reply", "--only", "fan_out", "--json", str(path))
+    assert code == 0, output
+    assert "autogen: skipped (autogen-core is not installed" in output
+    records = json.loads(path.read_text())["records"]
+    assert {(r["scenario"], r["impl"]) for r in records} == {
+        (scenario, impl)
+        for scenario in ("request_reply", "fan_out")
+        for impl in ("subagents", "trio", "asyncio")
+    }
+
+
+def test_bad_requests_fail_before_running(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _ = bench("--only", "nope")
+    assert code == 2
+    assert "unknown scenario 'nope'" in capsys.readouterr().err
+    monkeypatch.setattr(_cli_bench, "matplotlib_missing", lambda: True)
+    code, _ = bench("--chart", "out.png")
+    assert code == 2
+    assert "--chart needs matplotlib" in capsys.readouterr().err
+    monkeypatch.setattr(_cli_bench, "find_bench_dir", lambda: None)
+    code, _ = bench("--only", "fan_out")
+    assert code == 2
+    assert "run it from a checkout" in capsys.readouterr().err
+
+
+def test_the_chart_is_drawn(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    chart = tmp_path / "chart.png"
+    code, output = bench(
+        "--only", "efficiency_100", "--only", "efficiency_1000", "--chart", str(chart)
+    )
+    assert code == 0, output
+    assert chart.read_bytes().startswith(b"\x89PNG")
