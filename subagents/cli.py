@@ -5,7 +5,9 @@
 ``subagents transcripts list|show ID`` reads the transcripts;
 ``subagents demo [DIR]`` shows the actor kernel at work on a directory;
 ``subagents agents list|show|validate`` reads agent definitions as Claude Code
-does and reports what it made of every field.
+does and reports what it made of every field;
+``subagents bench`` measures the runtime against raw Trio (and asyncio and
+autogen-core when installed), from a checkout.
 """
 
 from __future__ import annotations
