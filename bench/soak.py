@@ -1,0 +1,411 @@
+"""Soak test: thousands of scripted agents under random operations and faults, invariants checked.
+
+For a bounded time (``--seconds``, default 120) one driver picks random
+operations with a seeded ``random.Random``: spawn (top-level or under an open
+agent, foreground or background), send input (with or without interrupt),
+wait (short timeouts), close, resume of a closed agent, cancel of a random
+subtree (a close with no grace period), and, every fifth of the run (at most
+every ``EPOCH_MAX`` seconds), closing the whole runtime and opening a new one
+on the same state directory (agents of earlier runtimes are then resumed from
+their transcripts). Agents follow
+:class:`subagents.testing.DirectivePolicy` (they finish, fail, hang, call a
+tool, or make a malformed tool call, as told), and the provider injects faults
+on top: provider errors of every kind and malformed tool calls.
+
+:class:`subagents.testing.InvariantChecker` reads every event from a lossless
+(``block``) subscription as it is published: slots within bounds, one final
+status per run, events in order and none lost, every run's result on disk
+before its final status, and nothing left running after each runtime exits.
+Every operation has a deadline (missing it is a violation). Memory (RSS, after
+``gc.collect()``) is read once the first runtime has closed (the warm-up: a
+runtime keeps up to ``retain_closed`` closed agents' records while it is open,
+so its working set grows with the agents it has run) and at the end; growing
+more than ``RSS_BOUND`` bytes is a violation.
+
+Progress goes to stderr every ~10 s; the last line of stdout is a JSON object
+(``operations``, ``peak_live``, ``events``, ``dropped``, ``rss_start``,
+``rss_end``, ``violations``, ...). The exit status is 1 when there was a
+violation::
+
+    .venv/bin/python bench/soak.py --seconds 60 --seed 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import gc
+import json
+import math
+import os
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+
+from subagents import SubagentsError, testing
+from subagents.actors import Bus
+from subagents.runtime import (
+    LimitsConfig,
+    ModelRequest,
+    Reply,
+    Runtime,
+    RuntimeConfig,
+    ScriptedProvider,
+    ScriptedToolCall,
+    open_runtime,
+    provider_error,
+)
+from subagents.testing import Behavior
+
+#: The most RSS may grow between the warm-up and the end (after ``gc.collect()``).
+RSS_BOUND = 64 * 1024 * 1024
+#: The longest any single operation may take before it counts as a violation.
+OP_DEADLINE = 20.0
+#: How long the checker may take to catch up with the bus after a runtime exits.
+DRAIN_DEADLINE = 30.0
+PROGRESS_EVERY = 10.0
+#: The longest one runtime is driven before it is closed and a new one opened.
+EPOCH_MAX = 12.0
+AGENT_TYPE = "worker"
+#: Agent ids the driver remembers as targets (the oldest forgotten first).
+KNOWN_AGENTS = 2000
+FAULT_RATE = 0.08
+_FAULT_KINDS = (
+    "overloaded_error",
+    "rate_limit_error",
+    "api_error",
+    "invalid_request_error",
+    "authentication_error",
+    "timeout_error",
+)
+_BEHAVIORS = tuple(Behavior)
+_BEHAVIOR_WEIGHTS = (50, 12, 8, 20, 10)  # finish, fail, hang, tool, malformed
+_OPERATIONS = ("spawn", "send_input", "wait", "close", "resume", "cancel")
+_OPERATION_WEIGHTS = (30, 16, 14, 12, 16, 8)
+
+
+def rss_bytes() -> int:
+    """This process's resident set size, from ``/proc/self/statm`` (``ru_maxrss`` elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+@attrs.define(eq=False)
+class FaultyPolicy:
+    """:class:`~subagents.testing.DirectivePolicy`, with provider faults injected at random."""
+
+    rng: random.Random
+    rate: float = FAULT_RATE
+    inner: testing.DirectivePolicy = attrs.field(factory=testing.DirectivePolicy)
+    faults: int = 0
+
+    def __call__(self, request: ModelRequest) -> Reply:
+        if not request.grace and self.rng.random() < self.rate:
+            self.faults += 1
+            if self.rng.random() < 0.75:
+                kind = self.rng.choice(_FAULT_KINDS)
+                return Reply(error=provider_error(f"injected {kind}", error_type=kind))
+            raw = self.rng.choice(('{"path": ', "[1, 2]", "not json", '"text"'))
+            return Reply(tool_calls=(ScriptedToolCall(self.inner.tool, raw),))
+        reply = self.inner(request)
+        if reply.error is not None or reply.hang:
+            self.faults += 1
+        return reply
+
+
+@attrs.define
+class Counters:
+    operations: int = 0
+    refused: int = 0
+    agents_spawned: int = 0
+    resumes: int = 0
+    closes: int = 0
+    cancels: int = 0
+    waits: int = 0
+    inputs: int = 0
+    reopens: int = 0
+    peak_live: int = 0
+    by_error: collections.Counter[str] = attrs.field(factory=collections.Counter)
+
+
+def _write_agent(project: Path) -> None:
+    folder = project / ".claude" / "agents"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{AGENT_TYPE}.md").write_text(
+        f"---\nname: {AGENT_TYPE}\ndescription: A scripted soak-test agent.\n"
+        "tools: LS\n---\n\nYou are a soak-test agent.\n"
+    )
+
+
+class Soak:
+    """One soak run: the driver, its counters and its own violations."""
+
+    def __init__(self, *, seconds: float, seed: int, max_threads: int, root: Path) -> None:
+        self.seconds = seconds
+        self.seed = seed
+        self.max_threads = max_threads
+        self.root = root
+        self.project = root / "project"
+        self.home = root / "home"
+        self.state = root / "state"
+        self.rng = random.Random(seed)
+        self.policy = FaultyPolicy(random.Random(seed + 1))
+        self.counters = Counters()
+        self.known: collections.deque[str] = collections.deque(maxlen=KNOWN_AGENTS)
+        self.violations: list[str] = []
+        self.bus = Bus(default_capacity=1024, default_max_block=DRAIN_DEADLINE)
+        self.checker = testing.InvariantChecker(max_threads=max_threads, state_dir=self.state)
+        self.rss_start: int | None = None
+        self.runtime: Runtime | None = None
+        self.started = 0.0
+
+    # -- setup -------------------------------------------------------------------------------
+
+    def config(self) -> RuntimeConfig:
+        return RuntimeConfig(
+            state_dir=self.state,
+            limits=LimitsConfig(
+                max_threads=self.max_threads,
+                max_depth=3,
+                close_grace_period=0.2,
+                cancel_timeout=5.0,
+                max_time_seconds=5.0,
+                grace_period_seconds=0.5,
+            ),
+        )
+
+    # -- operations ----------------------------------------------------------------------------
+
+    def _behavior(self) -> Behavior:
+        return self.rng.choices(_BEHAVIORS, weights=_BEHAVIOR_WEIGHTS)[0]
+
+    def _pick_known(self) -> str | None:
+        return self.rng.choice(self.known) if self.known else None
+
+    def _pick_open(self, rt: Runtime) -> str | None:
+        agents = rt.list()
+        return self.rng.choice(agents).id if agents else None
+
+    async def _spawn(self, rt: Runtime) -> None:
+        parent = self._pick_open(rt) if self.rng.random() < 0.3 else None
+        handle = await rt.spawn(
+            AGENT_TYPE,
+            testing.directive(self._behavior()),
+            background=self.rng.random() < 0.5,
+            parent=parent,
+        )
+        self.known.append(handle.agent_id)
+        self.counters.agents_spawned += 1
+
+    async def _send_input(self, rt: Runtime) -> None:
+        target = self._pick_open(rt) if self.rng.random() < 0.8 else self._pick_known()
+        if target is not None:
+            self.counters.inputs += 1
+            await rt.send_input(
+                target, testing.directive(self._behavior()), interrupt=self.rng.random() < 0.3
+            )
+
+    async def _wait(self, rt: Runtime) -> None:
+        if self.known:
+            targets = [self.rng.choice(self.known) for _ in range(self.rng.randint(1, 3))]
+            self.counters.waits += 1
+            await rt.wait(
+                targets,
+                timeout=self.rng.choice((0.0, 0.01, 0.05)),
+                mode=self.rng.choice(("any", "all")),
+            )
+
+    async def _close(self, rt: Runtime) -> None:
+        target = self._pick_open(rt)
+        if target is not None:
+            self.counters.closes += 1
+            await rt.close(target)
+
+    async def _resume(self, rt: Runtime) -> None:
+        open_ids = {info.id for info in rt.list()}
+        closed = [a for a in self.known if a not in open_ids]
+        target = self.rng.choice(closed) if closed else self._pick_known()
+        if target is not None:
+            behavior = self._behavior() if self.rng.random() < 0.6 else None
+            self.counters.resumes += 1
+            await rt.resume(target, None if behavior is None else testing.directive(behavior))
+
+    async def _cancel(self, rt: Runtime) -> None:
+        """Cancel a random subtree: close it with no grace period."""
+        target = self._pick_open(rt)
+        if target is not None:
+            self.counters.cancels += 1
+            await rt.supervisor.close(target, grace=0)
+            await rt.close(target)  # idempotent; closes the subtree's transcripts
+
+    async def _one(self, rt: Runtime) -> None:
+        name = self.rng.choices(_OPERATIONS, weights=_OPERATION_WEIGHTS)[0]
+        operation: Callable[[Runtime], Any] = getattr(self, f"_{name}")
+        self.counters.operations += 1
+        with trio.move_on_after(OP_DEADLINE) as scope:
+            try:
+                await operation(rt)
+            except SubagentsError as exc:
+                self.counters.refused += 1
+                self.counters.by_error[type(exc).__name__] += 1
+        if scope.cancelled_caught:
+            self._violate(f"{name} took longer than {OP_DEADLINE} s")
+
+    def _violate(self, text: str) -> None:
+        if len(self.violations) < 200:
+            self.violations.append(text)
+
+    # -- the run ---------------------------------------------------------------------------------
+
+    async def _drive(self, rt: Runtime, until: float) -> None:
+        while time.monotonic() < until:
+            await self._one(rt)
+            stats = rt.supervisor.statistics()
+            self.checker.check_statistics(stats)
+            self.counters.peak_live = max(self.counters.peak_live, stats.peak_live)
+
+    async def _drain(self) -> None:
+        """Wait until the checker has read every event published so far."""
+        with trio.move_on_after(DRAIN_DEADLINE):
+            while True:
+                if self.checker.events >= self.bus.statistics().published:
+                    return
+                await trio.sleep(0.01)
+        self._violate(f"the checker did not catch up with the bus in {DRAIN_DEADLINE} s")
+
+    async def _progress(self) -> None:
+        while True:
+            await trio.sleep(PROGRESS_EVERY)
+            rt = self.runtime
+            live = 0 if rt is None else rt.supervisor.statistics().live
+            print(
+                f"[soak {time.monotonic() - self.started:6.1f}s] ops={self.counters.operations} "
+                f"spawned={self.counters.agents_spawned} live={live} "
+                f"events={self.bus.statistics().published} "
+                f"violations={len(self.checker.violations) + len(self.violations)} "
+                f"rss={rss_bytes() / 2**20:.1f} MiB",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    async def run(self) -> dict[str, Any]:
+        _write_agent(self.project)
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.started = time.monotonic()
+        deadline = self.started + self.seconds
+        epoch = min(EPOCH_MAX, max(1.0, self.seconds / 5))
+        with self.bus.subscribe(policy="block", capacity=1_000_000) as events:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self.checker.follow, events)
+                nursery.start_soon(self._progress)
+                while time.monotonic() < deadline:
+                    provider = ScriptedProvider(self.policy, latency=0.002)
+                    until = min(deadline, time.monotonic() + epoch)
+                    # opening, driving (each operation bounded) and closing, all bounded
+                    with trio.move_on_after(until - time.monotonic() + 3 * OP_DEADLINE) as bound:
+                        async with open_runtime(
+                            self.config(),
+                            cwd=self.project,
+                            home=self.home,
+                            env={},
+                            provider=provider,
+                            bus=self.bus,
+                        ) as rt:
+                            self.runtime = rt
+                            await self._drive(rt, until)
+                    if bound.cancelled_caught:
+                        self._violate("a runtime's epoch (open, drive, close) missed its deadline")
+                    self.runtime = None
+                    self.counters.reopens += 1
+                    await self._drain()
+                    self.checker.check_after_exit(rt.supervisor.statistics())
+                    self.counters.peak_live = max(
+                        self.counters.peak_live, rt.supervisor.statistics().peak_live
+                    )
+                    if self.rss_start is None:  # the warm-up: the first runtime, open to closed
+                        gc.collect()
+                        self.rss_start = rss_bytes()
+                await self._drain()
+                nursery.cancel_scope.cancel()
+            events.close()
+        return self._report(time.monotonic() - self.started)
+
+    def _report(self, elapsed: float) -> dict[str, Any]:
+        gc.collect()
+        rss_end = rss_bytes()
+        rss_start = rss_end if self.rss_start is None else self.rss_start
+        if rss_end - rss_start > RSS_BOUND:
+            self._violate(
+                f"RSS grew {(rss_end - rss_start) / 2**20:.1f} MiB "
+                f"(bound {RSS_BOUND / 2**20:.0f} MiB)"
+            )
+        bus = self.bus.statistics()
+        violations = [*self.checker.violations, *self.violations]
+        c = self.counters
+        return {
+            "seed": self.seed,
+            "seconds": round(elapsed, 2),
+            "max_threads": self.max_threads,
+            "operations": c.operations,
+            "refused": c.refused,
+            "agents_spawned": c.agents_spawned,
+            "resumes": c.resumes,
+            "closes": c.closes,
+            "cancels": c.cancels,
+            "waits": c.waits,
+            "inputs": c.inputs,
+            "reopens": c.reopens,
+            "faults": self.policy.faults,
+            "peak_live": c.peak_live,
+            "events": bus.published,
+            "checked_events": self.checker.events,
+            "dropped": bus.dropped,
+            "rss_start": rss_start,
+            "rss_end": rss_end,
+            "rss_bound": RSS_BOUND,
+            "refusals": dict(sorted(c.by_error.items())),
+            "violations": len(violations),
+            "violation_list": violations[:20],
+        }
+
+
+async def run_soak(*, seconds: float, seed: int, max_threads: int) -> dict[str, Any]:
+    """Run one soak for ``seconds`` and return its report (a JSON-able dict)."""
+    with tempfile.TemporaryDirectory(prefix="subagents-soak-") as folder:
+        soak = Soak(seconds=seconds, seed=seed, max_threads=max_threads, root=Path(folder))
+        return await soak.run()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=120.0, help="how long to run (120)")
+    parser.add_argument("--seed", type=int, default=0, help="the random seed (0)")
+    parser.add_argument("--max-threads", type=int, default=16, help="the slot limit (16)")
+    args = parser.parse_args(argv)
+    if not (math.isfinite(args.seconds) and args.seconds > 0):
+        parser.error("--seconds must be a positive number")
+    if args.max_threads < 1:
+        parser.error("--max-threads must be at least 1")
+    report = trio.run(
+        lambda: run_soak(seconds=args.seconds, seed=args.seed, max_threads=args.max_threads)
+    )
+    for violation in report["violation_list"]:
+        print(f"violation: {violation}", file=sys.stderr)
+    print(json.dumps(report), flush=True)
+    return 1 if report["violations"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Reliability: a short run of the soak (``bench/soak.py``) keeps every promise.
+
+The soak spawns, messages, closes, resumes and cancels scripted agents at
+random with faults injected, reopening the runtime on the same state
+directory, while :class:`subagents.testing.InvariantChecker` reads every
+event. Here it runs in-process for 3 seconds with a fixed seed; run
+``pytest tests/reliability`` for this folder alone, and
+``python bench/soak.py --seconds 120`` for the real thing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import trio
+
+from subagents import testing
+
+SOAK = Path(__file__).resolve().parents[2] / "bench" / "soak.py"
+REQUIRED = ("operations", "peak_live", "events", "dropped", "rss_start", "rss_end", "violations")
+
+
+def _load_soak() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("subagents_bench_soak", SOAK)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_short_soak_reports_every_key_and_no_violation(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    soak = _load_soak()
+    code = soak.main(["--seconds", "3", "--seed", "11", "--max-threads", "8"])
+    out = capsys.readouterr().out
+    report = json.loads(out.strip().splitlines()[-1])
+    for key in (*REQUIRED, "seed", "seconds", "agents_spawned", "resumes", "closes", "faults"):
+        assert key in report, key
+    assert report["violations"] == 0, report["violation_list"]
+    assert code == 0
+    assert report["seed"] == 11
+    assert report["operations"] > 0
+    assert report["agents_spawned"] > 0
+    assert 0 < report["peak_live"] <= 8
+    assert report["events"] == report["checked_events"] > 0
+    assert report["rss_end"] - report["rss_start"] <= report["rss_bound"]
+
+
+def test_bad_arguments_are_refused() -> None:
+    soak = _load_soak()
+    with pytest.raises(SystemExit):
+        soak.main(["--seconds", "0"])
+
+
+def test_a_violation_is_reported_and_fails_the_run(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    soak = _load_soak()
+    monkeypatch.setattr(soak, "RSS_BOUND", -1)  # any memory reading breaks this bound
+    code = soak.main(["--seconds", "1", "--seed", "3"])
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 1
+    assert report["violations"] >= 1
+    assert any("RSS grew" in v for v in report["violation_list"])
+
+
+def test_the_checker_catches_a_broken_slot_bound(tmp_path: Path) -> None:
+    soak = _load_soak()
+    run = soak.Soak(seconds=1.0, seed=5, max_threads=8, root=tmp_path)
+    run.checker = testing.InvariantChecker(max_threads=1, state_dir=run.state)
+    report = trio.run(run.run)
+    assert report["violations"] > 0
+    assert any("live agents" in v for v in report["violation_list"])
