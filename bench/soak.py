@@ -247,8 +247,7 @@ class Soak:
         target = self._pick_open(rt)
         if target is not None:
             self.counters.cancels += 1
-            await rt.supervisor.close(target, grace=0)
-            await rt.close(target)  # idempotent; closes the subtree's transcripts
+            await rt.close(target, grace=0)
 
     async def _one(self, rt: Runtime) -> None:
         name = self.rng.choices(_OPERATIONS, weights=_OPERATION_WEIGHTS)[0]

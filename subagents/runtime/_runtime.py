@@ -334,9 +334,12 @@ class Runtime:
         """Wait until any (or all) of the agents are final, or ``timeout`` seconds pass."""
         return await self.supervisor.wait(agent_ids, timeout=timeout, mode=mode)
 
-    async def close(self, agent_id: str) -> Status:
-        """Close the agent and its open descendants; return its previous status. Idempotent."""
-        previous = await self.supervisor.close(agent_id)
+    async def close(self, agent_id: str, *, grace: float | None = None) -> Status:
+        """Close the agent and its open descendants; return its previous status. Idempotent.
+
+        ``grace`` overrides the close grace period (0 cancels at once).
+        """
+        previous = await self.supervisor.close(agent_id, grace=grace)
         self._sweep(agent_id)
         return previous
 

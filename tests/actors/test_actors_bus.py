@@ -169,10 +169,13 @@ def test_bad_subscription_settings_are_rejected(kwargs: dict[str, object]) -> No
         Bus().subscribe(**kwargs)  # type: ignore[arg-type]
 
 
-def test_the_token_stream_of_a_thousand_agents_fits_with_margin() -> None:
-    """50,000 events (a second of 1,000 agents' tokens) through 4 subscribers, nothing lost."""
+def test_a_second_of_a_thousand_agents_tokens_passes_losslessly_in_order() -> None:
+    """50,000 events (a second of 1,000 agents' tokens; its speed is measured in bench/)
+    through 4 subscribers large enough to hold it: none lost, each in publish order."""
     bus = Bus()
     subs = [bus.subscribe(capacity=50_000) for _ in range(4)]
     for n in range(50_000):
         bus.publish_nowait(tick(n, f"a{n % 1000}"))
-    assert all(s.statistics().buffered == 50_000 and s.dropped == 0 for s in subs)
+    for sub in subs:
+        assert sub.dropped == 0
+        assert [e.n for e in drain(sub)] == list(range(50_000))  # type: ignore[union-attr]

@@ -19,6 +19,7 @@ from subagents.actors import (
     AgentStartFailed,
     Completed,
     Errored,
+    InvalidConfiguration,
     Running,
     Shutdown,
 )
@@ -171,6 +172,8 @@ async def test_close_ends_the_agent_and_its_transcript(
         agent = (await rt.spawn("Explore", "Look")).agent_id
         assert rt.statistics().transcripts_open == 1
         before = trio.current_time()
+        with pytest.raises(InvalidConfiguration, match="grace"):  # the grace reaches the kernel
+            await rt.close(agent, grace=-1)
         assert await rt.close(agent) == Running()
         assert trio.current_time() - before < 1.0  # the watcher aborts the stalled call
         assert rt.status(agent) == Shutdown()
