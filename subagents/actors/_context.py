@@ -50,6 +50,7 @@ class ActorContext:
         "_init",
         "_notices",
         "_nursery",
+        "_on_stop",
         "_parent",
         "_plain",
         "_ready",
@@ -102,6 +103,7 @@ class ActorContext:
         self._notices: dict[str, ChildFinished] | None = None
         self._inflight: set[Request] | None = None
         self._stopping = False
+        self._on_stop: Callable[[], object] | None = None
         self._start_error: Exception | None = None
         self._done: trio.Event | None = None
         self._task: trio.lowlevel.Task | None = None
@@ -144,6 +146,20 @@ class ActorContext:
     def stopping(self) -> bool:
         """Whether this actor was asked to close; it should wind up promptly."""
         return self._stopping
+
+    def on_stop(self, callback: Callable[[], object] | None) -> None:
+        """Have ``callback`` called once, synchronously, when this actor is asked to stop.
+
+        ``close`` (of this actor or an ancestor, or of the supervisor) asks it to
+        stop before the grace period starts; the callback lets a behavior that is
+        busy, not reading its mailbox, wind up at once (cancel its own work)
+        instead of waiting to be cancelled. It is called at once when the actor
+        is stopping already; ``None`` removes it. It must not raise or block.
+        """
+        if callback is not None and self._stopping:
+            callback()
+            return
+        self._on_stop = callback
 
     # -- mailbox ----------------------------------------------------------------
 

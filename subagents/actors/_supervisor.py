@@ -424,12 +424,16 @@ class Supervisor:
                 node._ready = False
                 node._plain = False
                 node._send.close()
+                callback, node._on_stop = node._on_stop, None
+                if callback is not None:
+                    callback()
             stack.extend(node._children.values())
 
     def _retire(self, ctx: ActorContext) -> None:
         """Forget a finished actor task: fail what it left unanswered, free its name."""
         ctx._stopping = True
         ctx._ready = False
+        ctx._on_stop = None
         ctx._send.close()
         leftovers = [ctx._head] if type(ctx._head) is Request else []
         if ctx._recv.statistics().current_buffer_used:

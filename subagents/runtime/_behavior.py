@@ -1,12 +1,13 @@
 """The agent loop as a kernel actor: one run per activation, stopped promptly by ``close``.
 
 :func:`agent_behavior` wraps :func:`run_agent` in an actor behavior. While a
-run is under way, a watcher task reads the actor's mailbox: follow-up input
-(a ``str``, a :class:`Message`, a child's :class:`ChildFinished` notice, or a
-:class:`Request` whose payload is text) is queued for the next turn boundary,
-and the kernel's stop request (``close``: the mailbox closes and ``receive``
-raises :class:`AgentClosed`) aborts the run at once, so a stalled model call
+run is under way, follow-up input (a ``str``, a :class:`Message`, a child's
+:class:`ChildFinished` notice, or a :class:`Request` whose payload is text)
+waits in the actor's bounded mailbox and joins the conversation at the next
+turn boundary, and the kernel's stop request (``close``, seen through
+:meth:`ActorContext.on_stop`) aborts the run at once, so a stalled model call
 ends within the close ladder's first step instead of waiting for its cancel.
+No task watches the mailbox: an agent costs one task.
 
 The actor's status follows the run: ``goal`` completes it with the report (the
 structured output as JSON, or the text); a provider failure errors it with the
@@ -30,7 +31,6 @@ from typing import Any, Final, TypeAlias, final
 
 import trio
 
-from subagents._exceptions import SubagentsError
 from subagents.actors import ActorContext, AgentClosed, Behavior, ChildFinished, Request, kind_of
 from subagents.runtime._config import INBOX_CAPACITY
 from subagents.runtime._events import Publisher
@@ -97,6 +97,7 @@ class AgentActor:
     __slots__ = (
         "_capacity",
         "_control",
+        "_ctx",
         "_drop_notice",
         "_interrupted",
         "_on_result",
@@ -124,6 +125,7 @@ class AgentActor:
         self._started = idle
         self._requests: list[Request] = []
         self._control: RunControl | None = None
+        self._ctx: ActorContext | None = None
         self._interrupted = False
 
     @property
@@ -153,21 +155,16 @@ class AgentActor:
         self._interrupted = False
         publisher = Publisher.for_actor(ctx)
         while True:
-            control = RunControl(inbox_capacity=self._capacity)
-            watcher = _Watcher(self, ctx, control)
+            control = RunControl(inbox_capacity=self._capacity, pull=self._pull)
             self._control = control
+            self._ctx = ctx
+            ctx.on_stop(control.abort)
             try:
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(watcher.watch)
-                    finished = False
-                    try:
-                        result = await run_agent(
-                            self.spec, self.conversation, publisher=publisher, control=control
-                        )
-                        finished = True
-                    finally:
-                        watcher.dismiss(nursery, cancel=not finished)
+                result = await run_agent(
+                    self.spec, self.conversation, publisher=publisher, control=control
+                )
             except BaseException:  # report the recorded result, then re-raise: never swallowed
+                ctx.on_stop(None)
                 self._control = None
                 if control.result is not None:
                     with trio.CancelScope(shield=True):
@@ -175,6 +172,9 @@ class AgentActor:
                             await self._deliver(control.result)
                 self._answer_requests(control.result)
                 raise
+            ctx.on_stop(None)
+            if not control.aborted:
+                self._pull(control)
             self._control = None
             await self._deliver(result)
             leftovers = control.take_inputs()
@@ -197,6 +197,23 @@ class AgentActor:
         ):
             raise control.error
         raise AgentRunFailed(result)
+
+    def _pull(self, control: RunControl) -> None:
+        """Move mailbox input into the run's inbox while it has room (the turn boundary).
+
+        What does not fit stays in the bounded mailbox, so senders wait there.
+        """
+        ctx = self._ctx
+        if ctx is None:
+            return
+        while not control.inbox_full:
+            try:
+                message = ctx.receive_nowait()
+            except (trio.WouldBlock, AgentClosed):
+                return
+            item = self._input(message)
+            if item is not None:
+                control.add_input(item)
 
     def _take_mailbox(self, ctx: ActorContext) -> None:
         """Move what revived the actor (and whatever queued behind it) into the conversation."""
@@ -232,60 +249,3 @@ class AgentActor:
         requests, self._requests = self._requests, []
         for request in requests:
             request.reply(result)
-
-
-_DISMISS: Final = object()
-
-
-@final
-class _Watcher:
-    """Reads the mailbox during one run: input is queued, a stop request aborts the run.
-
-    When the run ends the watcher is dismissed with a private sentinel sent to
-    the actor's own mailbox (it is parked on an empty mailbox then, so there is
-    room): it returns normally, which costs half of cancelling it (no
-    ``Cancelled`` raised through its frames). Cancelling is the fallback.
-    """
-
-    __slots__ = ("_actor", "_control", "_ctx", "_dismissed", "_receiving")
-
-    def __init__(self, actor: AgentActor, ctx: ActorContext, control: RunControl) -> None:
-        self._actor = actor
-        self._ctx = ctx
-        self._control = control
-        self._receiving = False
-        self._dismissed = False
-
-    async def watch(self) -> None:
-        ctx = self._ctx
-        control = self._control
-        while True:
-            if control.inbox_full and not self._dismissed:
-                await control.wait_for_room()
-            self._receiving = True
-            try:
-                message = await ctx.receive()
-            except AgentClosed:
-                control.abort()
-                return
-            finally:
-                self._receiving = False
-            if message is _DISMISS:
-                return
-            # Once dismissed, what is read before the sentinel (at most a mailbox
-            # full) is kept for the next run even past the inbox's capacity.
-            item = self._actor._input(message)
-            if item is not None:
-                control.add_input(item, force=self._dismissed)
-
-    def dismiss(self, nursery: trio.Nursery, *, cancel: bool) -> None:
-        """End the watcher: with the sentinel when it is parked on the mailbox, else by cancel."""
-        self._dismissed = True
-        if not cancel and self._receiving and not self._ctx.stopping:
-            try:
-                self._ctx.send_nowait(self._ctx.id, _DISMISS)
-            except SubagentsError:
-                pass
-            else:
-                return
-        nursery.cancel_scope.cancel()

@@ -26,7 +26,7 @@ are built only when the bus has a subscriber.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, final
 
@@ -151,18 +151,36 @@ class RunControl:
     :meth:`abort` cancels the run at its next checkpoint and makes it end with
     ``aborted``. Inputs queued with :meth:`add_input` join the conversation at
     the next turn boundary (inputs still queued when the run ends are the
-    caller's to start a new run with: :meth:`take_inputs`). :attr:`result` is
-    set however the run ends, even when it is cancelled from outside, and
-    :attr:`error` holds the provider's exception of an ``error`` run.
+    caller's to start a new run with: :meth:`take_inputs`). ``pull``, when
+    given, is called at every turn boundary before the inbox is read, so an
+    owner can move input in from where it waits (an actor's mailbox) without a
+    task of its own. :attr:`result` is set however the run ends, even when it
+    is cancelled from outside, and :attr:`error` holds the provider's exception
+    of an ``error`` run.
     """
 
-    __slots__ = ("_aborted", "_capacity", "_inbox", "_room", "_scope", "error", "result")
+    __slots__ = (
+        "_aborted",
+        "_capacity",
+        "_inbox",
+        "_pull",
+        "_room",
+        "_scope",
+        "error",
+        "result",
+    )
 
-    def __init__(self, *, inbox_capacity: int = INBOX_CAPACITY) -> None:
+    def __init__(
+        self,
+        *,
+        inbox_capacity: int = INBOX_CAPACITY,
+        pull: Callable[[RunControl], object] | None = None,
+    ) -> None:
         self._scope: trio.CancelScope | None = None
         self._aborted = False
         self._inbox: list[Message] = []
         self._capacity = inbox_capacity
+        self._pull = pull
         self._room: trio.Event | None = None
         self.result: AgentResult | None = None
         self.error: BaseException | None = None
@@ -398,6 +416,8 @@ class _Run:
         while True:
             if self.turns >= max_turns:
                 return _MAX_TURNS
+            if control._pull is not None:
+                control._pull(control)
             if control._inbox:
                 conversation.extend(control.take_inputs())
             response = await self._call_model(spec.tool_specs, grace=False)

@@ -388,6 +388,39 @@ async def test_the_close_ladder_is_shielded_from_the_callers_cancellation(
         assert sup.status(ref.id) == SHUTDOWN  # the ladder finished before the cancel landed
 
 
+async def test_on_stop_lets_a_busy_actor_stop_at_once_through_its_subtree(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    calls: list[str] = []
+
+    async def busy(ctx: ActorContext) -> str:
+        # Never reads its mailbox: only the stop callback can end its work early.
+        with trio.CancelScope() as scope:
+            ctx.on_stop(lambda: (calls.append(ctx.id), scope.cancel()))
+            await trio.sleep_forever()
+        ctx.on_stop(lambda: calls.append("late"))  # stopping already: called at once
+        return "stopped"
+
+    async def unregisters(ctx: ActorContext) -> str:
+        ctx.on_stop(lambda: calls.append("removed"))
+        ctx.on_stop(None)
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async with open_supervisor(config(close_grace_period=5)) as sup:
+        parent = await sup.spawn(busy)
+        child = await sup.spawn(busy, parent=parent.id)
+        removed = await sup.spawn(unregisters)
+        start = trio.current_time()
+        await sup.close(parent.id)
+        assert trio.current_time() == start  # no grace period spent, no cancel needed
+        assert sorted(calls) == sorted([parent.id, child.id, "late", "late"])
+        await sup.close(parent.id)  # called once: a second close calls nothing
+        await sup.close(removed.id, grace=0)
+        assert "removed" not in calls
+        assert len(calls) == 4
+
+
 async def test_close_ends_the_whole_subtree_and_is_idempotent(sup: Supervisor) -> None:
     with sup.subscribe(policy="block") as sub:
         parent = await sup.spawn(scripted)

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 import trio
 import trio.testing
 from runtime_world import LEAD_TOOLS, HookLog, World, drain, statuses_of, tool_results
@@ -175,7 +176,8 @@ async def test_a_lead_fans_out_to_three_explore_agents(
 
 def _remember(request: ModelRequest) -> Reply:
     newest = next(m.text for m in reversed(request.messages) if m.role == "user" and m.text)
-    return testing.say(f"noted: {newest}")
+    # A second's latency: the agent is still running when resume returns.
+    return attrs.evolve(testing.say(f"noted: {newest}"), latency=1.0)
 
 
 async def test_resume_after_the_process_ended_shows_the_model_everything(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import msgspec
 import pytest
 import trio
@@ -28,7 +29,12 @@ from subagents.runtime import (
 
 def _echo(request: ModelRequest) -> Reply:
     newest = next(m.text for m in reversed(request.messages) if m.role == "user" and m.text)
-    return testing.say(f"echo: {newest}")
+    return busy(f"echo: {newest}")
+
+
+def busy(text: str) -> Reply:
+    """A reply that takes a second, so the agent is still running when ``resume`` returns."""
+    return attrs.evolve(testing.say(text), latency=1.0)
 
 
 async def test_resume_in_the_same_runtime_after_close(
@@ -106,7 +112,7 @@ async def test_resume_without_a_prompt_carries_on_a_run_cut_short(
         agent = (await rt.spawn("general-purpose", "Work hard")).agent_id
         await trio.sleep(1)
         await rt.close(agent)
-    recorder = testing.RecordingPolicy(lambda request: testing.say("Finished after all."))
+    recorder = testing.RecordingPolicy(lambda request: busy("Finished after all."))
     async with world.open(ScriptedProvider(recorder)) as rt:
         assert await rt.resume(agent) == Running()
         status = (await rt.wait([agent], timeout=10)).statuses[agent]
@@ -124,7 +130,7 @@ async def test_a_failed_agent_resumed_without_a_prompt_tries_again(
         status = (await rt.wait([agent], timeout=10)).statuses[agent]
         assert isinstance(status, Errored)
         await rt.close(agent)
-    async with world.open(ScriptedProvider([testing.say("Worked this time.")])) as rt:
+    async with world.open(ScriptedProvider([busy("Worked this time.")])) as rt:
         assert await rt.resume(agent) == Running()
         assert (await rt.wait([agent], timeout=10)).statuses[agent] == Completed(
             "Worked this time."
@@ -146,7 +152,7 @@ async def test_resume_repairs_a_transcript_cut_by_a_crash(
     record = MessageRecord(agent_id=agent, seq=2, message=call)
     with path.open("ab") as file:
         file.write(msgspec.json.encode(record) + b"\n" + b'{"record":"mess')
-    recorder = testing.RecordingPolicy(lambda request: testing.say("Recovered."))
+    recorder = testing.RecordingPolicy(lambda request: busy("Recovered."))
     async with world.open(ScriptedProvider(recorder)) as rt:
         assert await rt.resume(agent) == Running()
         assert (await rt.wait([agent], timeout=10)).statuses[agent] == Completed("Recovered.")

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import trio
 import trio.testing
 from runtime_world import LEAD_TOOLS, World, tool_results
@@ -129,7 +130,12 @@ async def test_refusals_come_back_as_tool_errors(
         lambda r: testing.call("resume_agent", id=data(r[1])["agent_id"], message="Again."),
         lambda r: testing.call("wait", ids=[data(r[1])["agent_id"]], timeout_ms=30_000),
     )
-    results, rows = await run_lead(world, lead, testing.directive_policy)
+
+    def worker(request: ModelRequest) -> Reply:
+        # Busy for a second, so the child still holds its slot at the third spawn.
+        return attrs.evolve(testing.directive_policy(request), latency=1.0)
+
+    results, rows = await run_lead(world, lead, worker)
     unknown, spawned, over, _, missing, closed, refused, resumed, waited = results
     assert unknown.is_error
     assert "Unknown agent type 'Explorer'. Did you mean 'Explore'?" in unknown.content
