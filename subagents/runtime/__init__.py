@@ -101,6 +101,7 @@ from subagents.runtime._hooks import (
     DEFAULT_HOOK_OUTPUT_CAP,
     DEFAULT_HOOK_TIMEOUT,
     DEFAULT_STOP_HOOKS_GRACE,
+    MAX_STOP_BLOCKS,
     Hook,
     HookConfigError,
     HookEvent,
@@ -291,6 +292,7 @@ __all__ = [
     "DEFAULT_HOOK_OUTPUT_CAP",
     "DEFAULT_HOOK_TIMEOUT",
     "DEFAULT_STOP_HOOKS_GRACE",
+    "MAX_STOP_BLOCKS",
     # transcripts
     "TranscriptWriter",
     "TranscriptWriterStatistics",

@@ -354,6 +354,13 @@ class AgentRecord:
                 if context:
                     self.conversation.append(Message.user(context, origin=Origin.NOTICE))
                 value = await actor.behave(ctx)
+                # A SubagentStop hook that exits 2 blocks the stop: go on with its feedback.
+                while (blocked := await fired.finish()) is not None:
+                    self._report_hooks(blocked)
+                    feedback = blocked.feedback_text or ""
+                    self.logger.info("stop blocked by a hook", feedback=feedback)
+                    self.conversation.append(Message.user(feedback, origin=Origin.NOTICE))
+                    value = await actor.behave(ctx)
         except BaseException as exc:
             self._report_stop(fired)
             ended: FinalStatus = "shutdown" if ctx.stopping or _is_cancellation(exc) else "errored"

@@ -257,13 +257,21 @@ def _status_error(exc: anthropic.APIStatusError) -> ProviderError:
     where = f"error {status}" if status is not None else "error in the response stream"
     kind = f" ({body_type})" if body_type else ""
     retry_after = _retry_after(exc.response.headers) if status is not None else None
-    return provider_error(
-        f"Anthropic API {where}{kind}: {detail}{_rid(exc.request_id)}",
-        error_type=body_type,
-        status_code=status,
-        request_id=exc.request_id,
-        retry_after=retry_after,
-    )
+
+    def error(advice: str) -> ProviderError:
+        return provider_error(
+            f"Anthropic API {where}{kind}: {detail}{advice}{_rid(exc.request_id)}",
+            error_type=body_type,
+            status_code=status,
+            request_id=exc.request_id,
+            retry_after=retry_after,
+        )
+
+    found = error("")
+    if status is not None and found.retryable:
+        # The SDK has retried it already: say so, and what is left to do.
+        return error("; still failing after the SDK's retries, try again later")
+    return found
 
 
 def _retry_after(headers: httpx2.Headers) -> float | None:

@@ -85,7 +85,9 @@ class HookPayload(msgspec.Struct, frozen=True, kw_only=True):
     ``transcript_path`` is this agent's own transcript; ``tool_use_id``,
     ``tool_name`` and ``tool_input`` are set for tool events, ``tool_response``
     for ``PostToolUse``, ``prompt`` (the task) for ``SubagentStart`` and
-    ``last_assistant_message`` (the agent's final text) for ``SubagentStop``.
+    ``last_assistant_message`` (the agent's final text) for ``SubagentStop``,
+    whose ``stop_hook_active`` says the agent is going on because a stop hook
+    blocked its stop already (a hook that always blocks can let it stop then).
     """
 
     hook_event_name: str
@@ -102,6 +104,7 @@ class HookPayload(msgspec.Struct, frozen=True, kw_only=True):
     tool_input: Mapping[str, Any] | None = None
     tool_response: Any = None
     last_assistant_message: str | None = None
+    stop_hook_active: bool = False
 
 
 def _json_default(value: object) -> object:

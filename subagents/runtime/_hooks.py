@@ -19,9 +19,14 @@ exit code     effect                           where the text goes
                                                the :class:`HookResult`
 2             block / feedback                 ``PreToolUse``: the call is blocked,
                                                stderr is the tool error the model
-                                               sees (``reason``); ``PostToolUse``
-                                               and ``SubagentStop``: stderr goes to
-                                               the model (``feedback``);
+                                               sees (``reason``); ``PostToolUse``:
+                                               stderr goes to the model
+                                               (``feedback``); ``SubagentStop``:
+                                               the stop is blocked and the agent
+                                               goes on with stderr as its next
+                                               input (at most ``MAX_STOP_BLOCKS``
+                                               times a run, as Claude Code's
+                                               ``stop_hook_active``);
                                                ``SubagentStart`` cannot block: stderr
                                                goes to the user
 other         non-blocking error               ``user_messages`` only
@@ -75,6 +80,7 @@ __all__ = [
     "DEFAULT_HOOK_OUTPUT_CAP",
     "DEFAULT_HOOK_TIMEOUT",
     "DEFAULT_STOP_HOOKS_GRACE",
+    "MAX_STOP_BLOCKS",
     "Hook",
     "HookConfigError",
     "HookEvent",
@@ -94,6 +100,10 @@ __all__ = [
 
 #: Seconds ``SubagentStop`` hooks get when the run ends by cancellation or Ctrl-C.
 DEFAULT_STOP_HOOKS_GRACE = 5.0
+
+#: How many times ``SubagentStop`` hooks may block one activation's stop (exit 2)
+#: before the agent stops anyway: a hook that always blocks cannot loop forever.
+MAX_STOP_BLOCKS = 3
 
 
 @attrs.frozen
@@ -512,14 +522,36 @@ class SubagentRunHooks:
     """What :func:`subagent_run_hooks` learned: ``start`` at entry, ``stop`` after exit.
 
     :attr:`context` is the ``SubagentStart`` text to add to the agent's context.
-    ``stop`` is ``None`` until the ``async with`` block has been left.
+    ``stop`` is ``None`` until the ``async with`` block has been left, or until
+    :meth:`finish` fired the stop hooks for a run that ended normally.
     """
 
-    __slots__ = ("start", "stop")
+    __slots__ = ("_fire_stop", "blocked", "start", "stop")
 
-    def __init__(self) -> None:
+    def __init__(self, fire_stop: Callable[[], Awaitable[HookOutcome]] | None = None) -> None:
         self.start = HookOutcome(HookEvent.SUBAGENT_START)
         self.stop: HookOutcome | None = None
+        self.blocked = 0
+        self._fire_stop = fire_stop
+
+    async def finish(self) -> HookOutcome | None:
+        """Fire ``SubagentStop`` now, for a run that ended normally.
+
+        Returns the outcome when a hook blocked the stop (exit 2): the agent
+        should go on with its ``feedback_text``, and the stop hooks fire again
+        when it next ends (with ``stop_hook_active`` set). After
+        :data:`MAX_STOP_BLOCKS` blocks, or when nothing blocked, it returns
+        ``None``: the agent stops, and leaving the ``async with`` block fires
+        nothing more.
+        """
+        if self._fire_stop is None or self.stop is not None:
+            return None
+        self.stop = outcome = await self._fire_stop()
+        if outcome.feedback_text is None or self.blocked >= MAX_STOP_BLOCKS:
+            return None
+        self.blocked += 1
+        self.stop = None
+        return outcome
 
     def __repr__(self) -> str:
         return f"<SubagentRunHooks start={len(self.start.results)} stop={self.stop is not None}>"
@@ -548,18 +580,26 @@ async def subagent_run_hooks(
     cut it short; when the run ends by cancellation or ``KeyboardInterrupt``
     its hooks get at most ``stop_grace`` seconds, otherwise their own timeouts.
     """
-    run = SubagentRunHooks()
+
+    async def fire_stop(urgent: bool = False) -> HookOutcome:
+        deadline = trio.current_time() + stop_grace if urgent else math.inf
+        payload = payload_factory(HookEvent.SUBAGENT_STOP)
+        if run.blocked:
+            payload = msgspec.structs.replace(payload, stop_hook_active=True)
+        return await runner.fire(
+            HookEvent.SUBAGENT_STOP,
+            payload,
+            agent_hooks=agent_hooks,
+            deadline=deadline,
+            nickname=nickname,
+        )
+
+    run = SubagentRunHooks(fire_stop)
 
     async def stop(urgent: bool) -> None:
-        deadline = trio.current_time() + stop_grace if urgent else math.inf
-        with trio.CancelScope(shield=True):
-            run.stop = await runner.fire(
-                HookEvent.SUBAGENT_STOP,
-                payload_factory(HookEvent.SUBAGENT_STOP),
-                agent_hooks=agent_hooks,
-                deadline=deadline,
-                nickname=nickname,
-            )
+        if run.stop is None:  # not fired already by finish()
+            with trio.CancelScope(shield=True):
+                run.stop = await fire_stop(urgent)
 
     start_payload = payload_factory(HookEvent.SUBAGENT_START)
     try:
