@@ -41,6 +41,7 @@ from subagents.runtime._exceptions import (
     StreamError,
     provider_error,
 )
+from subagents.runtime._logging import mask_text
 from subagents.runtime._messages import (
     Block,
     Message,
@@ -202,6 +203,7 @@ class AnthropicProvider:
                 "Use the AnthropicProvider inside `async with AnthropicProvider(...) as provider:`."
             )
         assembler = _Assembler(sink)
+        secrets = (self.api_key or "",)
         try:
             stream = await client.messages.create(**request_params(request), stream=True)
             async with stream:
@@ -211,14 +213,15 @@ class AnthropicProvider:
         except ProviderError:
             raise
         except anthropic.APIStatusError as exc:
-            raise _status_error(exc) from exc
+            raise _status_error(exc, secrets) from exc
         except anthropic.APITimeoutError as exc:
             raise ProviderTimeout(
                 "The Anthropic API did not answer in time (after the SDK's retries)."
             ) from exc
         except anthropic.APIConnectionError as exc:
             raise ProviderConnectionError(
-                f"Could not reach the Anthropic API ({_cause(exc)}), after the SDK's retries."
+                f"Could not reach the Anthropic API ({mask_text(_cause(exc), secrets)}), "
+                "after the SDK's retries."
             ) from exc
         except httpx2.TimeoutException as exc:
             raise ProviderTimeout(
@@ -229,12 +232,14 @@ class AnthropicProvider:
         except httpx2.HTTPError as exc:
             raise ProviderConnectionError(
                 "The connection to the Anthropic API dropped in the middle of a response "
-                f"({type(exc).__name__}: {exc}){_rid(assembler.request_id)}.",
+                f"({type(exc).__name__}: {mask_text(str(exc), secrets)})"
+                f"{_rid(assembler.request_id)}.",
                 request_id=assembler.request_id,
             ) from exc
         except (anthropic.APIError, ValueError) as exc:
             raise StreamError(
-                f"The Anthropic API sent a response that could not be read ({exc})"
+                "The Anthropic API sent a response that could not be read "
+                f"({mask_text(str(exc), secrets)})"
                 f"{_rid(assembler.request_id)}.",
                 request_id=assembler.request_id,
             ) from exc
@@ -250,10 +255,11 @@ def _cause(exc: BaseException) -> str:
     return f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
 
 
-def _status_error(exc: anthropic.APIStatusError) -> ProviderError:
+def _status_error(exc: anthropic.APIStatusError, secrets: Sequence[str]) -> ProviderError:
+    """Our typed error for an API error reply; ``secrets`` are masked in the server's words."""
     body_type = exc.type
     status = exc.status_code if exc.status_code >= 400 else None
-    detail = exc.api_message or exc.message
+    detail = mask_text(exc.api_message or exc.message, secrets)
     where = f"error {status}" if status is not None else "error in the response stream"
     kind = f" ({body_type})" if body_type else ""
     retry_after = _retry_after(exc.response.headers) if status is not None else None

@@ -38,6 +38,7 @@ from subagents.runtime._exceptions import AgentRunFailed, ProviderError
 from subagents.runtime._loop import AgentSpec, RunControl, run_agent
 from subagents.runtime._messages import Conversation, Message, Origin
 from subagents.runtime._result import AgentResult, TerminateReason
+from subagents.tools import format_agent_result
 
 __all__ = ["AgentActor", "NoticeFilter", "ResultCallback", "agent_behavior", "as_input"]
 
@@ -60,7 +61,8 @@ def as_input(message: object) -> Message:
         detail = getattr(message.status, "result", None) or getattr(message.status, "message", "")
         text = f"Agent {message.nickname} ({message.agent_id}) finished: {status}."
         if detail:
-            text += f"\n\n{detail}"
+            # The child's words are data for the parent's model, never instructions.
+            text += "\n\n" + format_agent_result(message.agent_id, message.nickname, detail)
         return Message.user(text, origin=Origin.NOTICE)
     return Message.user(str(message), origin=Origin.INPUT)
 

@@ -67,7 +67,7 @@ _LANGUAGES_SHOWN: Final = 3
 _FINAL_KINDS: Final = frozenset({"completed", "errored", "shutdown", "not_found"})
 _NOTICE = re.compile(
     r"Agent (?P<nickname>[^\n]*) \((?P<id>[^()\s]+)\) finished: (?P<kind>[a-z_]+)\."
-    r"(?:\n\n(?P<detail>.*))?",
+    r"(?:\n\n(?:<agent_result [^>\n]*>\n)?(?P<detail>.*?)(?:\n</agent_result>)?)?",
     re.DOTALL,
 )
 _LIMIT = "Agent limit reached"

@@ -7,17 +7,25 @@ blocks on a full pipe; the start and the end are kept. When the shell exits,
 times out or the caller is cancelled, the whole process group is killed with
 ``SIGKILL`` and reaped, so no child outlives the call; cancellation then
 propagates.
+
+A process can leave the group (``setsid``, a daemon's double fork), so each
+command also gets a marker in its environment (:data:`RUN_MARKER_ENV`, a
+random token), which its descendants inherit; on Linux every process of the
+same user whose ``/proc/<pid>/environ`` carries the command's marker is
+killed as well. A process that starts over with a new environment
+(``env -i``) is not found this way: this is cleanup, not a sandbox.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
-from typing import Annotated, final
+from typing import Annotated, Final, final
 
 import attrs
 import msgspec
@@ -33,11 +41,15 @@ from subagents.tools._context import ToolContext
 from subagents.tools._exceptions import ToolError
 from subagents.tools._protocol import ToolFlags, ToolResult
 
-__all__ = ["BashArgs", "BashTool", "CommandOutcome", "run_command"]
+__all__ = ["RUN_MARKER_ENV", "BashArgs", "BashTool", "CommandOutcome", "run_command"]
 
 _READ_SIZE = 64 * 1024
 #: Bound on reaping a process group after SIGKILL (it takes microseconds in practice).
 _REAP_TIMEOUT = 5.0
+#: The environment variable that marks every process a command starts.
+RUN_MARKER_ENV: Final = "SUBAGENTS_COMMAND_RUN"
+#: Sweeps for marked processes (a process may fork while the previous sweep kills).
+_SWEEPS: Final = 5
 
 
 class BashArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -119,7 +131,14 @@ async def run_command(
     kill_grace: float = BASH_KILL_GRACE_SECONDS,
     env: Mapping[str, str] | None = None,
 ) -> CommandOutcome:
-    """Run ``argv`` in a new session; kill its process group at exit, timeout or cancellation."""
+    """Run ``argv`` in a new session; kill its process group at exit, timeout or cancellation.
+
+    Processes that left the group but carry the command's environment marker
+    are killed too (see the module docstring).
+    """
+    marker = secrets.token_hex(16)
+    environment = dict(os.environ if env is None else env)
+    environment[RUN_MARKER_ENV] = marker
     try:
         proc = await trio.lowlevel.open_process(
             list(argv),
@@ -127,7 +146,7 @@ async def run_command(
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             cwd=os.fspath(cwd),
-            env=dict(env) if env is not None else None,
+            env=environment,
             start_new_session=True,
         )
     except OSError as exc:
@@ -155,6 +174,7 @@ async def run_command(
             timed_out = deadline.cancelled_caught
             # Leftover background children (or, on timeout, everything) go now.
             _kill_group(proc.pid)
+            _kill_marked(marker)
             with trio.move_on_after(_REAP_TIMEOUT):
                 await proc.wait()
             with trio.move_on_after(kill_grace):
@@ -166,6 +186,7 @@ async def run_command(
                 _kill_group(proc.pid)
                 with trio.move_on_after(_REAP_TIMEOUT):
                     await proc.wait()
+            _kill_marked(marker)
             await stdout.aclose()
     output, truncated = buffer.result()
     return CommandOutcome(
@@ -180,6 +201,48 @@ async def run_command(
 def _kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+def _carries(pid: str, entry: bytes) -> bool:
+    """Whether process ``pid`` has ``entry`` in its environment (``False`` if unreadable)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return entry in f.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def _kill_marked(marker: str) -> None:
+    """``SIGKILL`` every process whose environment carries ``marker`` (Linux; else nothing)."""
+    if not hasattr(os, "pidfd_open"):
+        return
+    entry = f"{RUN_MARKER_ENV}={marker}".encode()
+    own = str(os.getpid())
+    for _ in range(_SWEEPS):
+        try:
+            pids = [p for p in os.listdir("/proc") if p.isdigit() and p != own]
+        except OSError:
+            return
+        found = False
+        for pid in pids:
+            if not _carries(pid, entry):
+                continue
+            try:
+                fd = os.pidfd_open(int(pid))
+            except OSError:
+                continue
+            try:
+                # Checked again once the pidfd pins the process: a pid reused meanwhile
+                # is never signalled.
+                if _carries(pid, entry):
+                    found = True
+                    signal.pidfd_send_signal(fd, signal.SIGKILL)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+        if not found:
+            return
 
 
 @final

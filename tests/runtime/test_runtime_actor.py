@@ -164,7 +164,10 @@ def test_mailbox_messages_become_conversation_messages() -> None:
     assert as_input(message) is message
     notice = as_input(ChildFinished("c1", "Ada", Completed("found it")))
     assert notice.origin is Origin.NOTICE
-    assert notice.text == "Agent Ada (c1) finished: completed.\n\nfound it"
+    assert notice.text == (
+        "Agent Ada (c1) finished: completed.\n\n"
+        '<agent_result agent_id="c1" nickname="Ada">\nfound it\n</agent_result>'
+    )
     failed = as_input(ChildFinished("c2", "Bo", Errored("boom")))
     assert "errored" in failed.text
     assert "boom" in failed.text
