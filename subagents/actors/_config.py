@@ -6,9 +6,9 @@ where it was written, not at the first spawn.
 
 from __future__ import annotations
 
-import math
+import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -26,17 +26,17 @@ def check_count(name: str, value: object, minimum: int, meaning: str) -> None:
         )
 
 
+#: The largest number of seconds a deadline can hold.
+_LARGEST: Final = sys.float_info.max
+
+
 def check_seconds(name: str, value: object, meaning: str) -> None:
     """Raise :class:`InvalidConfiguration` unless ``value`` is finite seconds >= 0."""
+    # ``<= _LARGEST`` refuses inf, NaN and integers too large for a float deadline.
     if type(value) is float or type(value) is int:  # the common case, checked cheaply
-        if 0 <= value < math.inf:
+        if 0 <= value <= _LARGEST:
             return
-    elif (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value >= 0
-    ):
+    elif isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= _LARGEST:
         return
     raise InvalidConfiguration(
         f"{name} must be a finite number of seconds, 0 or more (got {value!r}): it is {meaning}."

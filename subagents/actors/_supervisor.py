@@ -603,6 +603,8 @@ class Supervisor:
         cancellation), then cancelled. Live agents end Shutdown; a final agent
         keeps its status. Closing a closed agent returns its final status.
         """
+        if grace is not None:
+            check_seconds("grace", grace, "how long the agent may take to stop")
         ctx = self._actors.get(agent_id)
         if ctx is None:
             retired = self._retired.get(agent_id)
@@ -613,8 +615,6 @@ class Supervisor:
         previous = ctx.status
         if grace is None:
             grace = self.config.close_grace_period
-        else:
-            check_seconds("grace", grace, "how long the agent may take to stop")
         self._request_stop(ctx)
         await self._await_exit(ctx, grace)
         return previous

@@ -83,8 +83,12 @@ class WaitBounds:
             )
 
     def clamp(self, seconds: float | None) -> float:
-        """``seconds`` forced into the bounds; ``None`` or NaN gives the default."""
-        if seconds is None or math.isnan(seconds):
+        """``seconds`` forced into the bounds; ``None`` or NaN gives the default.
+
+        An integer of any size is compared exactly (``math.isnan`` would convert
+        it to a float, which overflows past about 1e308).
+        """
+        if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
             return self.default_seconds
         return min(max(seconds, self.min_seconds), self.max_seconds)
 
