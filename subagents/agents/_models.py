@@ -22,9 +22,20 @@ INHERIT = "inherit"
 #: Alias -> full model id. Keys are lower case; lookups ignore case.
 DEFAULT_MODEL_ALIASES: Mapping[str, str] = types.MappingProxyType(
     {
-        "haiku": "claude-haiku-4-5-20251001",
-        "sonnet": "claude-sonnet-4-5-20250929",
-        "opus": "claude-opus-4-5-20251101",
+        # The floating aliases follow Claude Code's first-party ones: the newest
+        # model of each family.
+        "haiku": "claude-haiku-5-5",
+        "sonnet": "claude-sonnet-5-5",
+        "opus": "claude-opus-5-5",
+        "haiku-5.5": "claude-haiku-5-5",
+        "sonnet-5.5": "claude-sonnet-5-5",
+        "opus-5.5": "claude-opus-5-5",
+        "sonnet-5": "claude-sonnet-5",
+        "opus-5": "claude-opus-5",
+        "opus-4.8": "claude-opus-4-8",
+        "opus-4.7": "claude-opus-4-7",
+        "opus-4.6": "claude-opus-4-6",
+        "sonnet-4.6": "claude-sonnet-4-6",
         "haiku-4.5": "claude-haiku-4-5-20251001",
         "sonnet-4.5": "claude-sonnet-4-5-20250929",
         "opus-4.5": "claude-opus-4-5-20251101",

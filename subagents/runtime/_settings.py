@@ -28,7 +28,7 @@ A file holds any subset of::
     wait_max_seconds = 600.0
 
     [model_aliases]                   # adds to, or replaces entries of, the shipped table
-    fast = "claude-haiku-4-5-20251001"
+    fast = "claude-haiku-5-5"
 
     [hooks]                           # the ``hooks`` object of Claude Code settings
     PreToolUse = [{ matcher = "Bash", hooks = [{ type = "command", command = "./check.sh" }] }]

@@ -57,7 +57,7 @@ def test_show_prints_the_definition_and_which_scope_won(
     assert cli("show", "reviewer", "--cwd", str(project), "--home", str(home)) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "reviewer"
-    assert "model:              haiku -> claude-haiku-4-5-20251001" in out
+    assert "model:              haiku -> claude-haiku-5-5" in out
     assert "Scope: project won" in out
     assert "the project scope overrides the user scope" in out
     assert "[tools] applied: allowed tools: Read, Grep" in out

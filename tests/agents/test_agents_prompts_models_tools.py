@@ -72,7 +72,7 @@ def test_memory_folder_name_cannot_escape(tmp_path: Path) -> None:
 def test_model_aliases_resolve_and_can_be_overridden() -> None:
     aliases = ModelAliases()
     assert aliases.resolve("sonnet") == DEFAULT_MODEL_ALIASES["sonnet"]
-    assert aliases.resolve("Haiku") == "claude-haiku-4-5-20251001"
+    assert aliases.resolve("Haiku") == "claude-haiku-5-5"
     assert (
         aliases.resolve("inherit", parent="claude-opus-4-5-20251101") == "claude-opus-4-5-20251101"
     )

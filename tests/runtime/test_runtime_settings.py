@@ -195,7 +195,7 @@ def test_model_aliases_merge_alias_by_alias(dirs: Dirs) -> None:
     assert config.sources["model_aliases.cheap"] == "env SUBAGENTS_MODEL_ALIASES__CHEAP"
     table = config.alias_table()
     assert table.resolve("fast") == "id-project"
-    assert table.resolve("haiku") == "claude-haiku-4-5-20251001"  # the shipped table stays
+    assert table.resolve("haiku") == "claude-haiku-5-5"  # the shipped table stays
 
 
 def test_hooks_from_every_source_are_concatenated(dirs: Dirs) -> None:
