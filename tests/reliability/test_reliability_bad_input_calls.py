@@ -36,19 +36,18 @@ refusal here.
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import json
 import math
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import msgspec
 import pytest
+import runtime_world
+import test_tools_hypothesis as tools_hypothesis
 import trio
 import trio.testing
 from hypothesis import HealthCheck, given, settings
@@ -99,17 +98,6 @@ from subagents.tools import (
 _TESTS = Path(__file__).resolve().parents[1]
 
 
-def _helper(folder: str, name: str) -> ModuleType:
-    """A helper module of another test folder (there are no packages under tests/)."""
-    if name not in sys.modules:
-        path = str(_TESTS / folder)
-        if path not in sys.path:
-            sys.path.append(path)
-    return importlib.import_module(name)
-
-
-runtime_world = _helper("runtime", "runtime_world")
-tools_hypothesis = _helper("tools", "test_tools_hypothesis")
 World = runtime_world.World
 tool_results = runtime_world.tool_results
 

@@ -34,17 +34,19 @@ their strategies are reused here.
 from __future__ import annotations
 
 import functools
-import importlib
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import agents_strategies
 import msgspec
 import pytest
+import runtime_world
+import test_runtime_settings as settings_tests
+import test_runtime_transcript_fuzz as transcript_fuzz
+import test_tools_hypothesis as tools_hypothesis
 import trio
 import trio.testing
 from hypothesis import HealthCheck, given, settings
@@ -71,20 +73,6 @@ _TESTS = Path(__file__).resolve().parents[1]
 CORPUS = _TESTS.parents[1] / "shared" / "corpus" / "voltagent"
 
 
-def _helper(folder: str, name: str) -> ModuleType:
-    """A helper module of another test folder (there are no packages under tests/)."""
-    if name not in sys.modules:
-        path = str(_TESTS / folder)
-        if path not in sys.path:
-            sys.path.append(path)
-    return importlib.import_module(name)
-
-
-runtime_world = _helper("runtime", "runtime_world")
-agents_strategies = _helper("agents", "agents_strategies")
-tools_hypothesis = _helper("tools", "test_tools_hypothesis")
-settings_tests = _helper("runtime", "test_runtime_settings")
-transcript_fuzz = _helper("runtime", "test_runtime_transcript_fuzz")
 World = runtime_world.World
 
 GOOD_AGENT = "good-agent-of-the-test"

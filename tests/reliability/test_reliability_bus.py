@@ -22,30 +22,24 @@ end, with agents publishing.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 import trio.testing
+from runtime_helpers import SlowTool
+from runtime_world import World, tool_results
 
-_RUNTIME_TESTS = str(Path(__file__).resolve().parents[1] / "runtime")
-if _RUNTIME_TESTS not in sys.path:
-    sys.path.append(_RUNTIME_TESTS)
-
-from runtime_helpers import SlowTool  # noqa: E402
-from runtime_world import World, tool_results  # noqa: E402
-
-from subagents import testing  # noqa: E402
-from subagents.actors import (  # noqa: E402
+from subagents import testing
+from subagents.actors import (
     Bus,
     Completed,
     Event,
     Lagged,
     Subscription,
 )
-from subagents.runtime import (  # noqa: E402
+from subagents.runtime import (
     ModelRequest,
     Reply,
     ScriptedProvider,

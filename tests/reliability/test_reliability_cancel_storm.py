@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -35,17 +34,12 @@ import pytest
 import trio
 import trio.testing
 from hypothesis import HealthCheck, given, settings
+from runtime_helpers import SlowTool
+from runtime_world import World
 
-_RUNTIME_TESTS = str(Path(__file__).resolve().parents[1] / "runtime")
-if _RUNTIME_TESTS not in sys.path:
-    sys.path.append(_RUNTIME_TESTS)
-
-from runtime_helpers import SlowTool  # noqa: E402
-from runtime_world import World  # noqa: E402
-
-from subagents import SubagentsError, testing  # noqa: E402
-from subagents.actors import Bus  # noqa: E402
-from subagents.runtime import (  # noqa: E402
+from subagents import SubagentsError, testing
+from subagents.actors import Bus
+from subagents.runtime import (
     ModelRequest,
     Origin,
     Reply,

@@ -29,24 +29,18 @@ import errno
 import os
 import re
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 import trio.testing
+from runtime_helpers import SlowTool
+from runtime_world import World
 
-_RUNTIME_TESTS = str(Path(__file__).resolve().parents[1] / "runtime")
-if _RUNTIME_TESTS not in sys.path:
-    sys.path.append(_RUNTIME_TESTS)
-
-from runtime_helpers import SlowTool  # noqa: E402
-from runtime_world import World  # noqa: E402
-
-from subagents import testing  # noqa: E402
-from subagents.actors import AgentStartFailed, Completed, Errored, Running  # noqa: E402
-from subagents.runtime import (  # noqa: E402
+from subagents import testing
+from subagents.actors import AgentStartFailed, Completed, Errored, Running
+from subagents.runtime import (
     LoggingConfig,
     ScriptedProvider,
     TerminateReason,

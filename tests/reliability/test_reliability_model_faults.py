@@ -38,7 +38,6 @@ runtime level, with isolation.
 from __future__ import annotations
 
 import itertools
-import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -49,9 +48,6 @@ import trio
 import trio.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
-
 from runtime_helpers import SlowTool
 from runtime_world import World, tool_results
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -40,17 +39,12 @@ import msgspec
 import pytest
 import trio
 import trio.testing
+from runtime_world import LEAD_TOOLS, World, drain, tool_results
 
-_RUNTIME_TESTS = str(Path(__file__).resolve().parents[1] / "runtime")
-if _RUNTIME_TESTS not in sys.path:
-    sys.path.append(_RUNTIME_TESTS)
-
-from runtime_world import LEAD_TOOLS, World, drain, tool_results  # noqa: E402
-
-from subagents import testing  # noqa: E402
-from subagents.actors import Bus, Completed, Errored, Event  # noqa: E402
-from subagents.agents import UnknownAgentError  # noqa: E402
-from subagents.runtime import (  # noqa: E402
+from subagents import testing
+from subagents.actors import Bus, Completed, Errored, Event
+from subagents.agents import UnknownAgentError
+from subagents.runtime import (
     LoggingConfig,
     Message,
     ModelRequest,

@@ -41,17 +41,12 @@ import trio
 import trio.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from runtime_world import LEAD_TOOLS, World, tool_results
 
-_RUNTIME_TESTS = str(Path(__file__).resolve().parents[1] / "runtime")
-if _RUNTIME_TESTS not in sys.path:
-    sys.path.append(_RUNTIME_TESTS)
-
-from runtime_world import LEAD_TOOLS, World, tool_results  # noqa: E402
-
-from subagents import testing  # noqa: E402
-from subagents.actors import Completed, Running, Shutdown  # noqa: E402
-from subagents.runtime import ModelRequest, Reply, ScriptedProvider, ToolResultBlock  # noqa: E402
-from subagents.tools import ApprovalDecision, ApprovalRequest, Workspace  # noqa: E402
+from subagents import testing
+from subagents.actors import Completed, Running, Shutdown
+from subagents.runtime import ModelRequest, Reply, ScriptedProvider, ToolResultBlock
+from subagents.tools import ApprovalDecision, ApprovalRequest, Workspace
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="uses /proc, pidfds and FIFOs"

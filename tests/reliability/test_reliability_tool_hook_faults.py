@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tracemalloc
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -49,9 +48,6 @@ import msgspec
 import pytest
 import trio
 import trio.testing
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
-
 from runtime_helpers import NoteArgs, SlowTool
 from runtime_world import World, drain, tool_results
 
