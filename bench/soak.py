@@ -20,7 +20,11 @@ Every operation has a deadline (missing it is a violation). Memory (RSS, after
 ``gc.collect()``) is read once the first runtime has closed (the warm-up: a
 runtime keeps up to ``retain_closed`` closed agents' records while it is open,
 so its working set grows with the agents it has run) and at the end; growing
-more than ``RSS_BOUND`` bytes is a violation.
+more than ``RSS_BOUND`` bytes is a violation. RSS keeps the allocator's
+high-water mark, so the live Python objects are counted too
+(``sys.getallocatedblocks()`` after ``gc.collect()``, at the same two points):
+a leak of what the runtime holds per agent shows there first, and growing more
+than ``BLOCKS_BOUND`` (a fraction) is a violation as well.
 
 Progress goes to stderr every ~10 s; the last line of stdout is a JSON object
 (``operations``, ``peak_live``, ``events``, ``dropped``, ``rss_start``,
@@ -66,6 +70,11 @@ from subagents.testing import Behavior
 
 #: The most RSS may grow between the warm-up and the end (after ``gc.collect()``).
 RSS_BOUND = 64 * 1024 * 1024
+#: The most the live Python objects may grow between the warm-up and the end (a fraction).
+#: The invariant checker keeps a record of every agent it saw (about 4 blocks each: 13%
+#: in the default two minutes, all of the growth by tracemalloc); an agent's own record,
+#: task and conversation are many times that, so a leak of them would break the bound.
+BLOCKS_BOUND = 0.25
 #: The longest any single operation may take before it counts as a violation.
 OP_DEADLINE = 20.0
 #: How long the checker may take to catch up with the bus after a runtime exits.
@@ -100,6 +109,12 @@ def rss_bytes() -> int:
         import resource
 
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def python_blocks() -> int:
+    """The memory blocks Python objects hold now, after a full collection."""
+    gc.collect()
+    return sys.getallocatedblocks()
 
 
 @attrs.define(eq=False)
@@ -168,6 +183,7 @@ class Soak:
         self.bus = Bus(default_capacity=1024, default_max_block=DRAIN_DEADLINE)
         self.checker = testing.InvariantChecker(max_threads=max_threads, state_dir=self.state)
         self.rss_start: int | None = None
+        self.blocks_start: int | None = None
         self.runtime: Runtime | None = None
         self.started = 0.0
 
@@ -334,7 +350,7 @@ class Soak:
                         self.counters.peak_live, rt.supervisor.statistics().peak_live
                     )
                     if self.rss_start is None:  # the warm-up: the first runtime, open to closed
-                        gc.collect()
+                        self.blocks_start = python_blocks()
                         self.rss_start = rss_bytes()
                 await self._drain()
                 nursery.cancel_scope.cancel()
@@ -342,13 +358,19 @@ class Soak:
         return self._report(time.monotonic() - self.started)
 
     def _report(self, elapsed: float) -> dict[str, Any]:
-        gc.collect()
+        blocks_end = python_blocks()
         rss_end = rss_bytes()
         rss_start = rss_end if self.rss_start is None else self.rss_start
+        blocks_start = blocks_end if self.blocks_start is None else self.blocks_start
         if rss_end - rss_start > RSS_BOUND:
             self._violate(
                 f"RSS grew {(rss_end - rss_start) / 2**20:.1f} MiB "
                 f"(bound {RSS_BOUND / 2**20:.0f} MiB)"
+            )
+        if blocks_end > blocks_start * (1 + BLOCKS_BOUND):
+            self._violate(
+                f"live Python objects grew {blocks_end / blocks_start - 1:.1%} "
+                f"(from {blocks_start} to {blocks_end} blocks; bound {BLOCKS_BOUND:.0%})"
             )
         bus = self.bus.statistics()
         violations = [*self.checker.violations, *self.violations]
@@ -374,6 +396,8 @@ class Soak:
             "rss_start": rss_start,
             "rss_end": rss_end,
             "rss_bound": RSS_BOUND,
+            "blocks_start": blocks_start,
+            "blocks_end": blocks_end,
             "refusals": dict(sorted(c.by_error.items())),
             "violations": len(violations),
             "violation_list": violations[:20],
