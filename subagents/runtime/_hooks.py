@@ -355,7 +355,8 @@ class HookRunner:
         seen: set[object] = set()
         found: list[Hook] = []
         for hook in (*self._by_event[event], *agent_hooks):
-            key = hook.command if hook.command is not None else hook.function
+            # Callables by identity: one need not be hashable to be a hook.
+            key = hook.command if hook.command is not None else id(hook.function)
             if hook.event is event and key not in seen and hook.matches(subject):
                 seen.add(key)
                 found.append(hook)

@@ -390,6 +390,22 @@ async def test_a_hook_listed_twice_runs_once() -> None:
     assert len(calls) == 1
 
 
+async def test_an_unhashable_callable_is_a_hook_like_any_other() -> None:
+    calls: list[HookPayload] = []
+
+    class Guard:
+        __hash__ = None  # type: ignore[assignment]  # (defining __eq__ does this too)
+
+        def __call__(self, payload: HookPayload) -> None:
+            calls.append(payload)
+
+    guard = Guard()
+    runner = HookRunner([Hook(PRE, function=guard), Hook(PRE, function=guard)])
+    assert len(runner.matching(PRE, "Bash")) == 1
+    await runner.fire(PRE, payload())
+    assert len(calls) == 1
+
+
 async def test_hook_event_name_follows_the_event() -> None:
     calls: list[HookPayload] = []
     runner = HookRunner([Hook(POST, function=replying(None, calls))])
