@@ -1,0 +1,280 @@
+"""The interpreter of one agent's fields: its diagnostics, its values, its simple fields.
+
+An :class:`Interpreter` holds what reading one definition has found so far:
+the values each field set (and which field set them, so that two fields
+setting the same thing differently are a conflict), the diagnostics, and
+whether any of them is an error. Its ``field_*`` methods read the top-level
+fields that hold one value (a name, a text, a flag, a list of tools, a model, a
+mode); the nested ``hooks`` and ``*Config`` fields have modules of their own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from subagents.agents._definition import ApprovalMode, MemoryScope, PermissionMode
+from subagents.agents._diagnostics import Diagnostic, DiagnosticCode, Severity
+from subagents.agents._field_values import (
+    INVALID,
+    MAX_TURNS_LIMIT,
+    Invalid,
+    as_boolean,
+    as_choice,
+    as_integer,
+    as_names,
+    as_text,
+)
+from subagents.agents._lines import KeyPath, LineIndex
+from subagents.agents._models import ModelAliases
+from subagents.agents._tools import classify_tool
+
+__all__ = ["Interpreter"]
+
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+_APPROVAL_VALUES = {
+    "route_to_parent": ApprovalMode.ROUTE_TO_PARENT,
+    "suppress": ApprovalMode.SUPPRESS,
+    "auto_approve": ApprovalMode.AUTO_APPROVE,
+    "auto_approve_in_sandbox": ApprovalMode.AUTO_APPROVE,
+}
+
+
+@attrs.define
+class Interpreter:
+    """What reading one definition has found: its values, who set them, its diagnostics."""
+
+    path: Path | None
+    index: LineIndex
+    prefix: KeyPath
+    aliases: ModelAliases
+    diagnostics: list[Diagnostic]
+    values: dict[str, Any] = attrs.field(factory=dict)
+    # which field set each value, for conflict messages
+    setters: dict[str, str] = attrs.field(factory=dict)
+    # definition values some field tried to set, even if its value was invalid
+    tried: set[str] = attrs.field(factory=set)
+    failed: bool = False
+
+    # -- diagnostics ---------------------------------------------------------
+
+    def _add(
+        self, severity: Severity, code: DiagnosticCode, keys: Sequence[str | int], msg: str
+    ) -> None:
+        full = (*self.prefix, *keys)
+        field = ".".join(str(k) for k in full) or None
+        self.diagnostics.append(
+            Diagnostic(severity, code, msg, self.path, self.index.line(full), field)
+        )
+        if severity is Severity.ERROR:
+            self.failed = True
+
+    def note(self, code: DiagnosticCode, keys: Sequence[str | int], msg: str) -> None:
+        self._add(Severity.NOTE, code, keys, msg)
+
+    def warn(self, code: DiagnosticCode, keys: Sequence[str | int], msg: str) -> None:
+        self._add(Severity.WARNING, code, keys, msg)
+
+    def error(self, code: DiagnosticCode, keys: Sequence[str | int], msg: str) -> None:
+        self._add(Severity.ERROR, code, keys, msg)
+
+    def applied(self, keys: Sequence[str | int], summary: str) -> None:
+        self.note(DiagnosticCode.APPLIED, keys, f"applied: {summary}")
+
+    def set(self, target: str, value: Any, keys: Sequence[str | int]) -> None:
+        """Set one definition value; a second field setting it differently is an error."""
+        field = ".".join(str(k) for k in keys)
+        if target in self.values and self.values[target] != value:
+            self.error(
+                DiagnosticCode.CONFLICT,
+                keys,
+                f"{field} and {self.setters[target]} both set the {target.replace('_', ' ')} "
+                "to different values; keep one of them",
+            )
+            return
+        self.values[target] = value
+        self.setters.setdefault(target, field)
+
+    def check(self, keys: Sequence[str | int], parse: Callable[[], Any]) -> Any:
+        """Run ``parse``; an :class:`Invalid` becomes an error on ``keys``."""
+        try:
+            return parse()
+        except Invalid as invalid:
+            full = (*keys, *invalid.keys)
+            label = ".".join(str(k) for k in keys)
+            self.error(DiagnosticCode.INVALID_VALUE, full, f"{label} {invalid.message}")
+            return INVALID
+
+    # -- fields ---------------------------------------------------------------
+
+    def field_name(self, key: str, value: Any) -> None:
+        self.tried.add("name")
+        name = self.check([key], lambda: as_text(value, allow_empty=False).strip())
+        if name is INVALID:
+            return
+        if "\n" in name:
+            self.error(DiagnosticCode.INVALID_VALUE, [key], f"{key} must be on one line")
+            return
+        if not _PLAIN_NAME.match(name):
+            self.warn(
+                DiagnosticCode.INVALID_VALUE,
+                [key],
+                f"{key} {name!r} has characters other than letters, digits and - _ . :; "
+                "it may be hard to type when spawning the agent",
+            )
+        self.set("name", name, [key])
+        self.applied([key], f"agent type {name!r}")
+
+    def field_description(self, key: str, value: Any) -> None:
+        self.tried.add("description")
+        text = self.check([key], lambda: as_text(value, allow_empty=False).strip())
+        if text is not INVALID:
+            self.set("description", text, [key])
+            self.applied([key], f"when to use ({len(text)} characters)")
+
+    def field_text(self, key: str, value: Any, target: str, what: str) -> None:
+        text = self.check([key], lambda: as_text(value))
+        if text is not INVALID:
+            self.set(target, text, [key])
+            self.applied([key], what)
+
+    def field_bool(self, key: str, value: Any, target: str, what: str) -> None:
+        flag = self.check([key], lambda: as_boolean(value))
+        if flag is not INVALID:
+            self.set(target, flag, [key])
+            self.applied([key], f"{what} = {str(flag).lower()}")
+
+    def _tool_names(self, key: str, value: Any) -> tuple[str, ...] | None:
+        names = self.check([key], lambda: as_names(value))
+        if names is INVALID:
+            return None
+        result: tuple[str, ...] = names
+        for position, name in enumerate(result):
+            keys: list[str | int] = [key, position] if isinstance(value, list) else [key]
+            kind = classify_tool(name)
+            if kind.kind == "unknown":
+                self.warn(
+                    DiagnosticCode.UNKNOWN_TOOL,
+                    keys,
+                    f"unknown tool {name!r}: kept in {key}, but no built-in tool has this "
+                    "name; check the spelling, or register a tool of that name",
+                )
+            elif kind.kind == "mcp":
+                self.note(
+                    DiagnosticCode.MCP_TOOL,
+                    keys,
+                    f"{name!r} is an MCP tool: available only when an MCP server "
+                    f"{kind.server!r} provides it",
+                )
+        return result
+
+    def field_tools(self, key: str, value: Any) -> None:
+        if value is None:
+            self.applied([key], "tools is empty (null): the agent inherits every tool")
+            return
+        names = self._tool_names(key, value)
+        if names is None:
+            return
+        if not names:
+            self.warn(
+                DiagnosticCode.EMPTY,
+                [key],
+                "tools is empty: this agent gets no tools at all; remove the field to "
+                "inherit every tool",
+            )
+        elif "*" in names and len(names) > 1:
+            self.note(
+                DiagnosticCode.APPLIED,
+                [key],
+                "'*' allows every tool; the other names in the list add nothing",
+            )
+        self.set("tools", names, [key])
+        shown = ", ".join(names) if names else "none"
+        self.applied([key], f"allowed tools: {shown}")
+
+    def field_disallowed(self, key: str, value: Any) -> None:
+        if value is None:
+            self.applied([key], "no tools denied")
+            return
+        names = self._tool_names(key, value)
+        if names is not None:
+            self.set("disallowed_tools", names, [key])
+            self.applied([key], f"denied tools: {', '.join(names) if names else 'none'}")
+
+    def set_model(self, keys: list[str | int], value: Any) -> None:
+        """Read a model name at ``keys`` (``model``, or ``modelConfig.model``)."""
+        model = self.check(keys, lambda: as_text(value, allow_empty=False).strip())
+        if model is INVALID:
+            return
+        check = self.aliases.check(model)
+        self.set("model", "inherit" if check.kind == "inherit" else model, keys)
+        if check.kind == "inherit":
+            self.applied(keys, "model inherit (the parent's model)")
+        elif check.kind == "alias":
+            self.applied(keys, f"model {model!r} (alias of {check.model_id})")
+        elif check.kind == "model-id":
+            self.applied(keys, f"model {model!r}")
+        else:
+            self.applied(keys, f"model {model!r}")
+            known = ", ".join(sorted(self.aliases.table)[:6])
+            self.warn(
+                DiagnosticCode.UNKNOWN_MODEL,
+                keys,
+                f"unknown model {model!r}: not an alias ({known}, ...) nor a Claude model "
+                "id; it is passed to the provider as written",
+            )
+
+    def field_model(self, key: str, value: Any) -> None:
+        self.set_model([key], value)
+
+    def field_permission_mode(self, key: str, value: Any) -> None:
+        choices = {mode.value: mode for mode in PermissionMode}
+        mode = self.check([key], lambda: as_choice(value, choices))
+        if mode is not INVALID:
+            self.set("permission_mode", mode, [key])
+            self.applied([key], f"permission mode {mode.value}")
+
+    def field_approval_mode(self, key: str, value: Any) -> None:
+        mode = self.check([key], lambda: as_choice(value, _APPROVAL_VALUES))
+        if mode is not INVALID:
+            self.set("approval_mode", mode, [key])
+            self.applied([key], f"approval mode {mode.value}")
+
+    def set_max_turns(self, keys: list[str | int], value: Any) -> None:
+        """Read a turn limit at ``keys`` (``maxTurns``, or ``runConfig.maxTurns``)."""
+        turns = self.check(keys, lambda: as_integer(value, 1, MAX_TURNS_LIMIT))
+        if turns is not INVALID:
+            self.set("max_turns", turns, keys)
+            self.applied(keys, f"at most {turns} turns")
+
+    def field_max_turns(self, key: str, value: Any) -> None:
+        self.set_max_turns([key], value)
+
+    def field_skills(self, key: str, value: Any) -> None:
+        names = self.check([key], lambda: as_names(value) if value is not None else ())
+        if names is not INVALID:
+            self.set("skills", names, [key])
+            self.applied([key], f"skills: {', '.join(names) if names else 'none'}")
+
+    def field_disabled_features(self, key: str, value: Any) -> None:
+        names = self.check([key], lambda: as_names(value) if value is not None else ())
+        if names is not INVALID:
+            self.set("disabled_features", names, [key])
+            self.applied([key], f"disabled features: {', '.join(names) if names else 'none'}")
+
+    def field_memory(self, key: str, value: Any) -> None:
+        choices = {scope.value: scope for scope in MemoryScope}
+        scope = self.check([key], lambda: as_choice(value, choices))
+        if scope is not INVALID:
+            self.set("memory", scope, [key])
+            self.applied([key], f"{scope.value} memory (first 200 lines of MEMORY.md)")
+
+    def field_color(self, key: str, value: Any) -> None:
+        color = self.check([key], lambda: as_text(value, allow_empty=False).strip())
+        if color is not INVALID:
+            self.set("color", color, [key])
+            self.applied([key], f"color {color}")
