@@ -60,13 +60,9 @@ from subagents.actors import (
     kind_of,
 )
 from subagents.runtime._events import GracePeriodStarted, RunFinished, ToolCallStarted
-from subagents.runtime._progress import (
-    AgentProgress,
-    ProgressNotFound,
-    ProgressTracker,
-    describe_tool_call,
-    follow,
-)
+from subagents.runtime._progress import ProgressTracker, follow
+from subagents.runtime._progress_text import describe_tool_call
+from subagents.runtime._progress_values import AgentProgress, ProgressNotFound
 from subagents.tools._approval import ApprovalDecision, ApprovalRequest
 
 __all__ = [

@@ -52,7 +52,8 @@ from subagents.actors import (
     kind_of,
 )
 from subagents.runtime._events import RunFinished
-from subagents.runtime._progress import DEFAULT_MAX_AGENTS, AgentProgress, ProgressTracker
+from subagents.runtime._progress import DEFAULT_MAX_AGENTS, ProgressTracker
+from subagents.runtime._progress_values import AgentProgress
 from subagents.runtime._provider import Usage
 from subagents.runtime._result import AgentResult
 

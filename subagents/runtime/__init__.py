@@ -143,17 +143,15 @@ from subagents.runtime._messages import (
 )
 from subagents.runtime._model import ModelChoice, ModelSource, resolve_model
 from subagents.runtime._open import new_session_id, open_runtime
-from subagents.runtime._progress import (
+from subagents.runtime._progress import DEFAULT_MAX_AGENTS, ProgressTracker, follow
+from subagents.runtime._progress_text import describe_tool_call
+from subagents.runtime._progress_values import (
     ACTIVITY_LIMIT,
-    DEFAULT_MAX_AGENTS,
     Activity,
     AgentProgress,
     ProgressNotFound,
     ProgressStatistics,
-    ProgressTracker,
     SubtreeTotals,
-    describe_tool_call,
-    follow,
 )
 from subagents.runtime._provider import (
     ModelRequest,
@@ -180,7 +178,8 @@ from subagents.runtime._scripted import (
     load_scripts,
     sample_for_schema,
 )
-from subagents.runtime._settings import (
+from subagents.runtime._settings import find_project_config, load_config
+from subagents.runtime._settings_defaults import (
     DEFAULT_CANCEL_TIMEOUT,
     DEFAULT_CLOSE_GRACE_PERIOD,
     DEFAULT_MAILBOX_SIZE,
@@ -196,17 +195,17 @@ from subagents.runtime._settings import (
     LOG_LEVELS,
     PROJECT_CONFIG_NAME,
     USER_CONFIG_PATH,
-    ConfigError,
-    LimitsConfig,
-    LoggingConfig,
     LogLevel,
     ProviderChoice,
+    stderr_level_for,
+)
+from subagents.runtime._settings_env import env_variable_names
+from subagents.runtime._settings_error import ConfigError
+from subagents.runtime._settings_values import (
+    LimitsConfig,
+    LoggingConfig,
     RuntimeConfig,
     TranscriptsConfig,
-    env_variable_names,
-    find_project_config,
-    load_config,
-    stderr_level_for,
 )
 from subagents.runtime._survey import DEFAULT_SURVEY_LATENCY, survey_policies
 from subagents.runtime._task import PreparedTask, check_inputs, prepare_task

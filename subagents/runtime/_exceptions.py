@@ -27,7 +27,7 @@ request id the provider gave, when there was one::
         ├── TranscriptError           (_transcript.py) a transcript could not be read or written
         │   ├── TranscriptNotFound        no transcript for that agent id or path
         │   └── TranscriptWriteError      a line could not be written (disk full, removed...)
-        └── ProgressNotFound          (_progress.py) no progress is tracked for that agent id
+        └── ProgressNotFound          (_progress_values.py) no progress is tracked for that agent id
 
 Two configuration errors derive from :class:`SubagentsError` directly, since
 they are raised before any runtime exists: ``ConfigError`` (_settings.py: a

@@ -48,7 +48,7 @@ import structlog
 from structlog.typing import EventDict, FilteringBoundLogger, WrappedLogger
 
 if TYPE_CHECKING:
-    from subagents.runtime._settings import RuntimeConfig
+    from subagents.runtime._settings_values import RuntimeConfig
 
 __all__ = [
     "LOG_FILE_SUFFIX",

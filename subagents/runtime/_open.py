@@ -32,7 +32,8 @@ from subagents.runtime._provider import Provider
 from subagents.runtime._runtime import Runtime
 from subagents.runtime._scripted import ScriptedProvider
 from subagents.runtime._services import Services
-from subagents.runtime._settings import RuntimeConfig, load_config
+from subagents.runtime._settings import load_config
+from subagents.runtime._settings_values import RuntimeConfig
 from subagents.runtime._transcript_load import clean_old_transcripts
 from subagents.tools import (
     ApprovalCallback,

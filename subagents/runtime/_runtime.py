@@ -50,16 +50,16 @@ from subagents.runtime._follower import ProgressFollower
 from subagents.runtime._hooks import HookRunnerStatistics, hooks_from_specs
 from subagents.runtime._messages import Conversation
 from subagents.runtime._model import resolve_model
-from subagents.runtime._progress import (
+from subagents.runtime._progress import ProgressTracker
+from subagents.runtime._progress_values import (
     AgentProgress,
     ProgressNotFound,
     ProgressStatistics,
-    ProgressTracker,
 )
 from subagents.runtime._result import AgentResult
 from subagents.runtime._resume import load_resumable, plan_resume
 from subagents.runtime._services import Services
-from subagents.runtime._settings import RuntimeConfig
+from subagents.runtime._settings_values import RuntimeConfig
 from subagents.runtime._task import prepare_task
 
 __all__ = ["Runtime", "RuntimeStatistics"]

@@ -17,7 +17,7 @@ import attrs
 from subagents.runtime._hooks import HookRunner
 from subagents.runtime._logging import RuntimeLog
 from subagents.runtime._provider import Provider
-from subagents.runtime._settings import RuntimeConfig
+from subagents.runtime._settings_values import RuntimeConfig
 from subagents.tools import Approver, Tool, TrustPolicy
 
 if TYPE_CHECKING:

@@ -43,14 +43,9 @@ from subagents.runtime._events import (
     TurnStarted,
     UsageReported,
 )
-from subagents.runtime._progress import (
-    ACTIVITY_LIMIT,
-    AgentProgress,
-    ProgressNotFound,
-    ProgressTracker,
-    describe_tool_call,
-    follow,
-)
+from subagents.runtime._progress import ProgressTracker, follow
+from subagents.runtime._progress_text import describe_tool_call
+from subagents.runtime._progress_values import ACTIVITY_LIMIT, AgentProgress, ProgressNotFound
 from subagents.runtime._provider import Usage
 
 # -- building events by hand -------------------------------------------------------

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from subagents._exceptions import SubagentsError
 from subagents.actors import SupervisorConfig
-from subagents.runtime import Limits
-from subagents.runtime._settings import (
+from subagents.runtime import (
     DEFAULT_WAIT_SECONDS,
     ConfigError,
+    Limits,
     LimitsConfig,
     RuntimeConfig,
     env_variable_names,

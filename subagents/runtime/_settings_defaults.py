@@ -1,0 +1,78 @@
+"""The runtime's default settings, the names of its configuration files, and its value types.
+
+Every default of :class:`~subagents.runtime.RuntimeConfig` is written here, in
+one place, so that the config classes, the loader and the documentation agree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final, Literal, TypeAlias
+
+from subagents.runtime._transcript import DiskErrorPolicy
+
+__all__ = [
+    "DEFAULT_CANCEL_TIMEOUT",
+    "DEFAULT_CLOSE_GRACE_PERIOD",
+    "DEFAULT_MAILBOX_SIZE",
+    "DEFAULT_MAX_DEPTH",
+    "DEFAULT_MAX_THREADS",
+    "DEFAULT_RETENTION_DAYS",
+    "DEFAULT_STATE_DIR",
+    "DEFAULT_TRUSTED_SOURCES",
+    "DEFAULT_WAIT_MAX_SECONDS",
+    "DEFAULT_WAIT_MIN_SECONDS",
+    "DEFAULT_WAIT_SECONDS",
+    "DiskErrorPolicy",
+    "ENV_PREFIX",
+    "LOG_LEVELS",
+    "LogLevel",
+    "PROJECT_CONFIG_NAME",
+    "ProviderChoice",
+    "USER_CONFIG_PATH",
+    "stderr_level_for",
+]
+
+#: How many agents may be live at once (top-level ones included).
+DEFAULT_MAX_THREADS: Final = 8
+#: How deep below the lead agents may spawn (1: subagents do not spawn subagents).
+DEFAULT_MAX_DEPTH: Final = 1
+#: Unread messages an agent's mailbox holds before senders wait.
+DEFAULT_MAILBOX_SIZE: Final = 64
+#: Seconds a closed agent gets to stop by itself before it is cancelled.
+DEFAULT_CLOSE_GRACE_PERIOD: Final = 2.0
+#: Seconds a cancelled agent may take to unwind.
+DEFAULT_CANCEL_TIMEOUT: Final = 5.0
+#: The ``wait`` tool's timeout when the model gives none, and the bounds it is clamped to.
+DEFAULT_WAIT_SECONDS: Final = 30.0
+DEFAULT_WAIT_MIN_SECONDS: Final = 1.0
+DEFAULT_WAIT_MAX_SECONDS: Final = 600.0
+#: Where transcripts and logs go, below the home folder.
+DEFAULT_STATE_DIR: Final = Path("~/.subagents/state")
+#: Definition sources whose agents may be given tools that write or execute.
+DEFAULT_TRUSTED_SOURCES: Final = frozenset({"builtin", "project", "cli"})
+#: Transcripts older than this many days are cleaned.
+DEFAULT_RETENTION_DAYS: Final = 30
+
+#: The user file, relative to the home folder.
+USER_CONFIG_PATH: Final = Path(".subagents/config.toml")
+#: The project file's name, looked for from the working folder upward.
+PROJECT_CONFIG_NAME: Final = "subagents.toml"
+#: The prefix of the environment variables read by :func:`load_config`.
+ENV_PREFIX: Final = "SUBAGENTS_"
+
+#: Log levels, most verbose first.
+LOG_LEVELS: Final = ("debug", "info", "warning", "error", "critical")
+
+ProviderChoice: TypeAlias = Literal["auto", "scripted", "anthropic"]
+LogLevel: TypeAlias = Literal["debug", "info", "warning", "error", "critical"]
+
+
+def stderr_level_for(verbosity: int, default: LogLevel = "warning") -> LogLevel:
+    """The stderr log level for ``-v`` flags counted ``verbosity`` times.
+
+    0 keeps ``default``; ``-v`` is ``info``; ``-vv`` (or more) is ``debug``.
+    """
+    if verbosity <= 0:
+        return default
+    return "info" if verbosity == 1 else "debug"
