@@ -48,6 +48,13 @@ import trio
 import trio.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reliability_siblings import (
+    HEALTHY_PROMPTS,
+    check_healthy,
+    make_world,
+    scripted,
+    spawn_siblings,
+)
 from runtime_helpers import SlowTool
 from runtime_world import World, tool_results
 
@@ -60,67 +67,9 @@ from subagents.runtime import (
     Origin,
     Reply,
     Runtime,
-    ScriptedProvider,
     TerminateReason,
     load_transcript,
 )
-
-HEALTHY_PROMPTS = ("Count the apples.", "Count the pears.")
-
-
-def healthy_policy(request: ModelRequest) -> Reply:
-    """A sibling: one tool call that takes 2 s, then a final message naming its task."""
-    task = request.messages[0].text
-    if request.turn == 0:
-        return testing.call("Note", "Noting.", text=task, seconds=2.0)
-    return testing.say(f"Done: {task}")
-
-
-def make_world(root: Path, **faulty_fields: Any) -> World:
-    world = World(root)
-    world.agent("healthy", tools="Note")
-    world.agent("faulty", **{"tools": "Note", **faulty_fields})
-    return world
-
-
-async def spawn_siblings(rt: Runtime) -> list[str]:
-    return [(await rt.spawn("healthy", prompt)).agent_id for prompt in HEALTHY_PROMPTS]
-
-
-def check_healthy(rt: Runtime, agents: Sequence[str]) -> None:
-    """Each sibling completed its two turns, with its whole conversation on disk."""
-    for agent, prompt in zip(agents, HEALTHY_PROMPTS, strict=True):
-        assert rt.status(agent) == Completed(f"Done: {prompt}")
-        result = rt.result(agent)
-        assert result is not None
-        assert (result.terminate_reason, result.turns, result.tool_uses, result.error) == (
-            TerminateReason.GOAL,
-            2,
-            1,
-            None,
-        )
-        messages = list(rt.conversation(agent))
-        assert [m.origin for m in messages] == [
-            Origin.TASK,
-            Origin.MODEL,
-            Origin.TOOL_RESULTS,
-            Origin.MODEL,
-        ]
-        (noted,) = tool_results(messages)
-        assert (noted.content, noted.is_error) == (f"Note: {prompt}", False)
-        path = rt.transcript_path(agent)
-        assert path is not None
-        transcript = load_transcript(path)
-        assert transcript.problems == ()
-        assert list(transcript.conversation()) == messages
-        assert [(r.status, r.terminate_reason) for r in transcript.results] == [
-            ("completed", TerminateReason.GOAL)
-        ]
-
-
-def scripted(faulty: Callable[[ModelRequest], Reply] | Sequence[Reply]) -> ScriptedProvider:
-    return ScriptedProvider(policies={"healthy": healthy_policy, "faulty": faulty})
-
 
 # -- the scripted provider -----------------------------------------------------------------
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 import os
 import tracemalloc
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ import msgspec
 import pytest
 import trio
 import trio.testing
+from reliability_siblings import check_healthy, make_world, scripted, spawn_siblings
 from runtime_helpers import NoteArgs, SlowTool
 from runtime_world import World, drain, tool_results
 
@@ -59,8 +60,6 @@ from subagents.runtime import (
     ModelRequest,
     Origin,
     Reply,
-    Runtime,
-    ScriptedProvider,
     TerminateReason,
     ToolCallEnded,
     ToolResultBlock,
@@ -68,46 +67,6 @@ from subagents.runtime import (
 )
 from subagents.tools import ToolContext, ToolError, ToolFlags, ToolResult
 from subagents.tools._config import MAX_RESULT_CHARS
-
-HEALTHY_PROMPTS = ("Count the apples.", "Count the pears.")
-
-
-def healthy_policy(seconds: float) -> Callable[[ModelRequest], Reply]:
-    """A sibling: one Note call that takes ``seconds``, then a final message naming its task."""
-
-    def policy(request: ModelRequest) -> Reply:
-        task = request.messages[0].text
-        if request.turn == 0:
-            return testing.call("Note", "Noting.", text=task, seconds=seconds)
-        return testing.say(f"Done: {task}")
-
-    return policy
-
-
-async def spawn_siblings(rt: Runtime) -> list[str]:
-    return [(await rt.spawn("healthy", prompt)).agent_id for prompt in HEALTHY_PROMPTS]
-
-
-def check_healthy(rt: Runtime, agents: Sequence[str]) -> None:
-    """Each sibling completed its two turns, with its whole conversation on disk."""
-    for agent, prompt in zip(agents, HEALTHY_PROMPTS, strict=True):
-        assert rt.status(agent) == Completed(f"Done: {prompt}")
-        result = rt.result(agent)
-        assert result is not None
-        assert (result.terminate_reason, result.turns, result.tool_uses) == (
-            TerminateReason.GOAL,
-            2,
-            1,
-        )
-        messages = list(rt.conversation(agent))
-        (noted,) = tool_results(messages)
-        assert (noted.content, noted.is_error) == (f"Note: {prompt}", False)
-        path = rt.transcript_path(agent)
-        assert path is not None
-        transcript = load_transcript(path)
-        assert transcript.problems == ()
-        assert list(transcript.conversation()) == messages
-        assert [r.status for r in transcript.results] == ["completed"]
 
 
 @attrs.define
@@ -152,19 +111,6 @@ async def flood() -> ToolResult:
 
 async def probe() -> ToolResult:
     return ToolResult.ok("probed")
-
-
-def scripted(
-    faulty: Callable[[ModelRequest], Reply] | Sequence[Reply], *, seconds: float = 2.0
-) -> ScriptedProvider:
-    return ScriptedProvider(policies={"healthy": healthy_policy(seconds), "faulty": faulty})
-
-
-def make_world(root: Path, tools: str, **faulty_fields: Any) -> World:
-    world = World(root)
-    world.agent("healthy", tools="Note")
-    world.agent("faulty", tools=tools, **faulty_fields)
-    return world
 
 
 # -- tools ------------------------------------------------------------------------------------
