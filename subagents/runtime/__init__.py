@@ -211,22 +211,16 @@ from subagents.runtime._survey import DEFAULT_SURVEY_LATENCY, survey_policies
 from subagents.runtime._task import PreparedTask, check_inputs, prepare_task
 from subagents.runtime._transcript import (
     DEFAULT_MAX_BUFFERED_LINES,
-    FORMAT_VERSION,
-    DiskErrorPolicy,
-    FinalStatus,
-    MessageRecord,
-    MetaRecord,
-    ResultRecord,
-    TranscriptError,
-    TranscriptFile,
-    TranscriptNotFound,
-    TranscriptRecord,
-    TranscriptWriteError,
     TranscriptWriter,
     TranscriptWriterStatistics,
-    open_append,
-    transcript_path,
 )
+from subagents.runtime._transcript_errors import (
+    DiskErrorPolicy,
+    TranscriptError,
+    TranscriptNotFound,
+    TranscriptWriteError,
+)
+from subagents.runtime._transcript_file import TranscriptFile, open_append
 from subagents.runtime._transcript_load import (
     Transcript,
     TranscriptInfo,
@@ -236,6 +230,15 @@ from subagents.runtime._transcript_load import (
     list_transcripts,
     load_transcript,
     parse_transcript,
+)
+from subagents.runtime._transcript_records import (
+    FORMAT_VERSION,
+    FinalStatus,
+    MessageRecord,
+    MetaRecord,
+    ResultRecord,
+    TranscriptRecord,
+    transcript_path,
 )
 
 __all__ = [

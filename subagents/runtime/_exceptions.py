@@ -24,7 +24,7 @@ request id the provider gave, when there was one::
         ├── AgentRunFailed            a run ended without reaching its goal
         ├── SpawnNotAllowed           a spawn tool's scope (``Agent(a, b)``) excludes the type
         ├── RuntimeClosed             the runtime is closed or closing
-        ├── TranscriptError           (_transcript.py) a transcript could not be read or written
+        ├── TranscriptError           (_transcript_errors.py) a transcript could not be read/written
         │   ├── TranscriptNotFound        no transcript for that agent id or path
         │   └── TranscriptWriteError      a line could not be written (disk full, removed...)
         └── ProgressNotFound          (_progress_values.py) no progress is tracked for that agent id

@@ -24,15 +24,14 @@ from structlog.typing import FilteringBoundLogger
 
 from subagents.runtime._messages import Conversation
 from subagents.runtime._result import AgentResult, TerminateReason
-from subagents.runtime._transcript import (
+from subagents.runtime._transcript import TranscriptWriter
+from subagents.runtime._transcript_errors import (
     DiskErrorPolicy,
-    FinalStatus,
-    MetaRecord,
     TranscriptError,
     TranscriptWriteError,
-    TranscriptWriter,
 )
 from subagents.runtime._transcript_load import Transcript
+from subagents.runtime._transcript_records import FinalStatus, MetaRecord
 
 __all__ = ["RunLedger"]
 

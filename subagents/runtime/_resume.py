@@ -37,8 +37,9 @@ from subagents.runtime._messages import (
 )
 from subagents.runtime._result import AgentResult
 from subagents.runtime._services import Services
-from subagents.runtime._transcript import FinalStatus, TranscriptError, TranscriptNotFound
+from subagents.runtime._transcript_errors import TranscriptError, TranscriptNotFound
 from subagents.runtime._transcript_load import Transcript, find_transcript, load_transcript
+from subagents.runtime._transcript_records import FinalStatus
 
 __all__ = [
     "RESUMED_NOTICE",

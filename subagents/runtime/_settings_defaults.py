@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final, Literal, TypeAlias
 
-from subagents.runtime._transcript import DiskErrorPolicy
+from subagents.runtime._transcript_errors import DiskErrorPolicy
 
 __all__ = [
     "DEFAULT_CANCEL_TIMEOUT",

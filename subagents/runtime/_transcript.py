@@ -1,13 +1,7 @@
-"""Transcripts: every message and result of one agent, appended to a JSON lines file.
+"""The transcript writer: every message and result of one agent, appended to its file.
 
-Each agent has one file, ``<state_dir>/sessions/<session_id>/subagents/agent-<id>.jsonl``
-(:func:`transcript_path`). Every line is one record, a ``msgspec`` struct tagged
-by ``record`` that carries the agent's id (so a line of another agent is
-recognised on load) and the wall time it was written::
-
-    {"record":"meta","agent_id":"a1","time":1.7e9,"agent_type":"Explore","nickname":"Ada",...}
-    {"record":"message","agent_id":"a1","time":1.7e9,"seq":0,"message":{"role":"user",...}}
-    {"record":"result","agent_id":"a1","time":1.7e9,"run":1,"status":"completed",...}
+The file and its line records are described in
+:mod:`subagents.runtime._transcript_records`.
 
 A :class:`TranscriptWriter` opens the file in append mode, writes the
 :class:`MetaRecord` first, then one line per message and per run result, each
@@ -27,7 +21,9 @@ removed...) follows the writer's policy: ``"memory"`` keeps the following lines
 in a bounded buffer, reports the error once and lets the run go on
 (:meth:`TranscriptWriter.retry`, and ``close`` once, try to move them back to
 the file); ``"stop"`` raises :class:`TranscriptWriteError`. Reading back is in
-:mod:`subagents.runtime._transcript_load`.
+:mod:`subagents.runtime._transcript_load`; the errors are in
+:mod:`subagents.runtime._transcript_errors`, and opening and appending to the
+file itself in :mod:`subagents.runtime._transcript_file`.
 """
 
 from __future__ import annotations
@@ -39,244 +35,44 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Protocol, TypeAlias, final
+from typing import TYPE_CHECKING, Final, final
 
 import attrs
 import msgspec
 
-from subagents.runtime._exceptions import AgentRuntimeError
 from subagents.runtime._messages import Conversation, Message
-from subagents.runtime._provider import Usage
-from subagents.runtime._result import AgentResult, TerminateReason
+from subagents.runtime._result import AgentResult
+from subagents.runtime._transcript_errors import (
+    DiskErrorPolicy,
+    TranscriptError,
+    TranscriptWriteError,
+)
+from subagents.runtime._transcript_file import (
+    TranscriptFile,
+    _is_empty,
+    _needs_newline,
+    _write_all,
+    open_append,
+)
+from subagents.runtime._transcript_records import (
+    FinalStatus,
+    MessageRecord,
+    MetaRecord,
+    ResultRecord,
+    TranscriptRecord,
+)
 
 if TYPE_CHECKING:
-    from subagents.agents import AgentDefinition
     from subagents.runtime._transcript_load import Transcript
 
 __all__ = [
     "DEFAULT_MAX_BUFFERED_LINES",
-    "DiskErrorPolicy",
-    "FORMAT_VERSION",
-    "FinalStatus",
-    "MessageRecord",
-    "MetaRecord",
-    "ResultRecord",
-    "TranscriptError",
-    "TranscriptFile",
-    "TranscriptNotFound",
-    "TranscriptRecord",
-    "TranscriptWriteError",
     "TranscriptWriter",
     "TranscriptWriterStatistics",
-    "open_append",
-    "transcript_path",
 ]
 
-#: The version of the line format, written in every meta record.
-FORMAT_VERSION: Final = 1
 #: Lines a writer keeps in memory after a disk error (policy ``"memory"``).
 DEFAULT_MAX_BUFFERED_LINES: Final = 10_000
-
-DiskErrorPolicy: TypeAlias = Literal["memory", "stop"]
-"""What a writer does on a disk error: keep lines in memory and go on, or raise."""
-
-FinalStatus: TypeAlias = Literal["completed", "errored", "shutdown"]
-"""The kernel status a run ended with, as its ``kind`` tag."""
-
-
-# -- errors ------------------------------------------------------------------------
-
-
-class TranscriptError(AgentRuntimeError):
-    """A transcript could not be read, found or written (the message says which and why)."""
-
-
-class TranscriptNotFound(TranscriptError):
-    """No transcript exists for an agent id (under a state directory) or at a path."""
-
-    def __init__(self, agent_id: str | None, where: str | os.PathLike[str]) -> None:
-        self.agent_id = agent_id
-        self.where = Path(where)
-        if agent_id is None:
-            text = (
-                f"No transcript file at {self.where}. Check the path; transcripts are "
-                "named agent-<id>.jsonl under <state_dir>/sessions/<session>/subagents/."
-            )
-        else:
-            text = (
-                f"No transcript for agent {agent_id!r} under {self.where}. Check the agent id "
-                "(`subagents transcripts` lists the ones there) and that the state directory "
-                "is the one the agent ran with; transcripts older than the retention limit "
-                "are removed at start-up."
-            )
-        super().__init__(text)
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.agent_id, self.where))
-
-
-_ADVICE: Final[dict[int, str]] = {
-    errno.ENOSPC: "Free some disk space or point state_dir at another disk.",
-    errno.EDQUOT: "Free some space within your disk quota or point state_dir elsewhere.",
-    errno.EACCES: "Make the state directory writable or point state_dir elsewhere.",
-    errno.EPERM: "Make the state directory writable or point state_dir elsewhere.",
-    errno.EROFS: "The file system is read-only: point state_dir at a writable one.",
-    errno.ENOENT: "The state directory was removed while the agent ran; do not delete it "
-    "during a run.",
-}
-
-
-class TranscriptWriteError(TranscriptError):
-    """Writing a transcript line failed; ``os_error`` is the operating system's error."""
-
-    def __init__(
-        self, path: str | os.PathLike[str], os_error: OSError, policy: DiskErrorPolicy = "stop"
-    ) -> None:
-        self.path = Path(path)
-        self.os_error = os_error
-        self.errno = os_error.errno
-        self.policy: DiskErrorPolicy = policy
-        code = errno.errorcode.get(os_error.errno or 0, "")
-        reason = os_error.strerror or str(os_error) or type(os_error).__name__
-        advice = _ADVICE.get(os_error.errno or 0, "Check the state directory.")
-        if policy == "memory":
-            then = (
-                "The run goes on with the transcript kept in memory, so this agent cannot "
-                "be resumed from disk."
-            )
-        else:
-            then = "The agent was stopped (on_disk_error='memory' keeps running in memory)."
-        detail = f"{reason} ({code})" if code else reason
-        super().__init__(f"Could not write the transcript {self.path}: {detail}. {advice} {then}")
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.path, self.os_error, self.policy))
-
-
-# -- line records ------------------------------------------------------------------
-
-
-class _Record(msgspec.Struct, frozen=True, kw_only=True, tag_field="record", gc=False):
-    agent_id: str
-    #: Wall time (seconds since the epoch) the line was written.
-    time: float = msgspec.field(default_factory=time.time)
-
-
-class MetaRecord(_Record, frozen=True, kw_only=True, tag="meta", gc=False):
-    """Who the agent is: written first, and again by every writer that resumes it.
-
-    ``created`` is when the agent was first spawned (kept across resumes);
-    ``definition_source`` is the scope its definition came from (``builtin``,
-    ``project``...) and ``definition_path`` the file, so a resume can find it.
-    """
-
-    agent_type: str
-    nickname: str
-    depth: int = 0
-    parent_id: str | None = None
-    model: str = ""
-    definition_source: str | None = None
-    definition_path: str | None = None
-    session_id: str = ""
-    created: float = msgspec.field(default_factory=time.time)
-    version: int = FORMAT_VERSION
-
-    @classmethod
-    def for_definition(
-        cls,
-        definition: AgentDefinition,
-        *,
-        agent_id: str,
-        nickname: str,
-        depth: int = 0,
-        parent_id: str | None = None,
-        model: str = "",
-        session_id: str = "",
-    ) -> MetaRecord:
-        """The meta record of an agent spawned from ``definition``."""
-        return cls(
-            agent_id=agent_id,
-            agent_type=definition.name,
-            nickname=nickname,
-            depth=depth,
-            parent_id=parent_id,
-            model=model,
-            definition_source=definition.source.value,
-            definition_path=None if definition.path is None else str(definition.path),
-            session_id=session_id,
-        )
-
-
-class MessageRecord(_Record, frozen=True, kw_only=True, tag="message", gc=False):
-    """One message of the conversation; ``seq`` numbers the agent's messages from 0."""
-
-    seq: Annotated[int, msgspec.Meta(ge=0)]
-    message: Message
-
-
-class ResultRecord(_Record, frozen=True, kw_only=True, tag="result", gc=False):
-    """How run number ``run`` (from 1) ended: its status, terminate reason, output and counters."""
-
-    run: Annotated[int, msgspec.Meta(ge=0)]
-    status: FinalStatus
-    terminate_reason: TerminateReason
-    text: str | None = None
-    output: Any = None
-    turns: int = 0
-    tool_uses: int = 0
-    usage: Usage = Usage()
-    duration: float = 0.0
-    model: str = ""
-    grace: Literal["timeout", "max_turns"] | None = None
-    error: str | None = None
-
-    @classmethod
-    def from_result(
-        cls, result: AgentResult, *, agent_id: str, run: int, status: FinalStatus | None = None
-    ) -> ResultRecord:
-        """The record of ``result``; ``status`` defaults to the one the kernel gives it."""
-        return cls(
-            agent_id=agent_id,
-            run=run,
-            status=status or _status_of(result),
-            terminate_reason=result.terminate_reason,
-            text=result.text,
-            output=result.output,
-            turns=result.turns,
-            tool_uses=result.tool_uses,
-            usage=result.usage,
-            duration=result.duration,
-            model=result.model,
-            grace=result.grace,
-            error=result.error,
-        )
-
-    def to_result(self) -> AgentResult:
-        """The :class:`AgentResult` this record was written from."""
-        return AgentResult(
-            terminate_reason=self.terminate_reason,
-            text=self.text,
-            output=self.output,
-            turns=self.turns,
-            tool_uses=self.tool_uses,
-            usage=self.usage,
-            duration=self.duration,
-            model=self.model,
-            grace=self.grace,
-            error=self.error,
-        )
-
-
-TranscriptRecord: TypeAlias = MetaRecord | MessageRecord | ResultRecord
-"""One line of a transcript."""
-
-
-def _status_of(result: AgentResult) -> FinalStatus:
-    if result.terminate_reason is TerminateReason.GOAL:
-        return "completed"
-    if result.terminate_reason is TerminateReason.ABORTED:
-        return "shutdown"
-    return "errored"
 
 
 _encoder = msgspec.json.Encoder()
@@ -286,71 +82,7 @@ def _line(record: TranscriptRecord) -> bytes:
     return _encoder.encode(record) + b"\n"
 
 
-# -- paths ---------------------------------------------------------------------------
-
-
-def _check_name(kind: str, value: str) -> str:
-    """``value`` if it is safe as one path component, else :class:`TranscriptError`."""
-    if not value or value in (".", "..") or any(c in value for c in "/\\\0"):
-        raise TranscriptError(
-            f"{kind} {value!r} cannot name a transcript: use a non-empty name without "
-            "'/', '\\' or NUL that is not '.' or '..'."
-        )
-    return value
-
-
-def transcript_path(state_dir: str | os.PathLike[str], session_id: str, agent_id: str) -> Path:
-    """``<state_dir>/sessions/<session_id>/subagents/agent-<agent_id>.jsonl``."""
-    session = _check_name("Session id", session_id)
-    agent = _check_name("Agent id", agent_id)
-    return Path(state_dir) / "sessions" / session / "subagents" / f"agent-{agent}.jsonl"
-
-
 # -- the writer ----------------------------------------------------------------------
-
-
-class TranscriptFile(Protocol):
-    """What a writer writes to: an unbuffered binary file opened for appending."""
-
-    def write(self, data: bytes, /) -> int | None: ...
-    def fileno(self) -> int: ...
-    def close(self) -> None: ...
-
-
-def _private(path: str, flags: int) -> int:
-    return os.open(path, flags, 0o600)
-
-
-def open_append(path: Path) -> TranscriptFile:
-    """The default opener: ``path`` unbuffered, in append mode, created private to its owner."""
-    return open(path, "ab", buffering=0, opener=_private)
-
-
-def _needs_newline(path: Path) -> bool:
-    """Whether ``path`` ends in a torn line that the next line must not be glued to."""
-    try:
-        with open(path, "rb") as file:
-            if file.seek(0, os.SEEK_END) == 0:
-                return False
-            file.seek(-1, os.SEEK_END)
-            return file.read(1) != b"\n"
-    except FileNotFoundError:
-        return False
-
-
-def _is_empty(path: Path) -> bool:
-    try:
-        return os.stat(path).st_size == 0
-    except OSError:
-        return True
-
-
-def _write_all(file: TranscriptFile, data: bytes) -> None:
-    while data:
-        written = file.write(data)
-        if not written:
-            raise OSError(errno.EIO, "the transcript file accepted no bytes")
-        data = data[written:]
 
 
 @attrs.frozen

@@ -28,13 +28,12 @@ import attrs
 import msgspec
 
 from subagents.runtime._messages import Conversation
-from subagents.runtime._transcript import (
+from subagents.runtime._transcript_errors import TranscriptError, TranscriptNotFound
+from subagents.runtime._transcript_records import (
     FORMAT_VERSION,
     MessageRecord,
     MetaRecord,
     ResultRecord,
-    TranscriptError,
-    TranscriptNotFound,
     TranscriptRecord,
     _check_name,
 )

@@ -26,16 +26,11 @@ from subagents.runtime import (
     ToolUseBlock,
     Usage,
 )
-from subagents.runtime._transcript import (
-    FORMAT_VERSION,
-    MessageRecord,
-    MetaRecord,
-    ResultRecord,
+from subagents.runtime._transcript import TranscriptWriter
+from subagents.runtime._transcript_errors import (
     TranscriptError,
     TranscriptNotFound,
     TranscriptWriteError,
-    TranscriptWriter,
-    transcript_path,
 )
 from subagents.runtime._transcript_load import (
     Transcript,
@@ -44,6 +39,13 @@ from subagents.runtime._transcript_load import (
     list_transcripts,
     load_transcript,
     parse_transcript,
+)
+from subagents.runtime._transcript_records import (
+    FORMAT_VERSION,
+    MessageRecord,
+    MetaRecord,
+    ResultRecord,
+    transcript_path,
 )
 
 DAY = 86_400.0

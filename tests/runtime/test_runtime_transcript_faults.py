@@ -16,15 +16,11 @@ from pathlib import Path
 import pytest
 
 from subagents.runtime import AgentResult, Message, Origin, TerminateReason
-from subagents.runtime._transcript import (
-    MetaRecord,
-    TranscriptFile,
-    TranscriptWriteError,
-    TranscriptWriter,
-    open_append,
-    transcript_path,
-)
+from subagents.runtime._transcript import TranscriptWriter
+from subagents.runtime._transcript_errors import TranscriptWriteError
+from subagents.runtime._transcript_file import TranscriptFile, open_append
 from subagents.runtime._transcript_load import load_transcript
+from subagents.runtime._transcript_records import MetaRecord, transcript_path
 
 META = MetaRecord(agent_id="a1", agent_type="Explore", nickname="Ada", depth=1, session_id="s1")
 DONE = AgentResult(terminate_reason=TerminateReason.GOAL, text="done")

@@ -28,19 +28,17 @@ from subagents.runtime import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from subagents.runtime._transcript import (
+from subagents.runtime._transcript import TranscriptWriter
+from subagents.runtime._transcript_errors import TranscriptError, TranscriptWriteError
+from subagents.runtime._transcript_file import TranscriptFile, open_append
+from subagents.runtime._transcript_load import Transcript, load_transcript, parse_transcript
+from subagents.runtime._transcript_records import (
     MessageRecord,
     MetaRecord,
     ResultRecord,
-    TranscriptError,
-    TranscriptFile,
     TranscriptRecord,
-    TranscriptWriteError,
-    TranscriptWriter,
-    open_append,
     transcript_path,
 )
-from subagents.runtime._transcript_load import Transcript, load_transcript, parse_transcript
 
 PATH = Path("/state/sessions/s1/subagents/agent-a1.jsonl")
 

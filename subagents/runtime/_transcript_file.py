@@ -1,0 +1,60 @@
+"""The file a transcript writer appends to: opened private, unbuffered, in append mode.
+
+A writer hands each line to the OS by one ``write`` on a :class:`TranscriptFile`
+(:func:`open_append` by default; tests inject failing files). The helpers here
+see to the file itself: that a resumed file ending in a torn line gets a newline
+first, whether a file is empty, and that a short write is finished or fails.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+from typing import Protocol
+
+__all__ = ["TranscriptFile", "open_append"]
+
+
+class TranscriptFile(Protocol):
+    """What a writer writes to: an unbuffered binary file opened for appending."""
+
+    def write(self, data: bytes, /) -> int | None: ...
+    def fileno(self) -> int: ...
+    def close(self) -> None: ...
+
+
+def _private(path: str, flags: int) -> int:
+    return os.open(path, flags, 0o600)
+
+
+def open_append(path: Path) -> TranscriptFile:
+    """The default opener: ``path`` unbuffered, in append mode, created private to its owner."""
+    return open(path, "ab", buffering=0, opener=_private)
+
+
+def _needs_newline(path: Path) -> bool:
+    """Whether ``path`` ends in a torn line that the next line must not be glued to."""
+    try:
+        with open(path, "rb") as file:
+            if file.seek(0, os.SEEK_END) == 0:
+                return False
+            file.seek(-1, os.SEEK_END)
+            return file.read(1) != b"\n"
+    except FileNotFoundError:
+        return False
+
+
+def _is_empty(path: Path) -> bool:
+    try:
+        return os.stat(path).st_size == 0
+    except OSError:
+        return True
+
+
+def _write_all(file: TranscriptFile, data: bytes) -> None:
+    while data:
+        written = file.write(data)
+        if not written:
+            raise OSError(errno.EIO, "the transcript file accepted no bytes")
+        data = data[written:]
