@@ -27,8 +27,11 @@ import trio
 from rich.console import Console
 
 from subagents._exceptions import SubagentsError
-from subagents._live import TerminalApprover, open_live_view, open_plain_printer
-from subagents._report import open_json_lines, print_summary, summarize
+from subagents._json_lines import open_json_lines
+from subagents._live import open_live_view
+from subagents._plain_printer import open_plain_printer
+from subagents._report import print_summary, summarize
+from subagents._terminal_approver import TerminalApprover
 from subagents.actors import Bus, is_final
 from subagents.runtime import (
     AgentResult,

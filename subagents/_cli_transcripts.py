@@ -22,7 +22,7 @@ from typing import Any, Final, TextIO
 import msgspec
 
 from subagents._exceptions import SubagentsError
-from subagents._report import format_duration, format_tokens, plural
+from subagents._formatting import format_duration, format_tokens, plural
 from subagents.runtime import (
     MessageRecord,
     MetaRecord,

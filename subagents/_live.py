@@ -1,8 +1,8 @@
-"""What ``subagents run`` shows while agents work: a live tree, plain log lines, approval prompts.
+"""What ``subagents run`` shows in a terminal while agents work: the live agent tree.
 
-In a terminal, :func:`open_live_view` draws the agent tree with ``rich``: one
-row per agent (nickname, type, status, turns, tokens, tool uses, what it is
-doing, elapsed time), redrawn at most ``refresh_per_second`` times a second::
+:func:`open_live_view` draws the agent tree with ``rich``: one row per agent
+(nickname, type, status, turns, tokens, tool uses, what it is doing, elapsed
+time), redrawn at most ``refresh_per_second`` times a second::
 
     tracker = ProgressTracker()
     with bus.subscribe(capacity=512, policy="drop_oldest") as sub:
@@ -15,63 +15,35 @@ The view never slows the agents: publishing to a dropping subscription never
 waits, and when the terminal falls behind, events are dropped (and counted,
 and the view says how many) instead of piling up.
 
-When stdout is not a terminal, :class:`PlainPrinter` writes one readable line
-per significant event instead, without ANSI codes. :class:`TerminalApprover`
-asks the person at the terminal to approve tool calls, labelled by agent.
-The end-of-run summary and the ``--json`` stream are in :mod:`subagents._report`.
+When stdout is not a terminal, :mod:`subagents._plain_printer` writes plain
+lines instead; :mod:`subagents._terminal_approver` asks for approvals and
+pauses this view while it does. The end-of-run summary is in
+:mod:`subagents._report` and the ``--json`` stream in :mod:`subagents._json_lines`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
-import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import Final, TextIO, final
+from typing import Final, final
 
-import outcome
 import trio
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from subagents._report import (
-    LineSink,
-    format_duration,
-    format_tokens,
-    plural,
-    status_text,
-    tree_prefixes,
-)
-from subagents.actors import (
-    AgentSpawned,
-    Completed,
-    Errored,
-    Event,
-    Lagged,
-    StatusChanged,
-    Subscription,
-    is_final,
-    is_live,
-    kind_of,
-)
-from subagents.runtime._events import GracePeriodStarted, RunFinished, ToolCallStarted
+from subagents._formatting import format_duration, format_tokens, status_text, tree_prefixes
+from subagents.actors import Errored, Subscription, is_final, is_live
 from subagents.runtime._progress import ProgressTracker, follow
-from subagents.runtime._progress_text import describe_tool_call
-from subagents.runtime._progress_values import AgentProgress, ProgressNotFound
-from subagents.tools._approval import ApprovalDecision, ApprovalRequest
+from subagents.runtime._progress_values import AgentProgress
 
 __all__ = [
     "DEFAULT_REFRESH_PER_SECOND",
     "LiveView",
-    "PlainPrinter",
-    "TerminalApprover",
     "open_live_view",
-    "open_plain_printer",
     "render_progress",
 ]
 
@@ -81,10 +53,6 @@ DEFAULT_REFRESH_PER_SECOND: Final = 8.0
 _CHROME_ROWS: Final = 6
 #: The fewest agent rows the view shows, however small the terminal.
 _MIN_ROWS: Final = 3
-#: Lines a plain printer writes in one go.
-_BATCH: Final = 256
-#: How much of a result or an error a plain line shows.
-_LINE_WIDTH: Final = 100
 
 
 # -- rendering the tree --------------------------------------------------------------
@@ -398,311 +366,3 @@ async def open_live_view(
             nursery.cancel_scope.cancel()
     if body_error is not None:
         raise body_error
-
-
-# -- plain lines ---------------------------------------------------------------------
-
-
-def _clock_text(when: float) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(when)) if when > 0 else "--:--:--"
-
-
-def _one_line(text: str, width: int = _LINE_WIDTH) -> str:
-    """``text`` flattened to one line, cut to ``width``."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
-def _first_line(text: str, width: int = _LINE_WIDTH) -> str:
-    """The first non-blank line of ``text`` (an error's message, not its traceback)."""
-    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
-    return _one_line(line or "no message", width)
-
-
-@final
-class PlainPrinter:
-    """One readable line per significant event, for logs and pipes (no ANSI codes).
-
-    Lines look like ``12:03:04   Ada: Grep 'TODO' in src``: the time, the
-    agent indented by depth, what happened. Spawns, status changes (but
-    ``pending_init``, which the spawn line covers), tool calls, grace periods
-    and finished runs are printed; streaming chunks and usage are not. Lines
-    are written in batches, from a worker thread when ``threaded``, so a slow
-    pipe never blocks the Trio loop.
-    """
-
-    __slots__ = ("_names", "_sink", "lagged", "lines")
-
-    def __init__(self, out: TextIO, *, threaded: bool = True) -> None:
-        self._sink = LineSink(out, threaded=threaded)
-        self._names: dict[str, str] = {}
-        #: Lines written so far.
-        self.lines = 0
-        #: Events the subscription reported lost.
-        self.lagged = 0
-
-    def __repr__(self) -> str:
-        return f"<PlainPrinter lines={self.lines} lagged={self.lagged}>"
-
-    def format(self, event: Event | Lagged) -> str | None:
-        """The line for ``event`` (without a newline), or ``None`` if it is not worth one."""
-        if isinstance(event, Lagged):
-            self.lagged += event.dropped
-            return f"{_clock_text(time.time())} … {event.dropped} events not shown (fell behind)"
-        what = self._describe(event)
-        if what is None:
-            return None
-        indent = "  " * max(event.depth, 0)
-        return f"{_clock_text(event.time)} {indent}{what}"
-
-    def _describe(self, event: Event) -> str | None:
-        name = event.nickname or event.agent_id
-        if isinstance(event, AgentSpawned):
-            if len(self._names) >= 4096:
-                del self._names[next(iter(self._names))]
-            self._names[event.agent_id] = name
-            parent = None if event.parent_id is None else self._names.get(event.parent_id)
-            by = f" by {parent}" if parent else ""
-            verb = "started" if event.parent_id is None else "spawned"
-            return f"{name} ({event.label}) {verb}{by}"
-        if isinstance(event, StatusChanged):
-            status = event.status
-            kind = kind_of(status)
-            if kind == "pending_init":
-                return None
-            if isinstance(status, Completed) and status.result:
-                return f"{name}: completed: {_one_line(status.result)}"
-            if isinstance(status, Errored):
-                return f"{name}: errored: {_first_line(status.message)}"
-            return f"{name}: {kind}"
-        if isinstance(event, ToolCallStarted):
-            return f"{name}: {describe_tool_call(event.tool_name, event.input)}"
-        if isinstance(event, GracePeriodStarted):
-            return f"{name}: grace period ({event.reason.replace('_', ' ')})"
-        if isinstance(event, RunFinished):
-            text = (
-                f"{name}: finished: {event.terminate_reason} after "
-                f"{plural(event.turns, 'turn')}, {plural(event.tool_uses, 'tool use')}, "
-                f"{format_tokens(event.usage.total_tokens)} tokens, "
-                f"{format_duration(event.duration)}"
-            )
-            if event.error:
-                text += f" ({_first_line(event.error, 60)})"
-            return text
-        return None
-
-    def _batch(self, first: Event | Lagged, subscription: Subscription) -> list[str]:
-        lines: list[str] = []
-        event: Event | Lagged | None = first
-        while event is not None and len(lines) < _BATCH:
-            line = self.format(event)
-            if line is not None:
-                lines.append(line + "\n")
-            try:
-                event = subscription.receive_nowait()
-            except (trio.WouldBlock, trio.EndOfChannel):
-                event = None
-        return lines
-
-    async def run(self, subscription: Subscription) -> None:
-        """Print the subscription's events until it is closed and drained."""
-        while True:
-            try:
-                first = await subscription.receive()
-            except trio.EndOfChannel:
-                return
-            lines = self._batch(first, subscription)
-            if lines:
-                self.lines += len(lines)
-                await self._sink.write("".join(lines))
-
-    def drain(self, subscription: Subscription) -> int:
-        """Print, synchronously, what the subscription still holds; how many lines."""
-        self._sink.flush_pending()
-        total = 0
-        while True:
-            try:
-                first = subscription.receive_nowait()
-            except (trio.WouldBlock, trio.EndOfChannel):
-                return total
-            lines = self._batch(first, subscription)
-            if lines:
-                self._sink.write_now("".join(lines))
-                self.lines += len(lines)
-                total += len(lines)
-
-
-@asynccontextmanager
-async def open_plain_printer(
-    subscription: Subscription, out: TextIO, *, threaded: bool = True
-) -> AsyncIterator[PlainPrinter]:
-    """Print ``subscription``'s significant events to ``out`` while the body runs.
-
-    Use a ``drop_oldest`` subscription: a stalled reader of ``out`` then loses
-    lines (with a note) instead of slowing the agents. On exit the printer
-    finishes its batch and prints what is still buffered.
-    """
-    printer = PlainPrinter(out, threaded=threaded)
-    body_error: BaseException | None = None
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(printer.run, subscription)
-            try:
-                yield printer
-            except BaseException as exc:  # raised again below, not wrapped in an ExceptionGroup
-                body_error = exc
-            finally:
-                nursery.cancel_scope.cancel()
-    finally:
-        printer.drain(subscription)
-    if body_error is not None:
-        raise body_error
-
-
-# -- approvals -----------------------------------------------------------------------
-
-
-@final
-class _LineReader:
-    """Reads lines from a blocking stream in a worker thread, at most one read at a time.
-
-    A blocking ``readline`` cannot be cancelled, so a prompt that times out
-    leaves its read running; the next prompt waits on that same read instead
-    of starting a second one. A line that arrives while nobody is asking (the
-    answer to a prompt that already timed out) is stale and dropped.
-    """
-
-    __slots__ = ("_reading", "_result", "_stream", "_waiter")
-
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
-        self._reading = False
-        self._waiter: trio.Event | None = None
-        self._result: outcome.Outcome[str] | None = None
-
-    async def readline(self) -> str:
-        """The next line typed ('' at end of input); cancellable, the read itself is not."""
-        if not self._reading:
-            self._reading = True
-            token = trio.lowlevel.current_trio_token()
-
-            def deliver(result: outcome.Outcome[str]) -> None:
-                # RunFinishedError: the program ended while the line was being typed.
-                with contextlib.suppress(trio.RunFinishedError):
-                    token.run_sync_soon(self._deliver, result)
-
-            trio.lowlevel.start_thread_soon(self._stream.readline, deliver)
-        waiter = self._waiter = trio.Event()
-        try:
-            await waiter.wait()
-        finally:
-            if self._waiter is waiter:
-                self._waiter = None
-        result, self._result = self._result, None
-        assert result is not None
-        return result.unwrap()
-
-    def _deliver(self, result: outcome.Outcome[str]) -> None:
-        self._reading = False
-        if self._waiter is not None:
-            self._result = result
-            self._waiter.set()
-
-
-@final
-class TerminalApprover:
-    """The CLI's approval callback: asks at the terminal, labelled by agent; ``auto_yes`` approves.
-
-    Use it as an :data:`~subagents.tools._approval.ApprovalCallback`. Each
-    request is printed with the agent's nickname and type (from ``tracker``),
-    the tool and what it would do, and answered ``y``/``yes`` to approve,
-    anything else to deny. Prompts are asked one at a time; each, waiting in
-    line included, is bounded by the request's deadline (then it is a denial
-    that says it timed out). With ``live``, the live view is paused while a
-    prompt is on screen. End of input denies every later request.
-    """
-
-    __slots__ = ("_eof", "_lock", "_reader", "auto_yes", "console", "live", "tracker")
-
-    def __init__(
-        self,
-        console: Console,
-        *,
-        auto_yes: bool = False,
-        tracker: ProgressTracker | None = None,
-        live: LiveView | None = None,
-        stdin: TextIO | None = None,
-    ) -> None:
-        self.console = console
-        self.auto_yes = auto_yes
-        self.tracker = tracker
-        self.live = live
-        self._reader = _LineReader(sys.stdin if stdin is None else stdin)
-        self._lock = trio.Lock()
-        self._eof = False
-
-    def label(self, agent_id: str) -> str:
-        """How an agent is named in a prompt: ``Ada (Explore)``, or its id if unknown."""
-        if self.tracker is not None:
-            try:
-                row = self.tracker.progress(agent_id)
-            except ProgressNotFound:
-                return agent_id
-            name = row.nickname or agent_id
-            return f"{name} ({row.label})" if row.label else name
-        return agent_id
-
-    def _describe(self, req: ApprovalRequest) -> Text:
-        text = Text()
-        text.append(self.label(req.agent_id), style="bold")
-        text.append(" wants to run ")
-        text.append(req.tool_name, style="bold cyan")
-        if req.summary:
-            text.append(f": {req.summary}")
-        return text
-
-    async def __call__(self, req: ApprovalRequest) -> ApprovalDecision:
-        """Answer ``req``: at once with ``auto_yes``, else by asking, within its deadline."""
-        if self.auto_yes:
-            line = Text("approved (--yes): ", style="dim")
-            line.append_text(self._describe(req))
-            self.console.print(line)
-            return ApprovalDecision.approve("approved by --yes")
-        if self._eof:
-            return ApprovalDecision.deny("nobody can answer: the terminal input is closed")
-        with trio.move_on_at(req.deadline):
-            async with self._lock:
-                return await self._ask(req)
-        self.console.print(
-            Text(f"\n  no answer in time: denied {req.tool_name} for {self.label(req.agent_id)}")
-        )
-        return ApprovalDecision.timeout("nobody answered the approval prompt before the deadline")
-
-    async def _ask(self, req: ApprovalRequest) -> ApprovalDecision:
-        context = self.live.paused() if self.live is not None else _nothing()
-        with context:
-            prompt = Text("approval needed: ", style="bold yellow")
-            prompt.append_text(self._describe(req))
-            self.console.print(prompt)
-            if math.isfinite(req.deadline):
-                left = max(0.0, req.deadline - trio.current_time())
-                self.console.print(f"allow? \\[y/N] (within {left:.0f}s) ", end="")
-            else:
-                self.console.print("allow? \\[y/N] ", end="")
-            line = await self._reader.readline()
-        if not line:
-            self._eof = True
-            self.console.print()
-            return ApprovalDecision.deny("nobody can answer: the terminal input is closed")
-        answer = line.strip().lower()
-        who = escape(self.label(req.agent_id))
-        if answer in ("y", "yes"):
-            self.console.print(f"  [green]approved[/] {escape(req.tool_name)} for {who}")
-            return ApprovalDecision.approve("approved at the terminal")
-        self.console.print(f"  [red]denied[/] {escape(req.tool_name)} for {who}")
-        return ApprovalDecision.deny("the user denied this tool call at the terminal")
-
-
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield

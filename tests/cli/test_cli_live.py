@@ -16,23 +16,12 @@ import trio
 from rich.console import Console
 from rich.live import Live
 
-from subagents._live import (
-    LiveView,
-    PlainPrinter,
-    TerminalApprover,
-    open_live_view,
-    open_plain_printer,
-    render_progress,
-)
-from subagents._report import (
-    JsonLinesWriter,
-    format_duration,
-    format_tokens,
-    open_json_lines,
-    print_summary,
-    summarize,
-    summary_table,
-)
+from subagents._formatting import format_duration, format_tokens
+from subagents._json_lines import JsonLinesWriter, open_json_lines
+from subagents._live import LiveView, open_live_view, render_progress
+from subagents._plain_printer import PlainPrinter, open_plain_printer
+from subagents._report import print_summary, summarize, summary_table
+from subagents._terminal_approver import TerminalApprover
 from subagents.actors import (
     PENDING_INIT,
     RUNNING,
