@@ -205,28 +205,25 @@ class AgentActor:
 
         What does not fit stays in the bounded mailbox, so senders wait there.
         """
-        ctx = self._ctx
-        if ctx is None:
-            return
-        while not control.inbox_full:
-            try:
-                message = ctx.receive_nowait()
-            except (trio.WouldBlock, AgentClosed):
-                return
-            item = self._input(message)
-            if item is not None:
-                control.add_input(item)
+        if self._ctx is not None:
+            self._read_mailbox(self._ctx, control.add_input, control)
 
     def _take_mailbox(self, ctx: ActorContext) -> None:
         """Move what revived the actor (and whatever queued behind it) into the conversation."""
-        while True:
+        self._read_mailbox(ctx, self.conversation.append)
+
+    def _read_mailbox(
+        self, ctx: ActorContext, put: Callable[[Message], object], room: RunControl | None = None
+    ) -> None:
+        """``put`` each input waiting in the mailbox, while ``room``'s inbox has room."""
+        while room is None or not room.inbox_full:
             try:
                 message = ctx.receive_nowait()
             except (trio.WouldBlock, AgentClosed):
                 return
             item = self._input(message)
             if item is not None:
-                self.conversation.append(item)
+                put(item)
 
     def _input(self, message: Any) -> Message | None:
         if isinstance(message, Request):
