@@ -57,28 +57,29 @@ from subagents.tools._lifecycle import (
     WaitBounds,
     format_agent_result,
 )
-from subagents.tools._lifecycle_tools import (
+from subagents.tools._lifecycle_args import (
     CloseAgentArgs,
-    CloseAgentTool,
     ResumeAgentArgs,
-    ResumeAgentTool,
     SendInputArgs,
-    SendInputTool,
     SpawnAgentArgs,
-    SpawnAgentTool,
     TaskArgs,
     TaskOutputArgs,
-    TaskOutputTool,
-    TaskTool,
     WaitArgs,
-    WaitTool,
-    lifecycle_tools,
 )
+from subagents.tools._lifecycle_tools import lifecycle_tools
 from subagents.tools._ls import LSArgs, LSTool
 from subagents.tools._protocol import Tool, ToolFlags, ToolResult
 from subagents.tools._read import ReadArgs, ReadTool
 from subagents.tools._registry import ToolRegistry, validate_tool_name
 from subagents.tools._schema import input_schema, tool_spec
+from subagents.tools._spawn_agent_tools import (
+    CloseAgentTool,
+    ResumeAgentTool,
+    SendInputTool,
+    SpawnAgentTool,
+    WaitTool,
+)
+from subagents.tools._task_tools import TaskOutputTool, TaskTool
 from subagents.tools._validation import decode_arguments
 from subagents.tools._workspace import Workspace, WorkspacePath
 from subagents.tools._write import WriteArgs, WriteTool

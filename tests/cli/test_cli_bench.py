@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from subagents import _cli_bench
-from subagents._cli_bench import IMPLS, SCENARIOS, Sizes
+from subagents._cli_bench_scenarios import (
+    IMPLS,
+    SCENARIOS,
+    Sizes,
+    find_bench_dir,
+    load_scenarios,
+)
 from subagents.cli import build_parser
 
 TINY = Sizes(
@@ -78,9 +84,9 @@ def test_every_scenario_is_written_with_the_documented_schema(tmp_path: Path) ->
 def test_a_missing_autogen_is_reported_as_skipped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    folder = _cli_bench.find_bench_dir()
+    folder = find_bench_dir()
     assert folder is not None
-    compare = _cli_bench.load_scenarios(folder)["bench_compare"]
+    compare = load_scenarios(folder)["bench_compare"]
     monkeypatch.setattr(compare, "autogen_available", lambda: False)
     path = tmp_path / "bench.json"
     code, output = bench("--only", "request_reply", "--only", "fan_out", "--json", str(path))

@@ -1,0 +1,142 @@
+"""What ``subagents bench`` shows of its records: a Markdown table against the targets, a chart.
+
+The targets are the kernel issue's: how far ``subagents`` may be from raw Trio,
+how much faster than autogen-core it must be, how close to ideal many agents
+must run, and how fast the definitions corpus must load. The chart needs
+matplotlib (``pip install 'subagents[bench]'``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from subagents._cli_bench_scenarios import Record
+
+__all__ = ["draw_chart", "matplotlib_missing", "table"]
+
+#: subagents / raw Trio must not exceed these (the kernel issue's targets).
+TRIO_TARGETS: Final = {
+    "spawn_exit": 2.0,
+    "request_reply": 1.25,
+    "fan_out": 2.0,
+    "pubsub": 2.0,
+    "tree_cancel": 1.5,
+    "idle_memory": 1.5,
+}
+#: autogen / subagents (the speed-up) must reach these.
+AUTOGEN_TARGETS: Final = {"request_reply": 8.0, "fan_out": 15.0}
+#: Elapsed / ideal must not exceed these (efficiency_100 has no target of its own).
+EFFICIENCY_TARGETS: Final = {"efficiency_1000": 1.25, "efficiency_10000": 1.5}
+CORPUS_TARGET: Final = 1.0
+
+
+def _figure(r: Record) -> str:
+    if r.unit == "s":
+        return f"{r.min:.3f} s"
+    if r.unit == "bytes/actor":
+        return f"{r.min / 1024:.2f} KiB"
+    return f"{r.min:.2f}x"
+
+
+def _met(ok: bool) -> str:
+    return "yes" if ok else "NO"
+
+
+def table(records: Sequence[Record]) -> str:
+    """A Markdown table: min per implementation, ratios, and whether each target is met."""
+    by = {(r.scenario, r.impl): r for r in records}
+    lines = [
+        "| scenario | n | subagents | raw Trio | vs Trio | asyncio | autogen "
+        "| autogen / subagents | targets met |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|:-:|",
+    ]
+    for scenario in dict.fromkeys(r.scenario for r in records):
+        ours = by.get((scenario, "subagents"))
+        if ours is None:
+            continue
+        raw, aio, ag = (by.get((scenario, impl)) for impl in ("trio", "asyncio", "autogen"))
+        checks: list[str] = []
+        vs_trio = vs_autogen = ""
+        if raw is not None:
+            ratio = ours.min / raw.min if raw.min else float("inf")
+            vs_trio = f"{ratio:.2f}x"
+            if scenario in TRIO_TARGETS:
+                target = TRIO_TARGETS[scenario]
+                checks.append(f"Trio <= {target:g}x: {_met(ratio <= target)}")
+        if ag is not None:
+            speedup = ag.min / ours.min if ours.min else float("inf")
+            vs_autogen = f"{speedup:.1f}x"
+            if scenario in AUTOGEN_TARGETS:
+                target = AUTOGEN_TARGETS[scenario]
+                checks.append(f"autogen >= {target:g}x: {_met(speedup >= target)}")
+        if scenario in EFFICIENCY_TARGETS:
+            target = EFFICIENCY_TARGETS[scenario]
+            checks.append(f"<= {target:g}x ideal: {_met(ours.min <= target)}")
+        if scenario == "corpus_load":
+            checks.append(f"< {CORPUS_TARGET:g} s: {_met(ours.min < CORPUS_TARGET)}")
+        n = f"{ours.n:,}"
+        if scenario in ("agent_turns", "transcripts_on", "transcripts_off"):
+            n += f" turns ({ours.n / ours.min:,.0f}/s)"
+        lines.append(
+            f"| {scenario} | {n} | {_figure(ours)} | {_figure(raw) if raw else ''} | {vs_trio} "
+            f"| {_figure(aio) if aio else ''} | {_figure(ag) if ag else ''} | {vs_autogen} "
+            f"| {'; '.join(checks)} |"
+        )
+    on, off = by.get(("transcripts_on", "subagents")), by.get(("transcripts_off", "subagents"))
+    if on is not None and off is not None:
+        lines.append("")
+        lines.append(
+            f"Transcripts on cost {on.min / off.min:.2f}x the time of transcripts off "
+            f"({on.n / on.min:,.0f} against {off.n / off.min:,.0f} turns/s)."
+        )
+    return "\n".join(lines)
+
+
+def matplotlib_missing() -> bool:
+    """Whether ``--chart`` cannot work here."""
+    return importlib.util.find_spec("matplotlib") is None
+
+
+def draw_chart(records: Sequence[Record], path: Path, *, ideal: float = 1.0) -> bool:
+    """Wall time and efficiency against the number of agents; False when nothing to draw.
+
+    ``ideal`` is the seconds an agent's turns take with no overhead (10 x 100 ms).
+    """
+    rows = sorted((r for r in records if r.scenario.startswith("efficiency_")), key=lambda r: r.n)
+    if not rows:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (wall, eff) = plt.subplots(1, 2, figsize=(10, 4))
+    for impl, label, style in (
+        ("subagents", "subagents agents", "o-"),
+        ("trio", "raw Trio tasks, same waits", "s--"),
+    ):
+        mine = [r for r in rows if r.impl == impl]
+        agents = [r.n for r in mine]
+        wall.plot(agents, [r.min * ideal for r in mine], style, label=label)
+        eff.plot(agents, [r.min for r in mine], style, label=label)
+    wall.axhline(ideal, color="grey", linewidth=0.8, label="ideal")
+    wall.set(
+        xscale="log",
+        xlabel="agents at once",
+        ylabel="seconds (min over repetitions)",
+        title=f"Wall time of 10 turns each (ideal {ideal:g} s)",
+    )
+    eff.axhline(1.0, color="grey", linewidth=0.8, label="ideal")
+    targets = sorted((int(k.rsplit("_", 1)[1]), v) for k, v in EFFICIENCY_TARGETS.items())
+    eff.plot([a for a, _ in targets], [v for _, v in targets], "rx", label="target")
+    eff.set(xscale="log", xlabel="agents at once", ylabel="elapsed / ideal", title="Efficiency")
+    for axes in (wall, eff):
+        axes.grid(True, alpha=0.3)
+        axes.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return True

@@ -1,0 +1,146 @@
+"""What a ``subagents bench`` run is made of, and where its scenario scripts are found.
+
+The names of the scenarios and implementations, the workloads of a run
+(:class:`Sizes`), what it measured (:class:`Record`, :class:`BenchRun`, the
+``--json`` document), and the import of the scenario scripts from a checkout's
+``bench/`` folder, which is not part of the installed wheel.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Final
+
+__all__ = [
+    "IMPLS",
+    "SCENARIOS",
+    "BenchRun",
+    "Record",
+    "Sizes",
+    "find_bench_dir",
+    "load_scenarios",
+]
+
+#: Every scenario ``--json`` may name, in the order they run.
+SCENARIOS: Final = (
+    "spawn_exit",
+    "request_reply",
+    "fan_out",
+    "pubsub",
+    "tree_cancel",
+    "idle_memory",
+    "corpus_load",
+    "agent_turns",
+    "efficiency_100",
+    "efficiency_1000",
+    "efficiency_10000",
+    "transcripts_on",
+    "transcripts_off",
+)
+IMPLS: Final = ("subagents", "trio", "asyncio", "autogen")
+COMPARED: Final = ("request_reply", "fan_out")
+MODULES: Final = ("bench_kernel", "bench_agents", "bench_definitions", "bench_compare")
+
+
+@dataclass
+class Record:
+    """One scenario on one implementation: ``--json`` writes a list of these.
+
+    Time scenarios are seconds for the whole workload of ``n`` operations,
+    ``idle_memory`` bytes per actor, efficiency elapsed / ideal.
+    """
+
+    scenario: str
+    impl: str
+    n: int
+    unit: str
+    min: float
+    median: float
+    reps: int
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """The workloads of one run: the full figures, ``quick()``, or tiny ones in tests."""
+
+    kernel: Mapping[str, int]
+    reps: int = 5
+    agent_reps: int = 3
+    corpus_reps: int = 20
+    turns_agents: int = 1_000
+    efficiency: tuple[int, ...] = (100, 1_000, 10_000)
+    latency: float = 0.1
+    #: Agents per efficiency run are 100, 1,000, 10,000 divided by this (1 but in tests).
+    efficiency_divisor: int = 1
+    transcripts_agents: int = 200
+
+    @classmethod
+    def full(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
+        return cls(kernel=dict(kernel_sizes))
+
+    @classmethod
+    def quick(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
+        """A tenth of the kernel sizes, fewer repetitions, no 10,000-agent efficiency."""
+        kernel = {k: max(1, v // 10) for k, v in kernel_sizes.items()}
+        kernel["fan_out_actors"] = 100
+        kernel["pubsub_subscribers"] = 100
+        return cls(
+            kernel=kernel,
+            reps=3,
+            agent_reps=1,
+            corpus_reps=5,
+            turns_agents=200,
+            efficiency=(100, 1_000),
+            transcripts_agents=100,
+        )
+
+
+@dataclass
+class BenchRun:
+    """What one run measured, and what it skipped (with why)."""
+
+    records: list[Record] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    versions: dict[str, str | None] = field(default_factory=dict)
+
+    def payload(self) -> dict[str, Any]:
+        """The ``--json`` document."""
+        return {"versions": self.versions, "records": [asdict(r) for r in self.records]}
+
+
+# -- finding the scenario scripts ------------------------------------------------------------
+
+
+def find_bench_dir(candidates: Iterable[Path] | None = None) -> Path | None:
+    """The ``bench`` folder of a checkout: ``./bench``, then the one beside the package."""
+    if candidates is None:
+        candidates = (Path.cwd() / "bench", Path(__file__).resolve().parents[1] / "bench")
+    for folder in candidates:
+        if all((folder / f"{name}.py").is_file() for name in MODULES):
+            return folder
+    return None
+
+
+def load_scenarios(bench_dir: Path) -> dict[str, ModuleType]:
+    """Import the scenario scripts of ``bench_dir`` (once per process and folder)."""
+    modules: dict[str, ModuleType] = {}
+    for name in MODULES:
+        path = (bench_dir / f"{name}.py").resolve()
+        key = f"_subagents_bench_{name}"
+        loaded = sys.modules.get(key)
+        if loaded is not None and getattr(loaded, "__file__", None) == str(path):
+            modules[name] = loaded
+            continue
+        spec = importlib.util.spec_from_file_location(key, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot import {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module  # dataclasses look their module up while it loads
+        spec.loader.exec_module(module)
+        modules[name] = module
+    return modules

@@ -1,0 +1,202 @@
+"""Codex's lifecycle tools: ``spawn_agent`` and the four that drive what it started.
+
+``send_input``, ``wait``, ``close_agent`` and ``resume_agent`` work on agents
+by id. Each asks the :class:`AgentHost` and writes its answer as compact JSON; a
+refusal by the host comes back as a tool error (see
+:mod:`subagents.tools._lifecycle_shared`).
+"""
+
+from __future__ import annotations
+
+from typing import final
+
+import attrs
+
+from subagents._exceptions import SubagentsError
+from subagents.actors import kind_of
+from subagents.tools._context import ToolContext
+from subagents.tools._lifecycle import DEFAULT_AGENT_TYPE, AgentHost, encode_json
+from subagents.tools._lifecycle_args import (
+    CloseAgentArgs,
+    ResumeAgentArgs,
+    SendInputArgs,
+    SpawnAgentArgs,
+    WaitArgs,
+)
+from subagents.tools._lifecycle_shared import _DATA_NOTE, _FLAGS, _refusal, _type_listing
+from subagents.tools._protocol import ToolResult
+
+__all__ = ["CloseAgentTool", "ResumeAgentTool", "SendInputTool", "SpawnAgentTool", "WaitTool"]
+
+
+def _ms(seconds: float) -> str:
+    return f"{round(seconds * 1000)}"
+
+
+def _spawn_description(tool: SpawnAgentTool) -> str:
+    return (
+        "Spawn an agent to work on a well-scoped task in parallel with you. Returns at once "
+        'with {"agent_id", "nickname"}; the agent keeps working. Use wait to collect its '
+        "result, send_input to give it more instructions, close_agent when you no longer need "
+        "it, and resume_agent to bring back one that was closed. The agent does not see your "
+        "conversation unless fork_context is true, so make message self-contained.\n\n"
+        f"Available agent types (agent_type, default {DEFAULT_AGENT_TYPE}):\n"
+        f"{_type_listing(tool.host)}"
+    )
+
+
+def _wait_description(tool: WaitTool) -> str:
+    bounds = tool.host.wait_bounds
+    return (
+        "Wait for agents you spawned. Returns as soon as any agent in ids reaches a final "
+        "status (completed, errored or shutdown), or when timeout_ms passes (default "
+        f"{_ms(bounds.default_seconds)} ms; values are clamped to {_ms(bounds.min_seconds)}-"
+        f"{_ms(bounds.max_seconds)} ms). Returns "
+        '{"status": {id: status}, "timed_out": bool}, where a status is {"kind": ...}: '
+        "pending_init, running, completed (with result), errored (with message), shutdown, or "
+        f"not_found for an unknown id. {_DATA_NOTE}"
+    )
+
+
+@final
+@attrs.frozen
+class SpawnAgentTool:
+    """``spawn_agent``: start a child agent and return its id and nickname at once."""
+
+    host: AgentHost
+    description: str = attrs.field(
+        init=False, default=attrs.Factory(_spawn_description, takes_self=True)
+    )
+
+    name = "spawn_agent"
+    arguments_type = SpawnAgentArgs
+    flags = _FLAGS
+
+    async def call(self, args: SpawnAgentArgs, ctx: ToolContext, /) -> ToolResult:
+        """Spawn through the host."""
+        try:
+            spawned = await self.host.spawn(
+                ctx,
+                agent_type=args.agent_type,
+                prompt=args.message,
+                model=args.model,
+                fork_context=args.fork_context,
+            )
+        except SubagentsError as exc:
+            return _refusal(exc, self.host, "agent_type")
+        return ToolResult.ok(
+            encode_json({"agent_id": spawned.agent_id, "nickname": spawned.nickname}),
+            agent_id=spawned.agent_id,
+            nickname=spawned.nickname,
+            agent_type=spawned.agent_type,
+        )
+
+
+@final
+@attrs.frozen
+class SendInputTool:
+    """``send_input``: give an agent a follow-up message, optionally interrupting it."""
+
+    host: AgentHost
+
+    name = "send_input"
+    description = (
+        "Send a message to an agent you spawned. A finished agent starts a new turn with its "
+        "context kept; interrupt=true stops what it is doing first. Returns "
+        '{"status": {"kind": ...}}, the agent\'s status after the message was queued.'
+    )
+    arguments_type = SendInputArgs
+    flags = _FLAGS
+
+    async def call(self, args: SendInputArgs, ctx: ToolContext, /) -> ToolResult:
+        """Send through the host."""
+        try:
+            status = await self.host.send_input(
+                ctx, args.id, args.message, interrupt=args.interrupt
+            )
+        except SubagentsError as exc:
+            return _refusal(exc, self.host)
+        return ToolResult.ok(encode_json({"status": status}), status=kind_of(status))
+
+
+@final
+@attrs.frozen
+class WaitTool:
+    """``wait``: block until any of some agents is final, within clamped bounds."""
+
+    host: AgentHost
+    description: str = attrs.field(
+        init=False, default=attrs.Factory(_wait_description, takes_self=True)
+    )
+
+    name = "wait"
+    arguments_type = WaitArgs
+    flags = _FLAGS
+
+    async def call(self, args: WaitArgs, ctx: ToolContext, /) -> ToolResult:
+        """Wait through the host, with the timeout clamped into the host's bounds."""
+        ids = list(dict.fromkeys(args.ids))
+        if not ids:
+            return ToolResult.error("wait needs at least one agent id in ids.")
+        timeout = self.host.wait_bounds.clamp_ms(args.timeout_ms)
+        try:
+            result = await self.host.wait(ctx, ids, timeout=timeout)
+        except SubagentsError as exc:
+            return _refusal(exc, self.host)
+        return ToolResult.ok(
+            encode_json({"status": result.statuses, "timed_out": result.timed_out}),
+            timed_out=result.timed_out,
+            timeout_seconds=timeout,
+        )
+
+
+@final
+@attrs.frozen
+class CloseAgentTool:
+    """``close_agent``: close an agent and its descendants; report the status it had."""
+
+    host: AgentHost
+
+    name = "close_agent"
+    description = (
+        "Close an agent you spawned (and any agents it spawned), freeing its slot. Returns "
+        '{"previous_status": {"kind": ...}}, the status it had before. Closing an agent that '
+        "is already closed is harmless; resume_agent brings it back."
+    )
+    arguments_type = CloseAgentArgs
+    flags = _FLAGS
+
+    async def call(self, args: CloseAgentArgs, ctx: ToolContext, /) -> ToolResult:
+        """Close through the host."""
+        try:
+            previous = await self.host.close(ctx, args.id)
+        except SubagentsError as exc:
+            return _refusal(exc, self.host)
+        return ToolResult.ok(
+            encode_json({"previous_status": previous}), previous_status=kind_of(previous)
+        )
+
+
+@final
+@attrs.frozen
+class ResumeAgentTool:
+    """``resume_agent``: bring back a finished or closed agent, with an optional message."""
+
+    host: AgentHost
+
+    name = "resume_agent"
+    description = (
+        "Bring back an agent that finished or was closed (even one from an earlier session) "
+        "with its context, id and nickname. With message, it starts working on it. Returns "
+        '{"status": {"kind": ...}}, its status once back.'
+    )
+    arguments_type = ResumeAgentArgs
+    flags = _FLAGS
+
+    async def call(self, args: ResumeAgentArgs, ctx: ToolContext, /) -> ToolResult:
+        """Resume through the host."""
+        try:
+            status = await self.host.resume(ctx, args.id, args.message or None)
+        except SubagentsError as exc:
+            return _refusal(exc, self.host)
+        return ToolResult.ok(encode_json({"status": status}), status=kind_of(status))
