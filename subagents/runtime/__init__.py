@@ -97,27 +97,31 @@ from subagents.runtime._exceptions import (
     provider_error,
 )
 from subagents.runtime._fork import FORK_BOUNDARY, fork_context, fork_messages
-from subagents.runtime._hooks import (
+from subagents.runtime._hook_commands import (
     DEFAULT_HOOK_OUTPUT_CAP,
     DEFAULT_HOOK_TIMEOUT,
-    DEFAULT_STOP_HOOKS_GRACE,
-    MAX_STOP_BLOCKS,
-    Hook,
     HookConfigError,
     HookEvent,
+    HookPayload,
+)
+from subagents.runtime._hook_run import (
+    DEFAULT_STOP_HOOKS_GRACE,
+    MAX_STOP_BLOCKS,
+    SubagentRunHooks,
+    subagent_run_hooks,
+)
+from subagents.runtime._hook_values import (
+    Hook,
     HookFired,
     HookFunction,
     HookOutcome,
-    HookPayload,
     HookReply,
     HookResult,
-    HookRunner,
     HookRunnerStatistics,
-    SubagentRunHooks,
     hooks_from_settings,
     hooks_from_specs,
-    subagent_run_hooks,
 )
+from subagents.runtime._hooks import HookRunner
 from subagents.runtime._logging import (
     LOG_FILE_SUFFIX,
     REDACTED,
@@ -168,16 +172,13 @@ from subagents.runtime._provider import (
 from subagents.runtime._result import AgentResult, RunStatus, TerminateReason
 from subagents.runtime._runtime import Runtime, RuntimeStatistics
 from subagents.runtime._scripted import (
-    Policy,
-    Reply,
-    Script,
     ScriptedProvider,
-    ScriptedToolCall,
     SharedTimer,
     default_policy,
-    load_scripts,
     sample_for_schema,
 )
+from subagents.runtime._scripted_reply import Policy, Reply, ScriptedToolCall
+from subagents.runtime._scripted_script import Script, load_scripts
 from subagents.runtime._settings import find_project_config, load_config
 from subagents.runtime._settings_defaults import (
     DEFAULT_CANCEL_TIMEOUT,

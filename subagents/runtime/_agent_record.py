@@ -40,15 +40,10 @@ from subagents.runtime._behavior import AgentActor
 from subagents.runtime._config import Limits
 from subagents.runtime._events import ActivationStarted, Publisher
 from subagents.runtime._exceptions import AgentRunFailed
+from subagents.runtime._hook_commands import HookEvent, HookPayload
+from subagents.runtime._hook_run import SubagentRunHooks, subagent_run_hooks
+from subagents.runtime._hook_values import Hook, HookOutcome
 from subagents.runtime._hooked_tools import HookSite, hook_tools
-from subagents.runtime._hooks import (
-    Hook,
-    HookEvent,
-    HookOutcome,
-    HookPayload,
-    SubagentRunHooks,
-    subagent_run_hooks,
-)
 from subagents.runtime._ledger import RunLedger
 from subagents.runtime._loop import AgentSpec
 from subagents.runtime._messages import Conversation, Message, Origin

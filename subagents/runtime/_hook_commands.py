@@ -1,7 +1,7 @@
 """Command hooks: their wire format, their settings shape, and how one runs.
 
-The base layer of :mod:`subagents.runtime._hooks`, which re-exports what is
-public here. It holds what does not depend on a :class:`~subagents.runtime.Hook`
+The base layer of :mod:`subagents.runtime._hooks`; :mod:`subagents.runtime`
+re-exports what is public here. It holds what does not depend on a :class:`~subagents.runtime.Hook`
 object: the :class:`HookPayload` written as JSON to a command's stdin, the
 matcher syntax, the Claude Code ``settings.json`` ``hooks`` shape (parsed into
 :class:`~subagents.agents.HookSpec` values, like frontmatter hooks), and the

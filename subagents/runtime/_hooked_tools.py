@@ -26,7 +26,9 @@ from typing import Any, Final, final
 import attrs
 import msgspec
 
-from subagents.runtime._hooks import Hook, HookEvent, HookOutcome, HookPayload, HookRunner
+from subagents.runtime._hook_commands import HookEvent, HookPayload
+from subagents.runtime._hook_values import Hook, HookOutcome
+from subagents.runtime._hooks import HookRunner
 from subagents.tools import Tool, ToolContext, ToolFlags, ToolResult, dispatch
 
 __all__ = ["HookSite", "HookedTool", "hook_tools"]

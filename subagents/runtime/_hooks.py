@@ -48,239 +48,44 @@ all their timeouts, and one hanging hook cannot delay the others' verdicts.
 Their results are still reported in a fixed order (global hooks, then the
 agent's, each in definition order), so ``feedback`` reads the same every time;
 a command (or callable) listed twice runs once.
+
+This module holds the runner, :class:`HookRunner`, which fires hooks and
+decides what their results mean together. The values it takes and hands out
+are in :mod:`~subagents.runtime._hook_values`, the wire format, matchers and
+process runner in :mod:`~subagents.runtime._hook_commands`, and the
+``SubagentStart``/``SubagentStop`` wrapper of a run in
+:mod:`~subagents.runtime._hook_run`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, final
+from collections.abc import Iterable, Mapping, Sequence
+from typing import final
 
 import attrs
 import msgspec
 import trio
 
-from subagents.actors import Bus, Event
-from subagents.agents import HookSpec
+from subagents.actors import Bus
 from subagents.runtime._hook_commands import (
     DEFAULT_HOOK_OUTPUT_CAP,
-    DEFAULT_HOOK_TIMEOUT,
-    HookConfigError,
     HookEvent,
     HookPayload,
-    compile_matcher,
     encode_payload,
-    parse_hook_settings,
     run_hook_command,
 )
+from subagents.runtime._hook_values import (
+    Hook,
+    HookFired,
+    HookOutcome,
+    HookReply,
+    HookResult,
+    HookRunnerStatistics,
+)
 
-__all__ = [
-    "DEFAULT_HOOK_OUTPUT_CAP",
-    "DEFAULT_HOOK_TIMEOUT",
-    "DEFAULT_STOP_HOOKS_GRACE",
-    "MAX_STOP_BLOCKS",
-    "Hook",
-    "HookConfigError",
-    "HookEvent",
-    "HookFired",
-    "HookFunction",
-    "HookOutcome",
-    "HookPayload",
-    "HookReply",
-    "HookResult",
-    "HookRunner",
-    "HookRunnerStatistics",
-    "SubagentRunHooks",
-    "hooks_from_settings",
-    "hooks_from_specs",
-    "subagent_run_hooks",
-]
-
-#: Seconds ``SubagentStop`` hooks get when the run ends by cancellation or Ctrl-C.
-DEFAULT_STOP_HOOKS_GRACE = 5.0
-
-#: How many times ``SubagentStop`` hooks may block one activation's stop (exit 2)
-#: before the agent stops anyway: a hook that always blocks cannot loop forever.
-MAX_STOP_BLOCKS = 3
-
-
-@attrs.frozen
-class HookReply:
-    """A Python hook's answer, with a command's meaning: see the module's exit-code table.
-
-    Returning ``None`` is the same as ``HookReply()`` (success, nothing to say).
-    """
-
-    exit_code: int = attrs.field(default=0, validator=attrs.validators.instance_of(int))
-    stdout: str = attrs.field(default="", validator=attrs.validators.instance_of(str))
-    stderr: str = attrs.field(default="", validator=attrs.validators.instance_of(str))
-
-    @classmethod
-    def block(cls, reason: str) -> HookReply:
-        """Exit code 2 with ``reason``: blocks a ``PreToolUse`` call, feedback elsewhere."""
-        return cls(exit_code=2, stderr=reason)
-
-    @classmethod
-    def context(cls, text: str) -> HookReply:
-        """Exit code 0 with ``text``: added to the agent's context by ``SubagentStart``."""
-        return cls(exit_code=0, stdout=text)
-
-
-#: A Python hook: called with the payload, answers with a reply or ``None``.
-HookFunction = Callable[[HookPayload], Awaitable[HookReply | None]]
-
-
-def _event(value: HookEvent | str) -> HookEvent:
-    try:
-        return HookEvent(value)
-    except ValueError:
-        names = ", ".join(e.value for e in HookEvent)
-        raise HookConfigError(f"unknown hook event {value!r}; expected one of {names}") from None
-
-
-def _matcher_field(value: str | None) -> str | None:
-    return None if value in (None, "", "*") else value
-
-
-@attrs.frozen
-class Hook:
-    """One hook: an event, an optional matcher, and a shell ``command`` or a ``function``.
-
-    Exactly one of ``command`` (run with ``/bin/sh -c``) and ``function`` is
-    set. ``timeout_seconds`` bounds both kinds. ``scope`` says where it came
-    from (settings or an agent definition), for messages and the UI. A bad
-    event, matcher or timeout raises :class:`HookConfigError`.
-    """
-
-    event: HookEvent = attrs.field(converter=_event)
-    command: str | None = None
-    function: HookFunction | None = None
-    matcher: str | None = attrs.field(default=None, converter=_matcher_field)
-    timeout_seconds: float = DEFAULT_HOOK_TIMEOUT
-    scope: Literal["global", "agent"] = "global"
-
-    def __attrs_post_init__(self) -> None:
-        if (self.command is None) == (self.function is None):
-            raise HookConfigError("a hook needs exactly one of 'command' and 'function'")
-        if self.command is not None and not self.command.strip():
-            raise HookConfigError("a hook's command must be a non-empty shell command")
-        timeout = self.timeout_seconds
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-            raise HookConfigError(f"a hook's timeout must be a number, not {timeout!r}")
-        if not 0 < timeout < math.inf:
-            raise HookConfigError(f"a hook's timeout must be positive and finite, not {timeout}")
-        if self.matcher is not None:
-            compile_matcher(self.matcher)
-
-    @classmethod
-    def from_spec(cls, spec: HookSpec, *, scope: Literal["global", "agent"] = "agent") -> Hook:
-        """The command hook a :class:`~subagents.agents.HookSpec` describes."""
-        return cls(
-            spec.event,
-            command=spec.command,
-            matcher=spec.matcher,
-            timeout_seconds=spec.timeout_seconds or DEFAULT_HOOK_TIMEOUT,
-            scope=scope,
-        )
-
-    @property
-    def label(self) -> str:
-        """A short, one-line name for messages: the command or the function's name."""
-        if self.command is not None:
-            text = " ".join(self.command.split())
-            return text if len(text) <= 60 else text[:57] + "..."
-        return str(getattr(self.function, "__qualname__", None) or repr(self.function))
-
-    def matches(self, subject: str | None) -> bool:
-        """Whether this hook applies to a tool name or agent type ``subject``."""
-        if self.matcher is None:
-            return True
-        return subject is not None and compile_matcher(self.matcher)(subject)
-
-
-def hooks_from_specs(specs: Iterable[HookSpec]) -> tuple[Hook, ...]:
-    """An agent's scoped hooks, from its definition's ``hooks``.
-
-    A matcher that is not a valid regular expression raises :class:`HookConfigError`.
-    """
-    return tuple(Hook.from_spec(spec) for spec in specs)
-
-
-def hooks_from_settings(settings: Mapping[str, Any]) -> tuple[Hook, ...]:
-    """Global hooks from a settings mapping in Claude Code's shape (``{"hooks": {...}}``).
-
-    See :func:`~subagents.runtime._hook_commands.parse_hook_settings` for the
-    shape; a bad one raises :class:`HookConfigError` naming the key.
-    """
-    return tuple(Hook.from_spec(spec, scope="global") for spec in parse_hook_settings(settings))
-
-
-@attrs.frozen
-class HookResult:
-    """How one hook ran.
-
-    ``exit_code`` is ``None`` when the hook timed out or failed (``error`` says
-    how: a Python hook raised, a command could not start). ``stdout`` and
-    ``stderr`` are capped; ``truncated`` says a note about the cut was added.
-    ``duration`` is in seconds on the Trio clock.
-    """
-
-    hook: Hook
-    exit_code: int | None
-    stdout: str = ""
-    stderr: str = ""
-    timed_out: bool = False
-    error: str | None = None
-    duration: float = 0.0
-    truncated: bool = False
-
-
-@attrs.frozen
-class HookOutcome:
-    """What the hooks of one firing decided, for the runtime to act on.
-
-    ``blocked``: a ``PreToolUse`` hook exited 2, and ``reason`` is the text the
-    model gets instead of the tool's result. ``feedback``: texts for the agent
-    (``SubagentStart`` context, ``PostToolUse``/``SubagentStop`` exit-2
-    stderr). ``user_messages``: errors for the person running the agents only.
-    """
-
-    event: HookEvent
-    results: tuple[HookResult, ...] = ()
-    blocked: bool = False
-    reason: str | None = None
-    feedback: tuple[str, ...] = ()
-    user_messages: tuple[str, ...] = ()
-
-    @property
-    def feedback_text(self) -> str | None:
-        """:attr:`feedback` joined by blank lines, or ``None`` when there is none."""
-        return "\n\n".join(self.feedback) if self.feedback else None
-
-
-class HookFired(Event, frozen=True, kw_only=True, tag="hook_fired"):
-    """One hook ran for the agent of the envelope; ``exit_code`` as in :class:`HookResult`."""
-
-    hook_event_name: str
-    hook: str
-    exit_code: int | None
-    timed_out: bool
-    error: str | None
-    duration: float
-    tool_use_id: str | None = None
-
-
-@attrs.frozen
-class HookRunnerStatistics:
-    """Counters of a :class:`HookRunner`."""
-
-    firings: int
-    hooks_run: int
-    blocked: int
-    timed_out: int
-    failed: int
+__all__ = ["HookRunner"]
 
 
 def _cap_text(data: bytes, total: int) -> tuple[str, bool]:
@@ -516,105 +321,3 @@ class HookRunner:
         stdout, cut_out = _cap_text(out[:cap], len(out))
         stderr, cut_err = _cap_text(err[:cap], len(err))
         return HookResult(hook, reply.exit_code, stdout, stderr, truncated=cut_out or cut_err)
-
-
-@final
-class SubagentRunHooks:
-    """What :func:`subagent_run_hooks` learned: ``start`` at entry, ``stop`` after exit.
-
-    :attr:`context` is the ``SubagentStart`` text to add to the agent's context.
-    ``stop`` is ``None`` until the ``async with`` block has been left, or until
-    :meth:`finish` fired the stop hooks for a run that ended normally.
-    """
-
-    __slots__ = ("_fire_stop", "blocked", "start", "stop")
-
-    def __init__(self, fire_stop: Callable[[], Awaitable[HookOutcome]] | None = None) -> None:
-        self.start = HookOutcome(HookEvent.SUBAGENT_START)
-        self.stop: HookOutcome | None = None
-        self.blocked = 0
-        self._fire_stop = fire_stop
-
-    async def finish(self) -> HookOutcome | None:
-        """Fire ``SubagentStop`` now, for a run that ended normally.
-
-        Returns the outcome when a hook blocked the stop (exit 2): the agent
-        should go on with its ``feedback_text``, and the stop hooks fire again
-        when it next ends (with ``stop_hook_active`` set). After
-        :data:`MAX_STOP_BLOCKS` blocks, or when nothing blocked, it returns
-        ``None``: the agent stops, and leaving the ``async with`` block fires
-        nothing more.
-        """
-        if self._fire_stop is None or self.stop is not None:
-            return None
-        self.stop = outcome = await self._fire_stop()
-        if outcome.feedback_text is None or self.blocked >= MAX_STOP_BLOCKS:
-            return None
-        self.blocked += 1
-        self.stop = None
-        return outcome
-
-    def __repr__(self) -> str:
-        return f"<SubagentRunHooks start={len(self.start.results)} stop={self.stop is not None}>"
-
-    @property
-    def context(self) -> str | None:
-        """``SubagentStart`` stdout for the agent's context, or ``None``."""
-        return self.start.feedback_text
-
-
-@contextlib.asynccontextmanager
-async def subagent_run_hooks(
-    runner: HookRunner,
-    payload_factory: Callable[[HookEvent], HookPayload],
-    *,
-    agent_hooks: Sequence[Hook] = (),
-    nickname: str = "",
-    stop_grace: float = DEFAULT_STOP_HOOKS_GRACE,
-) -> AsyncIterator[SubagentRunHooks]:
-    """Fire ``SubagentStart`` on entry and ``SubagentStop`` on exit, exactly once each.
-
-    ``payload_factory(event)`` builds each payload when it is needed, so the
-    ``SubagentStop`` one can carry the agent's final text. ``SubagentStop``
-    fires on every way out (normal, exception, cancellation, even a cancelled
-    ``SubagentStart``) inside a shielded scope, so an outer cancellation cannot
-    cut it short; when the run ends by cancellation or ``KeyboardInterrupt``
-    its hooks get at most ``stop_grace`` seconds, otherwise their own timeouts.
-    """
-
-    async def fire_stop(urgent: bool = False) -> HookOutcome:
-        deadline = trio.current_time() + stop_grace if urgent else math.inf
-        payload = payload_factory(HookEvent.SUBAGENT_STOP)
-        if run.blocked:
-            payload = msgspec.structs.replace(payload, stop_hook_active=True)
-        return await runner.fire(
-            HookEvent.SUBAGENT_STOP,
-            payload,
-            agent_hooks=agent_hooks,
-            deadline=deadline,
-            nickname=nickname,
-        )
-
-    run = SubagentRunHooks(fire_stop)
-
-    async def stop(urgent: bool) -> None:
-        if run.stop is None:  # not fired already by finish()
-            with trio.CancelScope(shield=True):
-                run.stop = await fire_stop(urgent)
-
-    start_payload = payload_factory(HookEvent.SUBAGENT_START)
-    try:
-        run.start = await runner.fire(
-            HookEvent.SUBAGENT_START,
-            start_payload,
-            agent_hooks=agent_hooks,
-            nickname=nickname,
-        )
-        yield run
-    except BaseException as exc:
-        # Re-raised below: this only learns how the run ended.
-        cancelled = trio.current_effective_deadline() == -math.inf
-        await stop(cancelled or isinstance(exc, KeyboardInterrupt))
-        raise
-    else:
-        await stop(False)

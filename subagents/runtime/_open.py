@@ -25,7 +25,8 @@ from subagents.actors import Bus, open_supervisor
 from subagents.agents import AgentCatalog, discover_agents
 from subagents.runtime._anthropic import AnthropicProvider
 from subagents.runtime._follower import ProgressFollower
-from subagents.runtime._hooks import Hook, HookRunner
+from subagents.runtime._hook_values import Hook
+from subagents.runtime._hooks import HookRunner
 from subagents.runtime._host import RuntimeHost
 from subagents.runtime._logging import open_log
 from subagents.runtime._provider import Provider

@@ -47,7 +47,7 @@ from subagents.runtime._agent_record import AgentHandle, AgentRecord
 from subagents.runtime._config import DEFAULT_MODEL
 from subagents.runtime._exceptions import RuntimeClosed
 from subagents.runtime._follower import ProgressFollower
-from subagents.runtime._hooks import HookRunnerStatistics, hooks_from_specs
+from subagents.runtime._hook_values import HookRunnerStatistics, hooks_from_specs
 from subagents.runtime._messages import Conversation
 from subagents.runtime._model import resolve_model
 from subagents.runtime._progress import ProgressTracker

@@ -1,21 +1,11 @@
 """The scripted provider: deterministic, offline replies from policies.
 
-A policy gets the :class:`ModelRequest` and returns a :class:`Reply` (or an
-awaitable of one): text, thinking, tool calls, token usage, latency, and
-faults (an error to raise, a hang, a malformed tool call). Policies are chosen
-per agent type, with a default. A :class:`Script` is a policy that plays a
-list of replies in order, one per turn of the agent (``request.turn``), read
-from YAML or JSON::
-
-    - text: Looking for the entry point.
-      tool_calls:
-        - {name: Glob, input: {pattern: "**/main.py"}}
-    - error: {type: overloaded_error, message: busy}       # a fault
-    - tool_calls: [{name: Read, raw_input: "{not json"}]    # a malformed call
-    - hang: true                                            # never answers
-    - complete_task: {report: {summary: done, issues: []}}
-
-A file may also map agent types to such lists (``"*"`` for every other type).
+A policy gets the :class:`ModelRequest` and returns a
+:class:`~subagents.runtime.Reply` (or an awaitable of one): text, thinking,
+tool calls, token usage, latency, and faults (see
+:mod:`~subagents.runtime._scripted_reply`). Policies are chosen per agent type,
+with a default; a :class:`~subagents.runtime.Script` plays a list of replies
+read from YAML or JSON (see :mod:`~subagents.runtime._scripted_script`).
 With no policy at all the provider answers with :func:`default_policy`. It is
 what runs when no API key is set, and what tests and benchmarks use.
 """
@@ -23,27 +13,17 @@ what runs when no API key is set, and what tests and benchmarks use.
 from __future__ import annotations
 
 import inspect
-import json
 import math
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Self, TypeAlias, final
+from typing import Any, Self, final
 
-import attrs
-import msgspec
 import trio
-import yaml
 
 from subagents.runtime._config import COMPLETE_TASK
-from subagents.runtime._exceptions import ProviderError, ScriptError, provider_error
-from subagents.runtime._messages import (
-    Block,
-    Message,
-    TextBlock,
-    ThinkingBlock,
-    ToolUseBlock,
-)
+from subagents.runtime._exceptions import ScriptError
+from subagents.runtime._messages import Block, Message, ToolUseBlock
 from subagents.runtime._provider import (
     ModelRequest,
     ModelResponse,
@@ -53,261 +33,15 @@ from subagents.runtime._provider import (
     ToolCall,
     Usage,
 )
+from subagents.runtime._scripted_reply import Policy, Reply, ScriptedToolCall
+from subagents.runtime._scripted_script import Script, load_scripts
 
 __all__ = [
-    "Policy",
-    "Reply",
-    "Script",
     "ScriptedProvider",
-    "ScriptedToolCall",
     "SharedTimer",
     "default_policy",
-    "load_scripts",
     "sample_for_schema",
 ]
-
-_SIGNATURE: Final = "scripted"
-
-
-def _input(value: Mapping[str, Any] | str | None) -> Mapping[str, Any] | str:
-    if value is None:
-        return {}
-    return value if isinstance(value, str) else dict(value)
-
-
-@attrs.frozen
-class ScriptedToolCall:
-    """A tool call in a scripted reply.
-
-    ``input`` is the arguments object; a ``str`` is taken as the raw JSON text
-    the model produced, so text that does not parse as an object makes a
-    malformed call. ``id`` defaults to one derived from the agent and turn.
-    """
-
-    name: str
-    input: Mapping[str, Any] | str = attrs.field(factory=dict, converter=_input)
-    id: str | None = None
-
-
-def _calls(value: Sequence[ScriptedToolCall]) -> tuple[ScriptedToolCall, ...]:
-    return tuple(value)
-
-
-@attrs.frozen
-class Reply:
-    """One scripted model response.
-
-    ``latency`` (seconds, overriding the provider's) passes before anything
-    streams; ``error`` is raised and ``hang`` waits forever after the text has
-    streamed. ``usage`` defaults to a rough, deterministic estimate.
-    """
-
-    text: str = ""
-    thinking: str = ""
-    tool_calls: tuple[ScriptedToolCall, ...] = attrs.field(default=(), converter=_calls)
-    usage: Usage | None = None
-    latency: float | None = None
-    error: ProviderError | None = None
-    hang: bool = False
-    stop_reason: str | None = None
-    _prepared: _Prepared = attrs.field(init=False, eq=False, repr=False, hash=False)
-
-    def __attrs_post_init__(self) -> None:
-        object.__setattr__(self, "_prepared", _Prepared(self))
-
-    @classmethod
-    def call(cls, name: str, text: str = "", /, **arguments: Any) -> Reply:
-        """A reply that makes one tool call with ``arguments``."""
-        return cls(text=text, tool_calls=(ScriptedToolCall(name, arguments),))
-
-    @classmethod
-    def complete(cls, text: str = "", /, **arguments: Any) -> Reply:
-        """A reply that calls ``complete_task`` with ``arguments``."""
-        return cls.call(COMPLETE_TASK, text, **arguments)
-
-
-@final
-class _Prepared:
-    """What a reply always sends, worked out once: a reply is played many times."""
-
-    __slots__ = ("calls", "head", "output_tokens", "stop_reason")
-
-    def __init__(self, reply: Reply) -> None:
-        head: list[Block] = []
-        if reply.thinking:
-            head.append(ThinkingBlock(reply.thinking, _SIGNATURE))
-        if reply.text:
-            head.append(TextBlock(reply.text))
-        self.head = tuple(head)
-        calls: list[tuple[str | None, str, dict[str, Any], str | None]] = []
-        written = len(reply.text) + len(reply.thinking)
-        for call in reply.tool_calls:
-            arguments, problem = call.input, None
-            if isinstance(arguments, str):
-                written += len(arguments)
-                arguments, problem = _parse_arguments(arguments)
-            else:
-                written += len(_encoder.encode(arguments))
-            written += len(call.name)
-            calls.append((call.id, call.name, dict(arguments), problem))
-        self.calls = tuple(calls)
-        self.output_tokens = max(1, written // 4)
-        self.stop_reason = reply.stop_reason or ("tool_use" if calls else "end_turn")
-
-
-_encoder = msgspec.json.Encoder()
-
-
-Policy: TypeAlias = Callable[[ModelRequest], Reply | Awaitable[Reply]]
-"""Chooses the reply to a request (it may be async)."""
-
-
-# -- scripts -------------------------------------------------------------------------
-
-
-class _CallSpec(msgspec.Struct, forbid_unknown_fields=True):
-    name: str
-    input: dict[str, Any] | None = None
-    raw_input: str | None = None
-    id: str | None = None
-
-
-class _ErrorSpec(msgspec.Struct, forbid_unknown_fields=True):
-    type: str = "api_error"
-    message: str = "scripted provider error"
-    status: int | None = None
-
-
-class _UsageSpec(msgspec.Struct, forbid_unknown_fields=True):
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-
-
-class _TurnSpec(msgspec.Struct, forbid_unknown_fields=True):
-    text: str = ""
-    thinking: str = ""
-    tool_calls: list[_CallSpec] = []
-    complete_task: dict[str, Any] | None = None
-    usage: _UsageSpec | None = None
-    latency: float | None = None
-    error: _ErrorSpec | None = None
-    hang: bool = False
-    stop_reason: str | None = None
-
-    def reply(self) -> Reply:
-        calls = [
-            ScriptedToolCall(c.name, c.raw_input if c.raw_input is not None else c.input, c.id)
-            for c in self.tool_calls
-        ]
-        if self.complete_task is not None:
-            calls.append(ScriptedToolCall(COMPLETE_TASK, self.complete_task))
-        error = None
-        if self.error is not None:
-            error = provider_error(
-                self.error.message, error_type=self.error.type, status_code=self.error.status
-            )
-        usage = None
-        if self.usage is not None:
-            usage = Usage(
-                self.usage.input_tokens,
-                self.usage.output_tokens,
-                self.usage.cache_read_tokens,
-                self.usage.cache_write_tokens,
-            )
-        return Reply(
-            text=self.text,
-            thinking=self.thinking,
-            tool_calls=tuple(calls),
-            usage=usage,
-            latency=self.latency,
-            error=error,
-            hang=self.hang,
-            stop_reason=self.stop_reason,
-        )
-
-
-def _parse_turns(document: Any, where: str) -> tuple[Reply, ...]:
-    try:
-        specs = msgspec.convert(document, type=list[_TurnSpec])
-    except msgspec.ValidationError as exc:
-        raise ScriptError(f"{where}: not a valid script ({exc}).") from None
-    return tuple(spec.reply() for spec in specs)
-
-
-@final
-class Script:
-    """A policy that plays ``replies`` in order: reply ``n`` answers the agent's turn ``n``.
-
-    The agent's turn is ``request.turn`` (its own assistant messages so far), so
-    one script serves any number of agents, and a resumed agent picks up where
-    it was. Past the end it raises :class:`ScriptError`, or with ``repeat_last``
-    plays the last reply again.
-    """
-
-    __slots__ = ("repeat_last", "replies")
-
-    def __init__(self, replies: Sequence[Reply], *, repeat_last: bool = False) -> None:
-        self.replies = tuple(replies)
-        self.repeat_last = repeat_last
-
-    def __repr__(self) -> str:
-        return f"<Script {len(self.replies)} replies>"
-
-    def __len__(self) -> int:
-        return len(self.replies)
-
-    def __call__(self, request: ModelRequest) -> Reply:
-        turn = request.turn
-        replies = self.replies
-        if turn < len(replies):
-            return replies[turn]
-        if self.repeat_last and replies:
-            return replies[-1]
-        raise ScriptError(
-            f"The script of {len(replies)} replies has no reply for turn {turn + 1} of agent "
-            f"{request.agent_id or request.agent_type or '?'}; add replies or end it with a "
-            "final message."
-        )
-
-    @classmethod
-    def from_data(cls, document: Any, *, where: str = "script") -> Script:
-        """A script from a parsed YAML/JSON list of turns."""
-        return cls(_parse_turns(document, where))
-
-    @classmethod
-    def from_text(cls, text: str, *, where: str = "script") -> Script:
-        """A script from YAML (or JSON, which is YAML) text."""
-        return cls.from_data(_load_yaml(text, where), where=where)
-
-
-def _load_yaml(text: str, where: str) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ScriptError(f"{where}: not valid YAML or JSON ({exc}).") from None
-
-
-def load_scripts(source: str | Path) -> dict[str, Script]:
-    """Scripts by agent type from a file: a list (for every type, key ``*``) or a mapping."""
-    path = Path(source)
-    where = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScriptError(f"{where}: cannot read the script ({exc.strerror}).") from None
-    document = _load_yaml(text, where)
-    if isinstance(document, list):
-        return {"*": Script.from_data(document, where=where)}
-    if isinstance(document, dict):
-        return {
-            str(agent_type): Script.from_data(turns, where=f"{where}: {agent_type}")
-            for agent_type, turns in document.items()
-        }
-    raise ScriptError(
-        f"{where}: a script is a list of turns, or a mapping of agent types to lists."
-    )
 
 
 # -- the default policy ------------------------------------------------------------------
@@ -543,13 +277,3 @@ def _as_policy(value: Policy | Sequence[Reply]) -> Policy:
     if callable(value):
         return value
     return Script(list(value))
-
-
-def _parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        return {}, f"invalid JSON: {exc}"
-    if not isinstance(value, dict):
-        return {}, f"expected a JSON object, got {type(value).__name__}"
-    return value, None

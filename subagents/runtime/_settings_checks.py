@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from subagents.agents import AgentSource
 from subagents.runtime._hook_commands import HookConfigError
-from subagents.runtime._hooks import hooks_from_settings
+from subagents.runtime._hook_values import hooks_from_settings
 from subagents.runtime._settings_error import ConfigError, _show
 
 _AGENT_SOURCES: Final = tuple(source.value for source in AgentSource)

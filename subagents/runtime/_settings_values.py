@@ -28,7 +28,7 @@ from subagents.runtime._config import (
     DEFAULT_MAX_TURNS,
     Limits,
 )
-from subagents.runtime._hooks import Hook, hooks_from_settings
+from subagents.runtime._hook_values import Hook, hooks_from_settings
 from subagents.runtime._settings_checks import (
     _check_aliases,
     _check_hooks,

@@ -19,8 +19,9 @@ Both policies work everything out from the conversation (tool calls, their
 results, notices), never from state of their own, so a resumed agent goes on
 where it was. This module holds what they share: the message formats between
 lead and Explore (:func:`folder_task`, :func:`followup_question`, fenced JSON
-report blocks), the pairing of tool calls with their results, and the parsing
-of tool-result text the two both read.
+report blocks), the pairing of tool calls with their results, and the shape
+of their replies. The parsing of tool-result text is in
+:mod:`~subagents.runtime._survey_results`.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import attrs
 from subagents.runtime._config import COMPLETE_TASK
 from subagents.runtime._messages import Message, Origin, TextBlock, ToolResultBlock, ToolUseBlock
 from subagents.runtime._provider import ModelRequest
-from subagents.runtime._scripted import Policy, Reply, ScriptedToolCall
+from subagents.runtime._scripted_reply import Policy, Reply, ScriptedToolCall
 
 __all__ = [
     "DEFAULT_SURVEY_LATENCY",
@@ -55,9 +56,7 @@ __all__ = [
     "message_text",
     "own_messages",
     "parse_folder",
-    "parse_ls",
     "parse_question",
-    "result_lines",
     "shown",
     "survey_policies",
 ]
@@ -70,8 +69,6 @@ _FOLDER_LINE = re.compile(r"^folder:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
 _FOLDER_PROSE = re.compile(r"\bfolder\s+`([^`\n]+)`")
 _QUESTION_LINE = re.compile(r"^question:[ \t]*([a-z-]+)(?:[ \t]+(\d+))?[ \t]*$", re.MULTILINE)
 _LARGEST = re.compile(r"(\d+)\s+(?:largest|biggest)|(?:largest|biggest)\b", re.IGNORECASE)
-_TRUNCATED = re.compile(r"\n\[result truncated: \d+ more characters\]\Z")
-_LS_MORE = re.compile(r"\[\d+ more entries not shown\]")
 
 
 def survey_policies(latency: float = DEFAULT_SURVEY_LATENCY) -> dict[str, Policy]:
@@ -285,38 +282,3 @@ def calls_reply(text: str, calls: Iterable[tuple[str, Mapping[str, Any]]], laten
         tool_calls=tuple(ScriptedToolCall(name, dict(args)) for name, args in calls),
         latency=latency,
     )
-
-
-# -- tool results ---------------------------------------------------------------------------------
-
-
-def result_lines(content: str) -> tuple[list[str], bool]:
-    """A tool result's lines, and whether the registry cut it (its note and cut line dropped)."""
-    cut = _TRUNCATED.search(content)
-    if cut is None:
-        return content.split("\n"), False
-    return content[: cut.start()].split("\n")[:-1], True
-
-
-def parse_ls(content: str) -> tuple[list[str], list[str], bool]:
-    """An ``LS`` result as (folders, files, complete); symlinks (``@``) are left out.
-
-    LS writes a header line, then ``  name`` per entry (``name/`` for a
-    directory, ``name@`` for a symlink) and a note when it stopped early.
-    """
-    lines, cut = result_lines(content)
-    if not lines or lines[0].endswith(" is empty."):
-        return [], [], not cut
-    complete = not cut
-    folders: list[str] = []
-    files: list[str] = []
-    for line in lines[1:]:
-        if _LS_MORE.fullmatch(line):
-            complete = False
-        elif line.startswith("  "):
-            name = line[2:]
-            if name.endswith("/"):
-                folders.append(name[:-1])
-            elif not name.endswith("@"):
-                files.append(name)
-    return folders, files, complete

@@ -23,21 +23,22 @@ follow-up (:func:`followup_question`) is answered with one more tool call:
 ``largest-files N`` with a fresh ``^`` count, ``todo-lines`` with a ``content``
 Grep. Every number comes from a tool result; the report says ``"exact":
 false`` (with notes) when a cap kept some of it out of reach.
+
+The survey itself (which calls are still needed, the facts so far) is
+:class:`~subagents.runtime._survey_folder.Survey`; this module holds the policy,
+its report and its answers to follow-ups.
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-from collections.abc import Iterable, Mapping
-from pathlib import PurePosixPath
+from collections.abc import Mapping
 from typing import Any, Final, final
 
 import attrs
 
 from subagents.runtime._messages import Origin
 from subagents.runtime._provider import ModelRequest
-from subagents.runtime._scripted import Reply
+from subagents.runtime._scripted_reply import Reply
 from subagents.runtime._survey import (
     DEFAULT_SURVEY_LATENCY,
     Exchange,
@@ -52,402 +53,15 @@ from subagents.runtime._survey import (
     message_text,
     own_messages,
     parse_folder,
-    parse_ls,
     parse_question,
-    result_lines,
     shown,
 )
+from subagents.runtime._survey_folder import EVERY_LINE, MAX_READS, TODO, Call, Survey
+from subagents.runtime._survey_results import result_lines
 
-__all__ = ["ExplorePolicy", "extension", "is_test_file", "language"]
+__all__ = ["ExplorePolicy"]
 
-_VCS: Final = frozenset({".git", ".hg", ".svn"})  # Glob and Grep never enter these
-_TODO: Final = "TODO|FIXME"
-_EVERY_LINE: Final = "^"
-#: A Grep ``glob`` with a '/' is matched against the path below ``path``: this
-#: one matches names without a '/', the directory's own files only.
-_DIRECT_FILES: Final = "[!/]*"
-_READ_LIMIT: Final = 20
-_MAX_READS: Final = 3
-_MAX_LISTED: Final = 20
 _TODO_LINES_SHOWN: Final = 50
-
-_ENTRY_POINTS: Final = (
-    "__main__.py",
-    "main.py",
-    "cli.py",
-    "app.py",
-    "manage.py",
-    "main.go",
-    "main.rs",
-    "index.js",
-    "index.ts",
-    "main.js",
-    "main.ts",
-    "server.js",
-    "Main.java",
-    "setup.py",
-    "pyproject.toml",
-    "package.json",
-    "Cargo.toml",
-    "go.mod",
-)
-_TEST_NAME: Final = re.compile(
-    r"test_.*\.py|.*_test\.(?:py|go)|.*\.(?:test|spec)\.(?:[cm]?js|jsx|ts|tsx)"
-    r"|.*Tests?\.(?:java|kt|cs)|.*_spec\.rb"
-)
-_TEST_DIRS: Final = frozenset({"tests", "test", "__tests__", "spec", "specs"})
-_LANGUAGES: Final = {
-    **dict.fromkeys((".py", ".pyi"), "Python"),
-    **dict.fromkeys((".js", ".mjs", ".cjs", ".jsx"), "JavaScript"),
-    **dict.fromkeys((".ts", ".tsx"), "TypeScript"),
-    **dict.fromkeys((".c", ".h"), "C"),
-    **dict.fromkeys((".cc", ".cpp", ".cxx", ".hpp", ".hh"), "C++"),
-    **dict.fromkeys((".sh", ".bash", ".zsh"), "Shell"),
-    **dict.fromkeys((".yaml", ".yml"), "YAML"),
-    **dict.fromkeys((".html", ".htm"), "HTML"),
-    **dict.fromkeys((".md", ".markdown"), "Markdown"),
-    ".go": "Go",
-    ".rs": "Rust",
-    ".java": "Java",
-    ".kt": "Kotlin",
-    ".cs": "C#",
-    ".rb": "Ruby",
-    ".php": "PHP",
-    ".swift": "Swift",
-    ".scala": "Scala",
-    ".lua": "Lua",
-    ".sql": "SQL",
-    ".css": "CSS",
-    ".scss": "SCSS",
-    ".vue": "Vue",
-    ".rst": "reStructuredText",
-    ".json": "JSON",
-    ".toml": "TOML",
-    ".txt": "Text",
-}
-_NO_EXTENSION: Final = "(none)"
-
-_GLOB_MORE = re.compile(r"\[(\d+) more files not shown; .*\]")
-_GREP_BINARY = re.compile(r"\[(\d+) binary files skipped\]")
-_GREP_LARGE = re.compile(r"\[(\d+) files larger than \d+ bytes skipped\]")
-_READ_LINE = re.compile(r" *(\d+)\t(.*)")
-
-
-# -- parsing tool results -------------------------------------------------------------------------
-
-
-@attrs.frozen
-class _Listing:
-    """A Glob result: the paths shown, the total it reported (None if unknown)."""
-
-    files: tuple[str, ...]
-    total: int | None
-    error: str | None = None
-
-    @property
-    def complete(self) -> bool:
-        """Whether every file was named."""
-        return self.total == len(self.files)
-
-    @property
-    def count(self) -> int:
-        """The number of files: the total Glob reported, else the paths it showed."""
-        return self.total if self.total is not None else len(self.files)
-
-
-def _parse_glob(exchange: Exchange) -> _Listing:
-    content = exchange.content or ""
-    if exchange.is_error:
-        return _Listing((), 0, error=content)
-    if content == "No files found.":
-        return _Listing((), 0)
-    lines, cut = result_lines(content)
-    more = _GLOB_MORE.fullmatch(lines[-1]) if lines and not cut else None
-    if more is not None:
-        lines.pop()
-    files = tuple(line for line in lines if line)
-    if cut:
-        return _Listing(files, None)
-    return _Listing(files, len(files) + (int(more.group(1)) if more else 0))
-
-
-@attrs.frozen
-class _Counts:
-    """A Grep count result: matching lines per file, and the files it skipped."""
-
-    per_file: Mapping[str, int]
-    binary: int = 0
-    large: int = 0
-    complete: bool = True
-
-
-def _parse_counts(exchange: Exchange) -> _Counts:
-    if exchange.is_error:
-        return _Counts({}, complete=False)
-    lines, cut = result_lines(exchange.content or "")
-    per_file: dict[str, int] = {}
-    binary = large = 0
-    complete = not cut
-    for line in lines:
-        if line.endswith("]") and line.startswith("["):
-            if found := _GREP_BINARY.fullmatch(line):
-                binary = int(found.group(1))
-            elif found := _GREP_LARGE.fullmatch(line):
-                large = int(found.group(1))
-            else:
-                complete = False  # "[output limited ...]"
-            continue
-        path, sep, count = line.rpartition(":")
-        if sep and count.isdigit():
-            per_file[path] = int(count)
-    return _Counts(per_file, binary, large, complete)
-
-
-def _read_lines(exchange: Exchange) -> list[str]:
-    if exchange.is_error:
-        return []
-    out = []
-    for line in (exchange.content or "").split("\n"):
-        found = _READ_LINE.fullmatch(line)
-        if found is not None:
-            out.append(found.group(2))
-    return out
-
-
-# -- facts from file names ------------------------------------------------------------------------
-
-
-def extension(path: str) -> str:
-    """The lower-cased suffix of the file name (``.py``), or ``(none)``."""
-    return PurePosixPath(path).suffix.lower() or _NO_EXTENSION
-
-
-def language(path: str) -> str | None:
-    """The language a file is written in, judged by its extension or name."""
-    name = PurePosixPath(path).name
-    if name in ("Makefile", "GNUmakefile"):
-        return "Makefile"
-    if name == "Dockerfile":
-        return "Dockerfile"
-    return _LANGUAGES.get(extension(path))
-
-
-def is_test_file(path: str) -> bool:
-    """Whether the file name follows a test naming convention (test_*.py, *_test.go...)."""
-    return _TEST_NAME.fullmatch(PurePosixPath(path).name) is not None
-
-
-def _test_dirs(paths: Iterable[str]) -> list[str]:
-    found: set[str] = set()
-    for path in paths:
-        parts = PurePosixPath(path).parts[:-1]
-        for depth, part in enumerate(parts):
-            if part in _TEST_DIRS:
-                found.add("/".join(parts[: depth + 1]))
-    return sorted(found)
-
-
-def _entry_points(paths: Iterable[str]) -> list[str]:
-    rank = {name: index for index, name in enumerate(_ENTRY_POINTS)}
-    found = [p for p in paths if PurePosixPath(p).name in rank]
-    return sorted(found, key=lambda p: (p.count("/"), rank[PurePosixPath(p).name], p))
-
-
-def _ranked(counter: Counter[str]) -> dict[str, int]:
-    return dict(sorted(counter.items(), key=lambda item: (-item[1], item[0])))
-
-
-def _join(folder: str, name: str) -> str:
-    return name if folder == "." else f"{folder}/{name}"
-
-
-# -- the survey of one folder ---------------------------------------------------------------------
-
-
-@attrs.frozen
-class _Scope:
-    """Part of the folder: a directory with everything below it, or only its own files."""
-
-    path: str
-    recursive: bool
-
-    def glob(self) -> dict[str, Any]:
-        return {"pattern": "**/*" if self.recursive else "*", "path": self.path}
-
-    def grep(self, pattern: str, head_limit: int, mode: str = "count") -> dict[str, Any]:
-        args: dict[str, Any] = {
-            "pattern": pattern,
-            "path": self.path,
-            "output_mode": mode,
-            "head_limit": max(head_limit, 1),
-        }
-        if not self.recursive:
-            args["glob"] = _DIRECT_FILES
-        return args
-
-
-_Call = tuple[str, dict[str, Any]]
-
-
-@final
-class _Survey:
-    """What the tool results so far say about one folder, and which calls are still needed."""
-
-    def __init__(self, folder: str, results: Mapping[str, Exchange]) -> None:
-        self.folder = folder
-        self._results = results
-        self.notes: list[str] = []
-        self.error: str | None = None
-        self.scopes: list[tuple[_Scope, _Listing]] = []
-        self.stage = "list"
-        self.needed = self._list()
-        if not self.needed and self.error is None:
-            self.stage = "count"
-            self.needed = self._count()
-            if not self.needed:
-                self.stage = "read"
-                self.needed = self._read()
-                if not self.needed:
-                    self.stage = "done"
-
-    def result(
-        self, name: str, args: Mapping[str, Any], results: Mapping[str, Exchange] | None = None
-    ) -> Exchange | None:
-        """The result of the call ``name(args)`` among ``results`` (default: all of them)."""
-        return (self._results if results is None else results).get(call_key(name, args))
-
-    def _list(self) -> list[_Call]:
-        needed: list[_Call] = []
-        frontier = [_Scope(self.folder, recursive=True)]
-        while frontier:
-            scope = frontier.pop(0)
-            found = self.result("Glob", scope.glob())
-            if found is None:
-                needed.append(("Glob", scope.glob()))
-                continue
-            listing = _parse_glob(found)
-            if listing.error is not None:
-                if scope.path == self.folder:
-                    self.error = listing.error
-                else:
-                    self.notes.append(f"{scope.path}: {listing.error}")
-                continue
-            if listing.complete or not scope.recursive:
-                self.scopes.append((scope, listing))
-                continue
-            ls = self.result("LS", {"path": scope.path})
-            if ls is None:
-                needed.append(("LS", {"path": scope.path}))
-                continue
-            folders, _, complete = parse_ls(ls.content or "")
-            if ls.is_error or not complete:
-                self.notes.append(f"{scope.path} could not be split by subfolder")
-                self.scopes.append((scope, listing))
-                continue
-            frontier.append(_Scope(scope.path, recursive=False))
-            frontier.extend(
-                _Scope(_join(scope.path, name), recursive=True)
-                for name in folders
-                if name not in _VCS
-            )
-        return needed
-
-    def _count(self) -> list[_Call]:
-        needed: list[_Call] = []
-        for scope, listing in self.scopes:
-            total = listing.count
-            if total == 0:
-                continue
-            for pattern in (_EVERY_LINE, _TODO):
-                args = scope.grep(pattern, total)
-                if self.result("Grep", args) is None:
-                    needed.append(("Grep", args))
-        return needed
-
-    @property
-    def paths(self) -> list[str]:
-        """Every file named so far: by Glob, or by the line-count Grep (which names text
-        files past Glob's cap)."""
-        named = {path for _, listing in self.scopes for path in listing.files}
-        for counts in self.counts(_EVERY_LINE):
-            named.update(counts.per_file)
-        return sorted(named)
-
-    def _read(self) -> list[_Call]:
-        needed: list[_Call] = []
-        for path in _entry_points(self.paths)[:_MAX_READS]:
-            args = {"file_path": path, "limit": _READ_LIMIT}
-            if self.result("Read", args) is None:
-                needed.append(("Read", args))
-        return needed
-
-    def counts(self, pattern: str, results: Mapping[str, Exchange] | None = None) -> list[_Counts]:
-        """The parsed count-mode Grep results for ``pattern``, one per scope that has them."""
-        out = []
-        for scope, listing in self.scopes:
-            total = listing.count
-            found = self.result("Grep", scope.grep(pattern, total), results) if total else None
-            if found is not None:
-                out.append(_parse_counts(found))
-        return out
-
-    def facts(self) -> dict[str, Any]:
-        """The facts gathered so far, as the report's JSON object."""
-        if self.error is not None:
-            return {"folder": self.folder, "error": self.error, "files": 0, "exact": False}
-        paths = self.paths
-        listings = [listing for _, listing in self.scopes]
-        files = sum(x.count for x in listings)
-        lines = self.counts(_EVERY_LINE)
-        todos = self.counts(_TODO)
-        text_files = sum(len(c.per_file) for c in lines)
-        binary = sum(c.binary for c in lines)
-        large = sum(c.large for c in lines)
-        named = len(paths) == files and all(x.total is not None for x in listings)
-        exact = (
-            self.stage == "done"
-            and not self.notes
-            and named
-            and all(c.complete for c in (*lines, *todos))
-        )
-        notes = list(self.notes)
-        if self.stage != "done":
-            notes.append(f"the survey stopped before it was finished (at the {self.stage} step)")
-        if not named:
-            notes.append(
-                f"{files - len(paths)} of {files} files were not named by any tool result: "
-                "extensions, tests and entry points leave them out"
-            )
-        if not all(c.complete for c in (*lines, *todos)):
-            notes.append("a Grep result was cut short: line and TODO/FIXME counts are partial")
-        tests = sorted(p for p in paths if is_test_file(p))
-        entry_points = _entry_points(paths)
-        heads: dict[str, str] = {}
-        for path in entry_points[:_MAX_READS]:
-            found = self.result("Read", {"file_path": path, "limit": _READ_LIMIT})
-            if found is not None:
-                head = next((t.strip() for t in _read_lines(found) if t.strip()), "")
-                heads[path] = head[:100]
-        return {
-            "folder": self.folder,
-            "files": files,
-            "lines": sum(sum(c.per_file.values()) for c in lines),
-            "text_files": text_files,
-            "binary_files": binary,
-            "large_files": large,
-            "empty_files": max(files - text_files - binary - large, 0),
-            "extensions": _ranked(Counter(extension(p) for p in paths)),
-            "languages": _ranked(Counter(lang for p in paths if (lang := language(p)))),
-            "todo_fixme": sum(sum(c.per_file.values()) for c in todos),
-            "todo_fixme_files": sum(len(c.per_file) for c in todos),
-            "tests": len(tests),
-            "test_files": tests[:_MAX_LISTED],
-            "test_dirs": _test_dirs(paths)[:_MAX_LISTED],
-            "entry_points": entry_points[:_MAX_LISTED],
-            "entry_point_heads": heads,
-            "exact": exact,
-            "notes": notes,
-        }
 
 
 def _plural(count: int, noun: str) -> str:
@@ -481,7 +95,7 @@ def _summary(facts: Mapping[str, Any]) -> str:
         + (f" (test folders: {', '.join(facts['test_dirs'])})." if facts["test_dirs"] else "."),
     ]
     if facts["entry_points"]:
-        parts.append(f"Entry points: {', '.join(facts['entry_points'][:_MAX_READS])}.")
+        parts.append(f"Entry points: {', '.join(facts['entry_points'][:MAX_READS])}.")
     if not facts["exact"]:
         parts.append("Some numbers are incomplete: " + "; ".join(facts["notes"]) + ".")
     return " ".join(parts) + "\n\n" + fenced(facts)
@@ -516,7 +130,7 @@ class ExplorePolicy:
         if task_at is None:
             task_at = next((i for i, m in enumerate(messages) if is_instruction(m)), 0)
         task = message_text(messages[task_at]) if messages else ""
-        survey = _Survey(parse_folder(task) or ".", results)
+        survey = Survey(parse_folder(task) or ".", results)
         asked = [
             message_text(m)
             for i, m in enumerate(messages)
@@ -535,7 +149,7 @@ class ExplorePolicy:
         return final_reply(request, "\n\n".join([*parts, *answers]), latency)
 
 
-def _step_text(survey: _Survey) -> str:
+def _step_text(survey: Survey) -> str:
     where = shown(survey.folder)
     if survey.stage == "list":
         if any(name == "LS" for name, _ in survey.needed):
@@ -548,17 +162,17 @@ def _step_text(survey: _Survey) -> str:
     )
 
 
-def _followup_calls(survey: _Survey, kind: str, fresh: Mapping[str, Exchange]) -> list[_Call]:
+def _followup_calls(survey: Survey, kind: str, fresh: Mapping[str, Exchange]) -> list[Call]:
     """The calls a follow-up needs that this episode (``fresh``) has not made yet."""
-    needed: list[_Call] = []
+    needed: list[Call] = []
     for scope, listing in survey.scopes:
         total = listing.count
         if not total:
             continue
         if kind == "largest-files":
-            args = scope.grep(_EVERY_LINE, total)
+            args = scope.grep(EVERY_LINE, total)
         elif kind == "todo-lines":
-            args = scope.grep(_TODO, _TODO_LINES_SHOWN, mode="content")
+            args = scope.grep(TODO, _TODO_LINES_SHOWN, mode="content")
         else:
             continue
         if survey.result("Grep", args, fresh) is None:
@@ -572,7 +186,7 @@ def _followup_text(kind: str, folder: str) -> str:
     return f"Listing the TODO/FIXME lines of {shown(folder)} with Grep."
 
 
-def _answer(survey: _Survey, kind: str, count: int, fresh: Mapping[str, Exchange]) -> str:
+def _answer(survey: Survey, kind: str, count: int, fresh: Mapping[str, Exchange]) -> str:
     """The text (and JSON block) answering one follow-up from this episode's results."""
     if kind == "largest-files":
         return _largest_files(survey, count, fresh)
@@ -585,8 +199,8 @@ def _answer(survey: _Survey, kind: str, count: int, fresh: Mapping[str, Exchange
     )
 
 
-def _largest_files(survey: _Survey, count: int, fresh: Mapping[str, Exchange]) -> str:
-    per_file = {p: n for c in survey.counts(_EVERY_LINE, fresh) for p, n in c.per_file.items()}
+def _largest_files(survey: Survey, count: int, fresh: Mapping[str, Exchange]) -> str:
+    per_file = {p: n for c in survey.counts(EVERY_LINE, fresh) for p, n in c.per_file.items()}
     top = sorted(per_file.items(), key=lambda item: (-item[1], item[0]))[:count]
     listed = ", ".join(f"{p} ({_plural(n, 'line')})" for p, n in top) or "none (no text files)"
     facts = {
@@ -600,15 +214,15 @@ def _largest_files(survey: _Survey, count: int, fresh: Mapping[str, Exchange]) -
     )
 
 
-def _todo_lines(survey: _Survey, fresh: Mapping[str, Exchange]) -> str:
+def _todo_lines(survey: Survey, fresh: Mapping[str, Exchange]) -> str:
     found: list[str] = []
     for scope, listing in survey.scopes:
-        args = scope.grep(_TODO, _TODO_LINES_SHOWN, mode="content")
+        args = scope.grep(TODO, _TODO_LINES_SHOWN, mode="content")
         result = survey.result("Grep", args, fresh) if listing.count else None
         if result is not None and not result.is_error:
             lines, _ = result_lines(result.content or "")
             found.extend(x for x in lines if x and x != "No matches found." and x[0] != "[")
-    total = sum(sum(c.per_file.values()) for c in survey.counts(_TODO))
+    total = sum(sum(c.per_file.values()) for c in survey.counts(TODO))
     facts = {"followup": "todo-lines", "folder": survey.folder, "total": total, "lines": found}
     listed = "\n".join(f"- {line}" for line in found) or "(none)"
     return (

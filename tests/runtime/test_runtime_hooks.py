@@ -20,20 +20,22 @@ from hypothesis import strategies as st
 from subagents import SubagentsError
 from subagents.actors import Bus
 from subagents.agents import HookSpec
-from subagents.runtime._hooks import (
+from subagents.runtime._hook_commands import (
     DEFAULT_HOOK_TIMEOUT,
-    Hook,
     HookConfigError,
     HookEvent,
+    HookPayload,
+)
+from subagents.runtime._hook_run import subagent_run_hooks
+from subagents.runtime._hook_values import (
+    Hook,
     HookFired,
     HookFunction,
-    HookPayload,
     HookReply,
-    HookRunner,
     hooks_from_settings,
     hooks_from_specs,
-    subagent_run_hooks,
 )
+from subagents.runtime._hooks import HookRunner
 
 PRE = HookEvent.PRE_TOOL_USE
 POST = HookEvent.POST_TOOL_USE

@@ -14,16 +14,15 @@ from typing import Any
 import pytest
 import trio
 
-from subagents.runtime._hook_commands import run_hook_command
-from subagents.runtime._hooks import (
+from subagents.runtime._hook_commands import (
     DEFAULT_HOOK_OUTPUT_CAP,
-    Hook,
     HookEvent,
     HookPayload,
-    HookRunner,
-    hooks_from_settings,
-    subagent_run_hooks,
+    run_hook_command,
 )
+from subagents.runtime._hook_run import subagent_run_hooks
+from subagents.runtime._hook_values import Hook, hooks_from_settings
+from subagents.runtime._hooks import HookRunner
 
 PRE = HookEvent.PRE_TOOL_USE
 POST = HookEvent.POST_TOOL_USE
