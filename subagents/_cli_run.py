@@ -341,7 +341,9 @@ class Outcome:
                 self.results[row.id] = result
         if self.lead_id is not None:
             path = rt.transcript_path(self.lead_id)
-            self.transcripts_dir = None if path is None else str(path.parent)
+            # Point only at transcripts that reached the disk (a state directory
+            # that could not be written was reported as the run went).
+            self.transcripts_dir = None if path is None or not path.is_file() else str(path.parent)
 
     def summary_args(self) -> dict[str, Any]:
         return {

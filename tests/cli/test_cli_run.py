@@ -111,6 +111,24 @@ def test_plain_output_when_stdout_is_not_a_terminal(tmp_path: Path) -> None:
     assert "session " in done.stdout
 
 
+def test_an_unwritable_state_dir_is_reported_and_the_run_goes_on_in_memory(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    make_tree(project)
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the state directory should be\n")
+    state = blocker / "state"
+    done = run(tmp_path, "Survey", "--cwd", str(project), "--state-dir", str(state))
+    assert done.returncode == 0, done.stderr
+    assert "Not a directory (ENOTDIR). Check the state directory." in done.stderr
+    assert "kept in memory" in done.stderr
+    assert facts_of(done.stdout)["totals"]["files"] == 6  # the work itself is intact
+    assert "session " in done.stdout
+    assert "transcripts " not in done.stdout  # no pointer to files that were never written
+    assert blocker.read_text() == "a file where the state directory should be\n"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
