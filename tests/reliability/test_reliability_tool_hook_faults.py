@@ -25,9 +25,11 @@ timeouts of half a second):
 - a hook that exits 2 on every call blocks every tool call with its stderr as
   the reason the model reads, never runs the tool, and the agent still ends:
   by its own final message once it gives up, or at ``max_turns`` if it never
-  does (``SubagentStop``'s exit 2 does not start the run again). Its stderr,
-  promised to the model by ``_hooks.py``, is dropped today: a strict xfail test
-  says so.
+  does; ``SubagentStop``'s exit 2 makes the agent go on with the hook's stderr,
+  as in Claude Code, at most ``MAX_STOP_BLOCKS`` times;
+- hooks that crash (a Python hook that raises, a command that is not there, an
+  exit 1) reach the log only, never the model, and floods of output (5 MB on
+  stdout or stderr) are cut to the hook output cap before anyone reads them.
 
 The dispatch, cap and hook-runner mechanics are proven at their own level in
 ``tests/tools/test_tools_registry.py``, ``tests/runtime/test_runtime_loop.py``
@@ -55,7 +57,9 @@ from runtime_world import World, drain, tool_results
 from subagents import testing
 from subagents.actors import Completed, Errored, Shutdown
 from subagents.runtime import (
+    DEFAULT_HOOK_OUTPUT_CAP,
     MAX_STOP_BLOCKS,
+    Hook,
     HookFired,
     ModelRequest,
     Origin,
@@ -354,6 +358,54 @@ async def test_a_hook_that_never_exits_is_killed_at_its_timeout_and_the_agent_go
     assert len(started) == 6  # two processes per firing
     for pid in started:
         assert await exited(pid), f"hook process {pid} outlived its timeout"
+
+
+async def test_hooks_that_crash_or_flood_are_contained_and_the_agent_goes_on(
+    tmp_path: Path,
+) -> None:
+    """A Python hook that raises, a command that is not there, one that exits 1, and
+    floods of output on stdout and stderr: crashes reach the log only, floods are cut
+    to the hook output cap, and the agent's work is untouched."""
+    flood = f"cat > /dev/null; head -c {5 * 2**20} /dev/zero | tr '\\0' x"
+    world = make_world(tmp_path, "Probe")
+    world.hooks = {
+        "SubagentStart": hook(f"{flood}; exit 0", matcher="faulty", timeout=10),
+        "PreToolUse": hook(f"{flood} >&2; exit 2", matcher="Probe", timeout=10)
+        + hook("no-such-command-anywhere", matcher="Probe", timeout=10),
+        "PostToolUse": hook("cat > /dev/null; echo broken >&2; exit 1", timeout=10),
+    }
+
+    def explode(payload: Any) -> None:
+        raise RuntimeError("the Python hook broke")
+
+    python_hook = Hook("PreToolUse", function=explode, matcher="Probe")
+    probed = FaultyTool("Probe", probe)
+    recorder = testing.RecordingPolicy(gives_up)
+    provider = scripted(recorder, seconds=0.0)
+    async with world.open(provider, tools=[probed, SlowTool("Note")], hooks=[python_hook]) as rt:
+        siblings = await spawn_siblings(rt)
+        faulty = (await rt.spawn("faulty", "Probe it.")).agent_id
+        waited = await rt.wait([faulty, *siblings], timeout=60, mode="all")
+        assert not waited.timed_out
+        status = rt.status(faulty)
+        conversation = list(rt.conversation(faulty))
+        check_healthy(rt, siblings)
+    assert probed.calls == 0  # the exit-2 flood blocked the call
+    (answer,) = tool_results(conversation)
+    assert answer.is_error
+    assert set(answer.content[:1000]) == {"x"}
+    assert len(answer.content) <= DEFAULT_HOOK_OUTPUT_CAP + 200  # cut, with a note
+    assert status == Completed(f"Blocked ({answer.content}); giving up.")
+    (context,) = [m for m in conversation if m.origin is Origin.NOTICE]
+    assert len(context.text) <= DEFAULT_HOOK_OUTPUT_CAP + 200  # the start hook's flood, cut
+    problems = [p["problem"] for p in hook_log(world, rt.session_id)]
+    assert any("the Python hook broke" in p for p in problems)
+    assert any("no-such-command-anywhere" in p for p in problems)
+    assert sum("exited 1: broken" in p for p in problems) == 2  # the siblings' Note calls
+    # The model never saw a crash: only the blocking hook's words reached it.
+    seen = " ".join(m.text for _, shown in recorder.requests for m in shown)
+    assert "the Python hook broke" not in seen
+    assert "no-such-command-anywhere" not in seen
 
 
 def keeps_probing(request: ModelRequest) -> Reply:
