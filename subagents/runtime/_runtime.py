@@ -276,6 +276,8 @@ class Runtime:
         self, agent_id: str, prompt: str | None, *, fallback_parent: str | None
     ) -> Status:
         sup = self._open_supervisor()
+        if not isinstance(agent_id, str):  # no transcript can be named by it
+            raise AgentNotFound(agent_id)
         if self._is_open(agent_id):
             if prompt is not None:
                 await self.send_input(agent_id, prompt)

@@ -12,7 +12,7 @@ import trio.testing
 from runtime_world import World, drain, statuses_of
 
 from subagents import testing
-from subagents.actors import Completed, Errored, NotFound, Running, Shutdown
+from subagents.actors import AgentNotFound, Completed, Errored, NotFound, Running, Shutdown
 from subagents.runtime import (
     Message,
     MessageRecord,
@@ -178,6 +178,16 @@ async def test_resume_of_an_unknown_agent_names_the_state_directory(
         assert rt.status("nobody") == NotFound()
         with pytest.raises(TranscriptNotFound, match="nobody"):
             await rt.resume("nobody")
+
+
+@pytest.mark.parametrize("bad", [123, None, b"a1", ["a1"]])
+async def test_resume_of_an_id_that_is_not_text_is_agent_not_found(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, bad: object
+) -> None:
+    async with World(tmp_path).open(ScriptedProvider([testing.say("ok")])) as rt:
+        with pytest.raises(AgentNotFound, match="No agent with id"):
+            await rt.resume(bad)  # type: ignore[arg-type]
+        assert (await rt.spawn("general-purpose", "Still here?")).agent_id  # still usable
 
 
 async def test_a_resumed_child_goes_back_under_its_open_parent(
