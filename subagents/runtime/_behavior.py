@@ -155,11 +155,11 @@ class AgentActor:
             self._take_mailbox(ctx)
         self._started = True
         self._interrupted = False
+        self._ctx = ctx
         publisher = Publisher.for_actor(ctx)
         while True:
             control = RunControl(inbox_capacity=self._capacity, pull=self._pull)
             self._control = control
-            self._ctx = ctx
             ctx.on_stop(control.abort)
             try:
                 result = await run_agent(

@@ -89,7 +89,11 @@ async def subagent_run_hooks(
     nickname: str = "",
     stop_grace: float = DEFAULT_STOP_HOOKS_GRACE,
 ) -> AsyncIterator[SubagentRunHooks]:
-    """Fire ``SubagentStart`` on entry and ``SubagentStop`` on exit, exactly once each.
+    """Fire ``SubagentStart`` once on entry and ``SubagentStop`` once each time the agent stops.
+
+    The agent stops once, unless a stop hook blocks it: :meth:`SubagentRunHooks.finish`
+    fires the stop hooks early for a run that ended normally, and each block
+    (at most :data:`MAX_STOP_BLOCKS`) lets the agent go on and stop again.
 
     ``payload_factory(event)`` builds each payload when it is needed, so the
     ``SubagentStop`` one can carry the agent's final text. ``SubagentStop``

@@ -164,7 +164,6 @@ class RunControl:
         "_capacity",
         "_inbox",
         "_pull",
-        "_room",
         "_scope",
         "error",
         "result",
@@ -181,7 +180,6 @@ class RunControl:
         self._inbox: list[Message] = []
         self._capacity = inbox_capacity
         self._pull = pull
-        self._room: trio.Event | None = None
         self.result: AgentResult | None = None
         self.error: BaseException | None = None
 
@@ -204,13 +202,9 @@ class RunControl:
         """Whether the inbox holds ``inbox_capacity`` inputs."""
         return len(self._inbox) >= self._capacity
 
-    def add_input(self, message: Message, *, force: bool = False) -> bool:
-        """Queue ``message`` for the next turn boundary; ``False`` (not queued) when full.
-
-        ``force`` queues it even when full: for a caller that bounds what it
-        adds by other means (the actor adapter, draining a bounded mailbox).
-        """
-        if self.inbox_full and not force:
+    def add_input(self, message: Message) -> bool:
+        """Queue ``message`` for the next turn boundary; ``False`` (not queued) when full."""
+        if self.inbox_full:
             return False
         self._inbox.append(message)
         return True
@@ -218,17 +212,7 @@ class RunControl:
     def take_inputs(self) -> list[Message]:
         """Every queued input, oldest first, emptying the inbox."""
         taken, self._inbox = self._inbox, []
-        if taken and self._room is not None:
-            self._room.set()
-            self._room = None
         return taken
-
-    async def wait_for_room(self) -> None:
-        """Wait until the inbox can take an input (bounded by the run: cancel it to stop)."""
-        while self.inbox_full:
-            if self._room is None:
-                self._room = trio.Event()
-            await self._room.wait()
 
 
 @attrs.frozen
