@@ -34,6 +34,7 @@ __all__ = [
     "CatalogRestriction",
     "ProjectTrust",
     "restrict_catalog",
+    "shell_word",
     "trust_notice",
     "without_untrusted_keys",
 ]
@@ -135,10 +136,22 @@ def restrict_catalog(catalog: AgentCatalog) -> CatalogRestriction:
     return CatalogRestriction(restricted, tuple(ignored))
 
 
+def shell_word(path: Path) -> str:
+    """``path`` as one shell word on one line: quoted, or ``$'...'`` with escapes for
+    control characters (a folder name may hold a newline or an escape sequence)."""
+    text = str(path)
+    if text.isprintable():
+        return shlex.quote(text)
+    escaped = text.encode("unicode_escape").decode("ascii").replace("'", "\\'")
+    return f"$'{escaped}'"
+
+
 def trust_notice(folder: Path, ignored: Iterable[str]) -> str:
     """The one line that says what an untrusted project had ignored, and how to trust it."""
-    what = ", ".join(dict.fromkeys(ignored)) or "nothing"
+    shown = (i if i.isprintable() else i.encode("unicode_escape").decode("ascii") for i in ignored)
+    what = ", ".join(dict.fromkeys(shown)) or "nothing"
+    word = shell_word(folder)
     return (
-        f"this folder is not trusted ({folder}); ignored from its files: {what}. "
-        f"To trust it: subagents trust {shlex.quote(str(folder))} (or --trust-project)"
+        f"this folder is not trusted ({word}); ignored from its files: {what}. "
+        f"To trust it: subagents trust {word} (or --trust-project)"
     )

@@ -213,7 +213,8 @@ def test_agents_list_shows_whether_the_project_is_trusted(
 ) -> None:
     assert main(["agents", "list", "--cwd", str(repo.root), "--home", str(repo.home)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
-    assert "not trusted" in last and "the hooks of agent Explore" in last
+    assert "not trusted" in last
+    assert "the hooks of agent Explore" in last
     assert main(["trust", str(repo.root)]) == 0
     assert main(["agents", "list", "--cwd", str(repo.root), "--home", str(repo.home)]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
@@ -270,7 +271,8 @@ async def test_a_trusted_store_entry_applies_to_subfolders_and_through_symlinks(
     link = tmp_path / "link-to-repo"
     link.symlink_to(repo.root)
     config = load_config(cwd=link / "src", home=repo.home, env={})
-    assert config.project is not None and config.project.trusted
+    assert config.project is not None
+    assert config.project.trusted
     assert config.state_dir == repo.elsewhere
 
 
