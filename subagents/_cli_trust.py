@@ -105,7 +105,7 @@ def _trust_command(args: argparse.Namespace) -> int:
             if changed == store:
                 return _fail(f"{args.revoke} is not in the trusted folders (see --list).", 1)
             changed.save()
-            print(f"No longer trusted: {args.revoke}")
+            print(f"No longer trusted: {args.revoke.expanduser().resolve()}")
             return 0
         if args.path is None:
             folder = project_folder(Path.cwd())
@@ -194,4 +194,4 @@ def trust_line(cwd: Path | None, home: Path | None) -> str:
         return f"Project {check.folder}: trusted (`subagents trust --revoke` takes it back)."
     if not check.ignored:
         return f"Project {check.folder}: not trusted (its files ask for nothing that needs it)."
-    return f"Project {check.folder}: not trusted; {trust_notice(check.folder, check.ignored)}"
+    return f"Project: {trust_notice(check.folder, check.ignored)}"

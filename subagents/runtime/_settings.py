@@ -9,7 +9,12 @@ builds one from these sources, lowest precedence first:
 2. the user file ``<home>/.subagents/config.toml``;
 3. the project file: the nearest ``subagents.toml`` found from the working
    directory upward, stopping at a folder that holds ``.git`` (the repository
-   root, which is still searched) or at the filesystem root;
+   root, which is still searched) or at the filesystem root. It came with the
+   repository: until the user trusts the project folder (``subagents trust``),
+   its ``UNTRUSTED_PROJECT_KEYS`` (hooks, state_dir, retention_days,
+   trusted_sources) are left out, and one that is not a regular file (a
+   directory, a FIFO, a device) is reported in :attr:`RuntimeConfig.warnings`
+   and not read;
 4. environment variables ``SUBAGENTS_*``;
 5. ``overrides`` passed by code (the CLI's flags).
 
