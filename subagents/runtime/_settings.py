@@ -96,6 +96,7 @@ from cattrs.errors import (
     IterableValidationNote,
 )
 
+from subagents._small_file import FileRefused, read_small_file
 from subagents.runtime._settings_checks import _check_hook_event
 from subagents.runtime._settings_defaults import (
     CONFIG_FILE_MAX_BYTES,
@@ -125,7 +126,6 @@ from subagents.runtime._settings_values import (
     RuntimeConfig,
     _section_keys,
 )
-from subagents.runtime._small_file import FileRefused, read_small_file
 from subagents.runtime._trust_store import load_trust_store, project_folder
 from subagents.runtime._workspace_trust import ProjectTrust, without_untrusted_keys
 

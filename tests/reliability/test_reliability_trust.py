@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -329,3 +331,20 @@ def test_a_subagents_toml_that_is_not_a_file_is_reported_in_one_line(
     lines = [line for line in err.splitlines() if "subagents.toml" in line]
     assert len(lines) == 1, err
     assert "it is ignored" in lines[0]
+
+
+def test_agent_files_that_are_a_fifo_or_dev_zero_are_errors_not_a_hang(tmp_path: Path) -> None:
+    project = _bad_project(tmp_path, "fifo")
+    agents = project / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    os.mkfifo(agents / "Explore.md")
+    (agents / "zero.md").symlink_to("/dev/zero")
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["HOME"] = str(tmp_path / "home")
+    done = subprocess.run(
+        [sys.executable, "-m", "subagents.cli", "agents", "list", "--cwd", str(project)],
+        capture_output=True, text=True, env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Explore" in done.stdout  # the built-in, since the FIFO defines nothing
+    assert "2 errors" in done.stdout

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from subagents._small_file import FileRefused, read_small_file
 from subagents.agents import AgentSource, ApprovalMode, PermissionMode, discover_agents
 from subagents.runtime import (
     UNTRUSTED_PROJECT_KEYS,
@@ -23,7 +24,6 @@ from subagents.runtime import (
     restrict_catalog,
     trust_notice,
 )
-from subagents.runtime._small_file import FileRefused, read_small_file
 
 # --------------------------------------------------------------------------- the store
 
