@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from subagents._cli_trust import trust_line
 from subagents.agents import (
     AgentCatalog,
     AgentDefinition,
@@ -222,6 +223,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
         "`subagents agents validate` prints them.",
         file=out,
     )
+    print(trust_line(args.cwd, args.home), file=out)
     return 0
 
 

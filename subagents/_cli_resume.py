@@ -25,6 +25,7 @@ from subagents._cli_run import (
     wait_final,
 )
 from subagents._cli_transcripts import not_found_message
+from subagents._cli_trust import add_trust_flag, decide_trust
 from subagents.runtime import (
     Runtime,
     RuntimeConfig,
@@ -85,6 +86,7 @@ def add_resume_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     resume.add_argument("--json", action="store_true", help="every bus event as a JSON line")
     resume.add_argument("--yes", action="store_true", help="approve every tool request")
     resume.add_argument("-v", "--verbose", action="count", default=0, help="log to stderr")
+    add_trust_flag(resume)
     resume.set_defaults(func=_resume_command)
 
 
@@ -101,9 +103,10 @@ def _resume_command(args: argparse.Namespace) -> int:
         return fail("resume", str(exc))
     overrides = base_overrides(args)
     agent_id: str = args.agent_id
+    trusted = decide_trust("resume", args, cwd, env, agents)
 
     def configure() -> RuntimeConfig:
-        config = load_config(cwd=cwd, env=env, overrides=overrides)
+        config = load_config(cwd=cwd, env=env, overrides=overrides, trust_project=trusted)
         try:  # before the runtime opens: an unknown id fails fast, in one line
             find_transcript(config.state_dir, agent_id)
         except TranscriptNotFound:

@@ -26,6 +26,7 @@ from typing import Any, Final, TextIO
 import trio
 from rich.console import Console
 
+from subagents._cli_trust import add_trust_flag, decide_trust
 from subagents._exceptions import SubagentsError
 from subagents._json_lines import open_json_lines
 from subagents._live import open_live_view
@@ -115,6 +116,7 @@ def add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser
     run.add_argument("--json", action="store_true", help="every bus event as a JSON line")
     run.add_argument("--yes", action="store_true", help="approve every tool request")
     run.add_argument("-v", "--verbose", action="count", default=0, help="log to stderr")
+    add_trust_flag(run)
     run.set_defaults(func=_run_command)
 
 
@@ -186,9 +188,10 @@ def _run_command(args: argparse.Namespace) -> int:
         limits["max_depth"] = 0
     if limits:
         overrides["limits"] = limits
+    trusted = decide_trust("run", args, cwd, env, agents)
 
     def configure() -> RuntimeConfig:
-        return load_config(cwd=cwd, env=env, overrides=overrides)
+        return load_config(cwd=cwd, env=env, overrides=overrides, trust_project=trusted)
 
     async def body(rt: Runtime, outcome: Outcome) -> None:
         handle = await rt.spawn(args.agent or LEAD_TYPE, args.prompt, model=args.model)

@@ -6,6 +6,7 @@
 ``subagents demo [DIR]`` shows the actor kernel at work on a directory;
 ``subagents agents list|show|validate`` reads agent definitions as Claude Code
 does and reports what it made of every field;
+``subagents trust [PATH]`` lets a folder's own files run hooks (see ``--list``);
 ``subagents bench`` measures the runtime against raw Trio (and asyncio and
 autogen-core when installed), from a checkout.
 """
@@ -22,6 +23,7 @@ from ._cli_bench import add_bench_command
 from ._cli_resume import add_resume_command
 from ._cli_run import add_run_command
 from ._cli_transcripts import add_transcripts_commands
+from ._cli_trust import add_trust_command
 from ._demo import run_demo
 
 __all__ = ["main"]
@@ -75,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--max-threads", type=int, default=4, metavar="N", help="default: 4")
     demo.set_defaults(func=_demo_command)
     add_agents_commands(commands)
+    add_trust_command(commands)
     add_bench_command(commands)
     return parser
 

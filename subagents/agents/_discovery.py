@@ -18,13 +18,20 @@ from pathlib import Path
 
 import attrs
 
+from subagents._small_file import FileRefused, read_small_file
 from subagents.agents._builtins import builtin_agents
 from subagents.agents._definition import AgentDefinition, AgentSource
 from subagents.agents._diagnostics import Diagnostic, FileKind, FileReport, Severity
 from subagents.agents._exceptions import UnknownAgentError
 from subagents.agents._models import ModelAliases
 from subagents.agents._parse import Parsed, parse_json
-from subagents.agents._scan import find_plugin_roots, load_file, load_plugin, load_tree
+from subagents.agents._scan import (
+    MAX_FILE_BYTES,
+    find_plugin_roots,
+    load_file,
+    load_plugin,
+    load_tree,
+)
 from subagents.agents._yaml_json import model_aliases_in, parse_agents_json
 
 __all__ = [
@@ -124,8 +131,8 @@ def _aliases_from(paths: Iterable[Path], aliases: ModelAliases) -> ModelAliases:
         if not path.is_file():
             continue
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            text = read_small_file(path, MAX_FILE_BYTES).decode("utf-8")
+        except (OSError, FileRefused, UnicodeDecodeError):
             continue  # the config's own report says what is wrong with it
         parsed = parse_json(text)
         if isinstance(parsed, Parsed):

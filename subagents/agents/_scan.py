@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from subagents._small_file import FileRefused, read_small_file
 from subagents.agents._definition import AgentSource
 from subagents.agents._diagnostics import (
     Diagnostic,
@@ -79,7 +80,17 @@ def _read_text(path: Path, source: AgentSource) -> str | FileReport:
                 DiagnosticCode.TOO_LARGE,
                 f"the file is {size} bytes; agent files are read up to {MAX_FILE_BYTES} bytes",
             )
-        raw = path.read_bytes()
+        # Never blocks on a FIFO nor reads a device forever (a repository's file may be either).
+        raw = read_small_file(path, MAX_FILE_BYTES)
+    except FileRefused as exc:
+        return _report(
+            path,
+            FileKind.DEFINITION,
+            source,
+            Severity.ERROR,
+            DiagnosticCode.UNREADABLE,
+            f"cannot read the file: it {exc.reason}",
+        )
     except OSError as exc:
         return _report(
             path,

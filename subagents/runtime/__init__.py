@@ -195,6 +195,7 @@ from subagents.runtime._settings_defaults import (
     ENV_PREFIX,
     LOG_LEVELS,
     PROJECT_CONFIG_NAME,
+    TRUST_STORE_PATH,
     USER_CONFIG_PATH,
     LogLevel,
     ProviderChoice,
@@ -241,6 +242,20 @@ from subagents.runtime._transcript_records import (
     TranscriptRecord,
     transcript_path,
 )
+from subagents.runtime._trust_check import check_project_trust
+from subagents.runtime._trust_store import (
+    TrustedFolder,
+    TrustStore,
+    load_trust_store,
+    project_folder,
+)
+from subagents.runtime._workspace_trust import (
+    UNTRUSTED_PROJECT_KEYS,
+    CatalogRestriction,
+    ProjectTrust,
+    restrict_catalog,
+    trust_notice,
+)
 
 __all__ = [
     "DEFAULT_SURVEY_LATENCY",
@@ -260,6 +275,17 @@ __all__ = [
     "LogLevel",
     "load_config",
     "find_project_config",
+    # workspace trust
+    "CatalogRestriction",
+    "ProjectTrust",
+    "TrustStore",
+    "TrustedFolder",
+    "UNTRUSTED_PROJECT_KEYS",
+    "check_project_trust",
+    "load_trust_store",
+    "project_folder",
+    "restrict_catalog",
+    "trust_notice",
     "env_variable_names",
     "stderr_level_for",
     "DEFAULT_CANCEL_TIMEOUT",
@@ -276,6 +302,7 @@ __all__ = [
     "ENV_PREFIX",
     "LOG_LEVELS",
     "PROJECT_CONFIG_NAME",
+    "TRUST_STORE_PATH",
     "USER_CONFIG_PATH",
     # hooks
     "Hook",

@@ -28,7 +28,7 @@ from subagents.runtime._follower import ProgressFollower
 from subagents.runtime._hook_values import Hook
 from subagents.runtime._hooks import HookRunner
 from subagents.runtime._host import RuntimeHost
-from subagents.runtime._logging import open_log
+from subagents.runtime._logging import RuntimeLog, open_log
 from subagents.runtime._provider import Provider
 from subagents.runtime._runtime import Runtime
 from subagents.runtime._scripted import ScriptedProvider
@@ -36,6 +36,8 @@ from subagents.runtime._services import Services
 from subagents.runtime._settings import load_config
 from subagents.runtime._settings_values import RuntimeConfig
 from subagents.runtime._transcript_load import clean_old_transcripts
+from subagents.runtime._trust_store import load_trust_store, project_folder
+from subagents.runtime._workspace_trust import ProjectTrust, restrict_catalog, trust_notice
 from subagents.tools import (
     ApprovalCallback,
     CallbackApprover,
@@ -60,6 +62,24 @@ class _Setup:
     cwd: Path
     home: Path
     removed: tuple[Path, ...]
+    #: Whether the trust decision came from the user's trust store (nobody was asked).
+    from_store: bool = False
+
+
+def _trusted(
+    given: RuntimeConfig | None, config: RuntimeConfig, root: Path, home: Path, trust: bool | None
+) -> tuple[bool, bool]:
+    """Whether the project is trusted, and whether nobody but the trust store decided.
+
+    A caller that passed ``trust_project``, or loaded ``config`` itself (and
+    has its ``project``), decided and can show what was ignored; otherwise
+    the trust store decided, and the notice is logged as a warning.
+    """
+    if trust is not None:
+        return trust, False
+    if config.project is not None:
+        return config.project.trusted, given is None
+    return load_trust_store(home).trusts(project_folder(root)), True
 
 
 def _setup(
@@ -68,17 +88,40 @@ def _setup(
     home: str | os.PathLike[str] | None,
     env: Mapping[str, str],
     agents_json: str | None,
+    trust_project: bool | None = None,
 ) -> _Setup:
     """The blocking part of start-up (files read, old transcripts removed), run in a thread."""
     root = Path(os.path.abspath(Path.cwd() if cwd is None else cwd))
     home_dir = Path.home() if home is None else Path(home)
+    given = config
     if config is None:
-        config = load_config(cwd=root, home=home_dir, env=env)
+        config = load_config(cwd=root, home=home_dir, env=env, trust_project=trust_project)
+    trusted, from_store = _trusted(given, config, root, home_dir, trust_project)
     catalog = discover_agents(
         cwd=root, home=home_dir, agents_json=agents_json, aliases=config.alias_table()
     )
+    ignored: tuple[str, ...] = ()
+    if config.project is not None and not config.project.trusted:
+        ignored = config.project.ignored
+    if not trusted:
+        restriction = restrict_catalog(catalog)
+        catalog, ignored = restriction.catalog, (*ignored, *restriction.ignored)
+    project = ProjectTrust(project_folder(root), trusted, ignored)
+    config = attrs.evolve(config, project=project)
     removed = clean_old_transcripts(config.state_dir, config.transcripts.retention_days)
-    return _Setup(config, catalog, root, home_dir, tuple(removed))
+    return _Setup(config, catalog, root, home_dir, tuple(removed), from_store)
+
+
+def _log_trust(log: RuntimeLog, config: RuntimeConfig, *, quiet: bool) -> None:
+    """Log what an untrusted project had ignored: a warning unless a caller already said so."""
+    project = config.project
+    if project is None or project.trusted or not project.ignored:
+        return
+    notice = trust_notice(project.folder, project.ignored)
+    if quiet:  # the caller decided (the CLI printed its own notice)
+        log.logger().info("project not trusted", notice=notice)
+    else:
+        log.logger().warning("project not trusted", notice=notice)
 
 
 def _chosen_provider(
@@ -102,6 +145,7 @@ async def open_runtime(
     agents_json: str | None = None,
     hooks: Iterable[Hook] = (),
     tools: Iterable[Tool] = (),
+    trust_project: bool | None = None,
 ) -> AsyncIterator[Runtime]:
     """Open a runtime whose agents live no longer than this ``async with`` block.
 
@@ -118,13 +162,24 @@ async def open_runtime(
     ``tools`` are offered to every agent along with the built-in and lifecycle
     tools, through the same filter (a definition's ``tools`` list, trust...).
 
+    ``trust_project`` says whether the project folder (the git root above
+    ``cwd``, else ``cwd``) is trusted: its ``subagents.toml`` hooks, state_dir
+    and retention, and its agent definitions' hooks and auto-approval, apply
+    only then. ``None`` takes the decision of ``config`` (made by
+    :func:`load_config`) or else asks the user's trust store; code that embeds
+    the runtime is the user's own and may pass ``True``. What an untrusted
+    project had ignored is in ``runtime.config.project`` and in the log (a
+    warning, on stderr too, when the trust store decided).
+
     At start-up, transcripts older than ``transcripts.retention_days`` are
     removed. Start-up reads files in a worker thread: under a mock clock that
     autojumps (tests), a deadline already running outside the block can be
     jumped to meanwhile, so start such deadlines inside it.
     """
     env = os.environ if env is None else env
-    setup = await trio.to_thread.run_sync(_setup, config, cwd, home, env, agents_json)
+    setup = await trio.to_thread.run_sync(
+        _setup, config, cwd, home, env, agents_json, trust_project
+    )
     config, catalog, root, home_dir = setup.config, setup.catalog, setup.cwd, setup.home
     session_id = new_session_id()
     supervisor_config = config.supervisor_config()
@@ -174,6 +229,9 @@ async def open_runtime(
                     )
                     for problem in catalog.errors:
                         log.logger().warning("agent definition problem", problem=problem.format())
+                    for warning in config.warnings:
+                        log.logger().warning("settings problem", problem=warning)
+                    _log_trust(log, config, quiet=not setup.from_store)
                     yield runtime
             except BaseException as exc:  # re-raised below, once the follower has finished
                 body_error = exc

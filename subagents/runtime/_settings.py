@@ -9,7 +9,12 @@ builds one from these sources, lowest precedence first:
 2. the user file ``<home>/.subagents/config.toml``;
 3. the project file: the nearest ``subagents.toml`` found from the working
    directory upward, stopping at a folder that holds ``.git`` (the repository
-   root, which is still searched) or at the filesystem root;
+   root, which is still searched) or at the filesystem root. It came with the
+   repository: until the user trusts the project folder (``subagents trust``),
+   its ``UNTRUSTED_PROJECT_KEYS`` (hooks, state_dir, retention_days,
+   trusted_sources) are left out, and one that is not a regular file (a
+   directory, a FIFO, a device) is reported in :attr:`RuntimeConfig.warnings`
+   and not read;
 4. environment variables ``SUBAGENTS_*``;
 5. ``overrides`` passed by code (the CLI's flags).
 
@@ -91,8 +96,14 @@ from cattrs.errors import (
     IterableValidationNote,
 )
 
+from subagents._small_file import FileRefused, read_small_file
 from subagents.runtime._settings_checks import _check_hook_event
-from subagents.runtime._settings_defaults import ENV_PREFIX, PROJECT_CONFIG_NAME, USER_CONFIG_PATH
+from subagents.runtime._settings_defaults import (
+    CONFIG_FILE_MAX_BYTES,
+    ENV_PREFIX,
+    PROJECT_CONFIG_NAME,
+    USER_CONFIG_PATH,
+)
 from subagents.runtime._settings_env import _ENV_KINDS, _env_name, _parse_env, env_variable_names
 from subagents.runtime._settings_error import ConfigError, _show
 from subagents.runtime._settings_origins import (
@@ -115,6 +126,8 @@ from subagents.runtime._settings_values import (
     RuntimeConfig,
     _section_keys,
 )
+from subagents.runtime._trust_store import load_trust_store, project_folder
+from subagents.runtime._workspace_trust import ProjectTrust, without_untrusted_keys
 
 __all__ = ["find_project_config", "load_config"]
 
@@ -147,10 +160,32 @@ class _Loader:
 
     # ----------------------------------------------------------- sources
 
-    def read_file(self, path: Path, rank: int) -> None:
-        """Parse one TOML file and add its values."""
+    def read_file(self, path: Path, rank: int, *, trusted: bool = True) -> tuple[str, ...]:
+        """Parse one TOML file and add its values; return the keys left out as untrusted.
+
+        A file that is not a regular file (a directory, a FIFO, a link to
+        ``/dev/zero`` or to nothing) or is too big is not read: for the project
+        file one line in :attr:`warnings` says so, for the user's own file it
+        is a :class:`ConfigError`. An untrusted file's
+        :data:`~subagents.runtime._workspace_trust.UNTRUSTED_PROJECT_KEYS` are left out.
+        """
         try:
-            text = path.read_bytes().decode("utf-8")
+            text = read_small_file(path, CONFIG_FILE_MAX_BYTES).decode("utf-8")
+        except (FileRefused, FileNotFoundError) as exc:
+            reason = exc.reason if isinstance(exc, FileRefused) else "is a link to nothing"
+            if rank == _RANK_PROJECT:  # a repository's file: reported, and the run goes on
+                self.warnings.append(
+                    f"{path} {reason}; it is ignored. Make it a TOML file, or remove it."
+                )
+                return ()
+            raise ConfigError(
+                str(path),
+                "",
+                "a readable UTF-8 text file",
+                reason=f"cannot read the file: it {reason}",
+                path=path,
+                hint="Make it a TOML file, or remove it.",
+            ) from None
         except (OSError, UnicodeDecodeError) as exc:
             detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise ConfigError(
@@ -174,7 +209,11 @@ class _Loader:
                 line=int(match[1]) if match else None,
                 hint="Fix the syntax at that line (see https://toml.io).",
             ) from None
+        dropped: tuple[str, ...] = ()
+        if not trusted:
+            raw, dropped = without_untrusted_keys(raw)
         self.add_mapping(raw, _file_origin(path, rank, text), path.parent)
+        return dropped
 
     def add_mapping(self, raw: Mapping[Any, Any], origin: _Origin, base: Path) -> None:
         """Check the keys of a file's (or the code's) mapping and add its values."""
@@ -397,12 +436,14 @@ def find_project_config(cwd: Path) -> Path | None:
     """The nearest ``subagents.toml`` from ``cwd`` upward, or ``None``.
 
     The search stops after the first folder holding ``.git`` (a repository's
-    root) or at the filesystem root.
+    root) or at the filesystem root. Whatever has the name is found, a
+    directory or a FIFO too: :func:`load_config` reports it rather than
+    silently looking past it.
     """
     start = Path(os.path.abspath(cwd))
     for folder in (start, *start.parents):
         candidate = folder / PROJECT_CONFIG_NAME
-        if candidate.is_file():
+        if os.path.lexists(candidate):
             return candidate
         if (folder / ".git").exists():
             return None
@@ -415,6 +456,7 @@ def load_config(
     home: Path | None = None,
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    trust_project: bool | None = None,
 ) -> RuntimeConfig:
     """The configuration in force in ``cwd``: defaults < user file < project file < env < code.
 
@@ -422,6 +464,12 @@ def load_config(
     ``overrides`` is shaped like a file (``{"limits": {"max_threads": 4}}``),
     and its keys may also be dotted (``{"limits.max_threads": 4}``). A wrong
     value anywhere raises :class:`ConfigError`.
+
+    ``trust_project`` says whether the project folder (the git root above
+    ``cwd``, else ``cwd``) is trusted; ``None`` asks the user's trust store
+    (``<home>/.subagents/trusted-folders.json``). Untrusted, the project file's
+    :data:`UNTRUSTED_PROJECT_KEYS` (hooks, state_dir, retention...) are left
+    out, and :attr:`RuntimeConfig.project` lists them.
     """
     env = os.environ if env is None else env
     if home is None:
@@ -440,12 +488,21 @@ def load_config(
     user_file = loader.home / USER_CONFIG_PATH
     if user_file.exists():
         loader.read_file(user_file, _RANK_USER)
+    folder = project_folder(loader.cwd)
+    if trust_project is None:
+        store = load_trust_store(loader.home)
+        if store.problem is not None:
+            loader.warnings.append(store.problem)
+        trust_project = store.trusts(folder)
     project_file = find_project_config(loader.cwd)
+    ignored: tuple[str, ...] = ()
     if project_file is not None:
-        loader.read_file(project_file, _RANK_PROJECT)
+        dropped = loader.read_file(project_file, _RANK_PROJECT, trusted=trust_project)
+        ignored = tuple(f"{project_file.name} {key}" for key in dropped)
     loader.read_env(env)
     if overrides is not None:
         if not isinstance(overrides, Mapping):
             raise _shape_error(_CODE, "overrides", "a mapping of settings", overrides)
         loader.add_mapping(overrides, _CODE, loader.cwd)
-    return loader.build()
+    config = loader.build()
+    return attrs.evolve(config, project=ProjectTrust(folder, trust_project, ignored))

@@ -28,6 +28,9 @@ __all__ = [
     "LOG_LEVELS",
     "LogLevel",
     "PROJECT_CONFIG_NAME",
+    "CONFIG_FILE_MAX_BYTES",
+    "TRUST_STORE_MAX_BYTES",
+    "TRUST_STORE_PATH",
     "ProviderChoice",
     "USER_CONFIG_PATH",
     "stderr_level_for",
@@ -58,6 +61,12 @@ DEFAULT_RETENTION_DAYS: Final = 30
 USER_CONFIG_PATH: Final = Path(".subagents/config.toml")
 #: The project file's name, looked for from the working folder upward.
 PROJECT_CONFIG_NAME: Final = "subagents.toml"
+#: The most of a settings file read: a bigger one (or ``/dev/zero``) is reported, not read on.
+CONFIG_FILE_MAX_BYTES: Final = 1 << 20
+#: The folders the user trusts (``subagents trust``), relative to the home folder.
+TRUST_STORE_PATH: Final = Path(".subagents/trusted-folders.json")
+#: The most of the trust store read: a bigger one is reported as corrupt.
+TRUST_STORE_MAX_BYTES: Final = 4 << 20
 #: The prefix of the environment variables read by :func:`load_config`.
 ENV_PREFIX: Final = "SUBAGENTS_"
 

@@ -67,6 +67,7 @@ from subagents.runtime._settings_defaults import (
     ProviderChoice,
 )
 from subagents.runtime._settings_error import _plain
+from subagents.runtime._workspace_trust import ProjectTrust
 from subagents.tools import TrustPolicy
 
 __all__ = ["LimitsConfig", "LoggingConfig", "RuntimeConfig", "TranscriptsConfig"]
@@ -211,7 +212,11 @@ class RuntimeConfig:
     ``code``. ``sources`` maps each dotted key (as in :meth:`flat`) to where
     its value came from (``default``, a file path, ``env SUBAGENTS_X`` or
     ``code``); it is filled by :func:`load_config` and empty otherwise.
-    ``warnings`` lists environment variables that name no setting.
+    ``warnings`` lists environment variables that name no setting, and
+    settings files that were not read (a directory, a FIFO...), one line each.
+    ``project`` says whether the project folder was trusted and which of its
+    settings were left out because it was not (``None`` when built directly:
+    code is trusted).
     """
 
     limits: LimitsConfig = attrs.field(factory=LimitsConfig)
@@ -242,6 +247,7 @@ class RuntimeConfig:
     warnings: tuple[str, ...] = attrs.field(
         default=(), converter=_texts, eq=False, hash=False, repr=False
     )
+    project: ProjectTrust | None = attrs.field(default=None, eq=False, hash=False, repr=False)
 
     def supervisor_config(self) -> SupervisorConfig:
         """The supervisor's settings: the limits it enforces and the nickname pool."""
@@ -302,7 +308,7 @@ class RuntimeConfig:
         """
         out: dict[str, Any] = {}
         for field in attrs.fields(RuntimeConfig):
-            if field.name in ("sources", "warnings"):
+            if field.name in ("sources", "warnings", "project"):
                 continue
             value = getattr(self, field.name)
             if field.name in _SECTIONS:

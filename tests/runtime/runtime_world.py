@@ -90,6 +90,8 @@ class World:
         hooks: Sequence[Hook] = (),
         **options: Any,
     ) -> AsyncIterator[Runtime]:
+        # The world's project is the test's own: trusted, so its agents' hooks apply.
+        options.setdefault("trust_project", True)
         async with open_runtime(
             self.config(),
             cwd=self.project,

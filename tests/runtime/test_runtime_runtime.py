@@ -233,7 +233,11 @@ async def test_configuration_comes_from_the_project_file(tmp_path: Path) -> None
         'state_dir = "../state"\n[limits]\nmax_threads = 1\n[transcripts]\nretention_days = 3\n'
     )
     async with open_runtime(
-        cwd=world.project, home=world.home, env={}, provider=ScriptedProvider([testing.hang()])
+        cwd=world.project,
+        home=world.home,
+        env={},
+        provider=ScriptedProvider([testing.hang()]),
+        trust_project=True,  # state_dir and retention apply only in a trusted project
     ) as rt:
         assert rt.config.limits.max_threads == 1
         assert rt.config.state_dir.resolve() == world.state.resolve()

@@ -48,6 +48,9 @@ class Dirs:
         return self.project / "subagents.toml"
 
     def load(self, env: dict[str, str] | None = None, **kw: Any) -> RuntimeConfig:
+        """The config in ``cwd``; the project is trusted unless ``trust_project`` says otherwise
+        (these tests are about what a trusted project file may set)."""
+        kw.setdefault("trust_project", True)
         return load_config(cwd=self.cwd, home=self.home, env={} if env is None else env, **kw)
 
 
