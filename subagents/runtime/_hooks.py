@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import final
 
 import attrs
@@ -84,6 +84,7 @@ from subagents.runtime._hook_values import (
     HookResult,
     HookRunnerStatistics,
 )
+from subagents.tools import SecretRedactor
 
 __all__ = ["HookRunner"]
 
@@ -123,11 +124,24 @@ class HookRunner:
     """Fires hooks: the global ones it holds, plus the agent-scoped ones each call passes.
 
     ``cwd`` is the directory commands run in when the payload names none;
-    ``env`` is added to their environment; ``bus`` (optional) receives a
+    ``env`` is added to their environment, from which secret variables are
+    removed but those ``env_passthrough`` names; ``redactor`` (default: the
+    values of ``os.environ``'s secret variables) masks secrets in every hook's
+    output and error before anyone reads them; ``bus`` (optional) receives a
     :class:`HookFired` event per hook run, built only when someone subscribes.
     """
 
-    __slots__ = ("_bus", "_by_event", "_counts", "_cwd", "_env", "_output_cap", "hooks")
+    __slots__ = (
+        "_bus",
+        "_by_event",
+        "_counts",
+        "_cwd",
+        "_env",
+        "_output_cap",
+        "_passthrough",
+        "_redactor",
+        "hooks",
+    )
 
     def __init__(
         self,
@@ -136,6 +150,8 @@ class HookRunner:
         bus: Bus | None = None,
         cwd: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
+        env_passthrough: Collection[str] = (),
+        redactor: SecretRedactor | None = None,
         output_cap: int = DEFAULT_HOOK_OUTPUT_CAP,
     ) -> None:
         self.hooks: tuple[Hook, ...] = tuple(hooks)
@@ -143,6 +159,8 @@ class HookRunner:
         self._bus = bus
         self._cwd = cwd
         self._env = dict(env) if env else None
+        self._passthrough = frozenset(env_passthrough)
+        self._redactor = SecretRedactor.from_environ() if redactor is None else redactor
         self._output_cap = output_cap
         self._counts = {"firings": 0, "hooks_run": 0, "blocked": 0, "timed_out": 0, "failed": 0}
 
@@ -247,7 +265,14 @@ class HookRunner:
                 result = await self._run_function(hook, payload, hook_deadline)
         except Exception as exc:
             result = HookResult(hook, None, error=f"{type(exc).__name__}: {exc}")
-        result = attrs.evolve(result, duration=trio.current_time() - start)
+        redact = self._redactor.redact
+        result = attrs.evolve(
+            result,
+            stdout=redact(result.stdout),
+            stderr=redact(result.stderr),
+            error=None if result.error is None else redact(result.error),
+            duration=trio.current_time() - start,
+        )
         self._counts["hooks_run"] += 1
         self._counts["timed_out"] += result.timed_out
         self._counts["failed"] += result.error is not None
@@ -286,6 +311,7 @@ class HookRunner:
                 output_cap=self._output_cap,
                 cwd=payload.cwd or self._cwd,
                 env=self._env,
+                env_passthrough=self._passthrough,
             )
         except OSError as exc:
             return HookResult(hook, None, error=f"the command could not be started ({exc})")
