@@ -89,8 +89,9 @@ from subagents.tools import SecretRedactor
 __all__ = ["HookRunner"]
 
 
-def _cap_text(data: bytes, total: int) -> tuple[str, bool]:
-    text = data.decode("utf-8", errors="replace")
+def _cap_text(data: bytes, total: int, redactor: SecretRedactor) -> tuple[str, bool]:
+    """The text of capped output, masked; a secret the cap cut through is masked too."""
+    text = redactor.redact(data.decode("utf-8", errors="replace"), cut_after=total > len(data))
     if total <= len(data):
         return text, False
     return f"{text}\n[output truncated: {total} bytes in all, the first {len(data)} kept]", True
@@ -315,8 +316,8 @@ class HookRunner:
             )
         except OSError as exc:
             return HookResult(hook, None, error=f"the command could not be started ({exc})")
-        stdout, cut_out = _cap_text(run.stdout, run.stdout_total)
-        stderr, cut_err = _cap_text(run.stderr, run.stderr_total)
+        stdout, cut_out = _cap_text(run.stdout, run.stdout_total, self._redactor)
+        stderr, cut_err = _cap_text(run.stderr, run.stderr_total, self._redactor)
         return HookResult(
             hook,
             run.exit_code,
@@ -344,6 +345,6 @@ class HookRunner:
             )
         cap = self._output_cap
         out, err = reply.stdout.encode(), reply.stderr.encode()
-        stdout, cut_out = _cap_text(out[:cap], len(out))
-        stderr, cut_err = _cap_text(err[:cap], len(err))
+        stdout, cut_out = _cap_text(out[:cap], len(out), self._redactor)
+        stderr, cut_err = _cap_text(err[:cap], len(err), self._redactor)
         return HookResult(hook, reply.exit_code, stdout, stderr, truncated=cut_out or cut_err)

@@ -42,7 +42,7 @@ from subagents.tools._context import ToolContext
 from subagents.tools._exceptions import ToolError
 from subagents.tools._processes import RUN_MARKER_ENV, ProcessSweep, kill_group
 from subagents.tools._protocol import ToolFlags, ToolResult
-from subagents.tools._secrets import child_environment
+from subagents.tools._secrets import SecretRedactor, child_environment
 
 __all__ = ["RUN_MARKER_ENV", "BashArgs", "BashTool", "CommandOutcome", "run_command"]
 
@@ -112,13 +112,28 @@ class _CappedBuffer:
             if len(self._tail) > 2 * self._tail_cap:
                 del self._tail[: len(self._tail) - self._tail_cap]
 
-    def result(self) -> tuple[bytes, bool]:
+    def result(self, redactor: SecretRedactor | None = None) -> tuple[bytes, bool]:
+        """The kept output and whether some was omitted.
+
+        With ``redactor``, a secret the cut went through is masked on both sides
+        of it (the whole output is masked later, by the tool's dispatch).
+        """
         tail = self._tail[-self._tail_cap :] if self._tail_cap else bytearray()
         omitted = self.total - len(self._head) - len(tail)
         if omitted <= 0:
             return bytes(self._head + self._tail), False
         marker = f"\n... [{omitted} bytes of output omitted] ...\n".encode()
-        return bytes(self._head + marker + tail), True
+        head, rest = bytes(self._head), bytes(tail)
+        if redactor:
+            head = _edges(redactor, head, cut_after=True)
+            rest = _edges(redactor, rest, cut_before=True)
+        return head + marker + rest, True
+
+
+def _edges(redactor: SecretRedactor, data: bytes, **cuts: bool) -> bytes:
+    # surrogateescape: bytes that are not UTF-8 (or a character the cut split) come back as is.
+    text = data.decode("utf-8", "surrogateescape")
+    return redactor.redact(text, **cuts).encode("utf-8", "surrogateescape")
 
 
 async def run_command(
@@ -130,13 +145,15 @@ async def run_command(
     kill_grace: float = BASH_KILL_GRACE_SECONDS,
     env: Mapping[str, str] | None = None,
     env_passthrough: Collection[str] = (),
+    redactor: SecretRedactor | None = None,
 ) -> CommandOutcome:
     """Run ``argv`` in a new session; kill its process group at exit, timeout or cancellation.
 
     Processes that left the group but carry the command's environment marker
     are killed too (see the module docstring). The command gets ``env``
     (default ``os.environ``) without its secret variables, except those named
-    in ``env_passthrough``.
+    in ``env_passthrough``. ``redactor`` masks a secret that the output's cut
+    went through (see :meth:`SecretRedactor.redact`).
     """
     sweep = ProcessSweep()
     environment = sweep.environment(child_environment(env, env_passthrough))
@@ -188,7 +205,7 @@ async def run_command(
                     await proc.wait()
             sweep.kill()
             await stdout.aclose()
-    output, truncated = buffer.result()
+    output, truncated = buffer.result(redactor)
     return CommandOutcome(
         output=output,
         total_bytes=buffer.total,
@@ -250,6 +267,7 @@ class BashTool:
             kill_grace=self.kill_grace_seconds,
             env=self.env,
             env_passthrough=self.env_passthrough,
+            redactor=ctx.redactor,
         )
         return _describe(outcome, timeout_ms)
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Final
 
 import attrs
@@ -53,6 +53,8 @@ __all__ = [
 REDACTED: Final = "[REDACTED]"
 #: Values shorter than this are not masked by equality: they would mask ordinary text.
 MIN_SECRET_CHARS: Final = 8
+#: The shortest piece of a secret masked where output was cut (:meth:`SecretRedactor.redact`).
+_MIN_PIECE_CHARS: Final = 4
 #: Provider and cloud variables that hold a secret (most also match the name patterns).
 SECRET_ENV_VARS: Final = (
     "ANTHROPIC_API_KEY",
@@ -74,6 +76,8 @@ SECRET_ENV_VARS: Final = (
     "AWS_SESSION_TOKEN",
     "AZURE_CLIENT_SECRET",
     "AZURE_CLIENT_CERTIFICATE_PASSWORD",
+    "PGPASSWORD",
+    "MYSQL_PWD",
 )
 _SECRET_VARIABLES: Final = frozenset(SECRET_ENV_VARS)
 
@@ -193,12 +197,35 @@ class SecretRedactor:
     def __bool__(self) -> bool:
         return bool(self.values)
 
-    def redact(self, text: str) -> str:
-        """``text`` with every known secret value replaced by :data:`REDACTED`."""
+    def redact(self, text: str, *, cut_before: bool = False, cut_after: bool = False) -> str:
+        """``text`` with every known secret value replaced by :data:`REDACTED`.
+
+        ``cut_before``/``cut_after`` say ``text`` is what was kept of a longer
+        output cut at its start/end: a secret the cut went through shows only a
+        piece there, which is masked too (from :data:`_MIN_PIECE_CHARS` characters).
+        """
         for value in self.values:
             if value in text:
                 text = text.replace(value, REDACTED)
+        if cut_after:
+            piece = self._piece(text, lambda v, n: text.endswith(v[:n]))
+            if piece:
+                text = text[:-piece] + REDACTED
+        if cut_before:
+            piece = self._piece(text, lambda v, n: text.startswith(v[-n:]))
+            if piece:
+                text = REDACTED + text[piece:]
         return text
+
+    def _piece(self, text: str, shows: Callable[[str, int], bool]) -> int:
+        """The length of the longest piece of a secret that ``shows`` at a cut, or 0."""
+        best = 0
+        for value in self.values:
+            for size in range(min(len(value) - 1, len(text)), max(best, _MIN_PIECE_CHARS - 1), -1):
+                if shows(value, size):
+                    best = size
+                    break
+        return best
 
 
 def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
