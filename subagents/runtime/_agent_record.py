@@ -277,6 +277,7 @@ class AgentRecord:
             limits=Limits.for_definition(self.definition, defaults=services.config.run_limits()),
             workspace_root=services.cwd,
             approver=self.router,
+            redactor=services.redactor,
         )
         self.actor = AgentActor(
             self.spec,

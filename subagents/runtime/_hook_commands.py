@@ -15,8 +15,15 @@ the rest, so a chatty hook never blocks on a full pipe and never grows memory.
 When the shell exits, the process group is killed (``SIGKILL``) to remove
 background children it left behind; at the deadline, or when the caller is
 cancelled, the whole group is killed and reaped before anything else happens.
+Processes that left the group (``setsid ... &``, a daemon) are found by the
+marker in their environment and killed too, as ``Bash``'s are
+(:class:`~subagents.tools.ProcessSweep`): no hook process outlives its run.
 A caller's cancellation then propagates; a deadline is reported as
 :attr:`CommandRun.timed_out`.
+
+The command's environment is the runtime's without its secret variables
+(:func:`~subagents.tools.child_environment`), except those ``env_passthrough``
+names.
 """
 
 from __future__ import annotations
@@ -27,9 +34,8 @@ import functools
 import math
 import os
 import re
-import signal
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import attrs
@@ -38,6 +44,7 @@ import trio
 
 from subagents._exceptions import SubagentsError
 from subagents.agents import HookSpec
+from subagents.tools import ProcessSweep, child_environment, kill_group
 
 __all__ = [
     "DEFAULT_HOOK_OUTPUT_CAP",
@@ -305,12 +312,6 @@ class _CappedBuffer:
             self.data += chunk[:room]
 
 
-def kill_group(pgid: int) -> None:
-    """``SIGKILL`` every process of group ``pgid``; a group already gone is fine."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
 async def _pump(stream: trio.abc.ReceiveStream, buffer: _CappedBuffer, done: trio.Event) -> None:
     try:
         while chunk := await stream.receive_some(_READ_SIZE):
@@ -337,21 +338,27 @@ async def run_hook_command(
     output_cap: int,
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
+    env_passthrough: Collection[str] = (),
 ) -> CommandRun:
     """Run ``command`` with ``stdin_data`` on its stdin until it exits or ``deadline`` passes.
 
     ``deadline`` is on the Trio clock (``math.inf`` for none). ``env`` is added
-    to the runtime's own environment. Raises :class:`OSError` when the shell
-    cannot be started (a missing ``cwd``, for one); never leaves a process of
-    the hook's group running.
+    to the runtime's own environment; secret variables are then removed, except
+    those in ``env_passthrough``. Raises :class:`OSError` when the shell
+    cannot be started (a missing ``cwd``, for one); never leaves a process the
+    hook started running.
     """
+    sweep = ProcessSweep()
+    environment = sweep.environment(
+        child_environment({**os.environ, **(env or {})}, env_passthrough)
+    )
     proc = await trio.lowlevel.open_process(
         [_SHELL, "-c", command],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=None if cwd is None else os.fspath(cwd),
-        env=None if not env else {**os.environ, **env},
+        env=environment,
         start_new_session=True,
     )
     stdin, stdout, stderr = proc.stdin, proc.stdout, proc.stderr
@@ -371,7 +378,7 @@ async def run_hook_command(
                 await proc.wait()
             timed_out = waiting.cancelled_caught
             # Background children left behind (or, on timeout, everything) go now.
-            kill_group(proc.pid)
+            sweep.kill(proc.pid)
             feeding.cancel()
             with trio.move_on_after(_REAP_TIMEOUT):
                 await proc.wait()
@@ -385,6 +392,7 @@ async def run_hook_command(
                 kill_group(proc.pid)
                 with trio.move_on_after(_REAP_TIMEOUT):
                     await proc.wait()
+            sweep.kill()
             for stream in (stdin, stdout, stderr):
                 await stream.aclose()
     return CommandRun(

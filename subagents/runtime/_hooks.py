@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import final
 
 import attrs
@@ -84,12 +84,14 @@ from subagents.runtime._hook_values import (
     HookResult,
     HookRunnerStatistics,
 )
+from subagents.tools import SecretRedactor
 
 __all__ = ["HookRunner"]
 
 
-def _cap_text(data: bytes, total: int) -> tuple[str, bool]:
-    text = data.decode("utf-8", errors="replace")
+def _cap_text(data: bytes, total: int, redactor: SecretRedactor) -> tuple[str, bool]:
+    """The text of capped output, masked; a secret the cap cut through is masked too."""
+    text = redactor.redact(data.decode("utf-8", errors="replace"), cut_after=total > len(data))
     if total <= len(data):
         return text, False
     return f"{text}\n[output truncated: {total} bytes in all, the first {len(data)} kept]", True
@@ -123,11 +125,24 @@ class HookRunner:
     """Fires hooks: the global ones it holds, plus the agent-scoped ones each call passes.
 
     ``cwd`` is the directory commands run in when the payload names none;
-    ``env`` is added to their environment; ``bus`` (optional) receives a
+    ``env`` is added to their environment, from which secret variables are
+    removed but those ``env_passthrough`` names; ``redactor`` (default: the
+    values of ``os.environ``'s secret variables) masks secrets in every hook's
+    output and error before anyone reads them; ``bus`` (optional) receives a
     :class:`HookFired` event per hook run, built only when someone subscribes.
     """
 
-    __slots__ = ("_bus", "_by_event", "_counts", "_cwd", "_env", "_output_cap", "hooks")
+    __slots__ = (
+        "_bus",
+        "_by_event",
+        "_counts",
+        "_cwd",
+        "_env",
+        "_output_cap",
+        "_passthrough",
+        "_redactor",
+        "hooks",
+    )
 
     def __init__(
         self,
@@ -136,6 +151,8 @@ class HookRunner:
         bus: Bus | None = None,
         cwd: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
+        env_passthrough: Collection[str] = (),
+        redactor: SecretRedactor | None = None,
         output_cap: int = DEFAULT_HOOK_OUTPUT_CAP,
     ) -> None:
         self.hooks: tuple[Hook, ...] = tuple(hooks)
@@ -143,6 +160,8 @@ class HookRunner:
         self._bus = bus
         self._cwd = cwd
         self._env = dict(env) if env else None
+        self._passthrough = frozenset(env_passthrough)
+        self._redactor = SecretRedactor.from_environ() if redactor is None else redactor
         self._output_cap = output_cap
         self._counts = {"firings": 0, "hooks_run": 0, "blocked": 0, "timed_out": 0, "failed": 0}
 
@@ -247,7 +266,14 @@ class HookRunner:
                 result = await self._run_function(hook, payload, hook_deadline)
         except Exception as exc:
             result = HookResult(hook, None, error=f"{type(exc).__name__}: {exc}")
-        result = attrs.evolve(result, duration=trio.current_time() - start)
+        redact = self._redactor.redact
+        result = attrs.evolve(
+            result,
+            stdout=redact(result.stdout),
+            stderr=redact(result.stderr),
+            error=None if result.error is None else redact(result.error),
+            duration=trio.current_time() - start,
+        )
         self._counts["hooks_run"] += 1
         self._counts["timed_out"] += result.timed_out
         self._counts["failed"] += result.error is not None
@@ -286,11 +312,12 @@ class HookRunner:
                 output_cap=self._output_cap,
                 cwd=payload.cwd or self._cwd,
                 env=self._env,
+                env_passthrough=self._passthrough,
             )
         except OSError as exc:
             return HookResult(hook, None, error=f"the command could not be started ({exc})")
-        stdout, cut_out = _cap_text(run.stdout, run.stdout_total)
-        stderr, cut_err = _cap_text(run.stderr, run.stderr_total)
+        stdout, cut_out = _cap_text(run.stdout, run.stdout_total, self._redactor)
+        stderr, cut_err = _cap_text(run.stderr, run.stderr_total, self._redactor)
         return HookResult(
             hook,
             run.exit_code,
@@ -318,6 +345,6 @@ class HookRunner:
             )
         cap = self._output_cap
         out, err = reply.stdout.encode(), reply.stderr.encode()
-        stdout, cut_out = _cap_text(out[:cap], len(out))
-        stderr, cut_err = _cap_text(err[:cap], len(err))
+        stdout, cut_out = _cap_text(out[:cap], len(out), self._redactor)
+        stderr, cut_err = _cap_text(err[:cap], len(err), self._redactor)
         return HookResult(hook, reply.exit_code, stdout, stderr, truncated=cut_out or cut_err)

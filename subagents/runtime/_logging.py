@@ -19,9 +19,10 @@ are formatted and before anything is written. It replaces the value of any
 key that names a secret (``api_key``, ``authorization``, ``x-api-key``,
 ``password``, ``token``, ``secret``, ``cookie``...) and masks, in every string
 at any depth, Anthropic keys (``sk-ant-...``), ``Bearer`` tokens, ``key: value``
-pairs of secret headers, and the current values of ``ANTHROPIC_API_KEY`` and
-``ANTHROPIC_AUTH_TOKEN``. Objects that are not plain data are logged as their
-masked ``repr``.
+pairs of secret headers, and the current values of every secret environment
+variable (``ANTHROPIC_API_KEY``, ``*_TOKEN``...). What a secret is, and the
+masking itself, belong to :mod:`subagents.tools._secrets`. Objects that are
+not plain data are logged as their masked ``repr``.
 
 Logging never stops the runtime: when the log file cannot be opened or
 written (disk full, folder deleted or not writable), that is said once on
@@ -47,6 +48,14 @@ import attrs
 import structlog
 from structlog.typing import EventDict, FilteringBoundLogger, WrappedLogger
 
+from subagents.tools._secrets import (
+    REDACTED,
+    SECRET_ENV_VARS,
+    is_secret_key,
+    mask_text,
+    secret_values,
+)
+
 if TYPE_CHECKING:
     from subagents.runtime._settings_values import RuntimeConfig
 
@@ -62,77 +71,13 @@ __all__ = [
     "redact",
 ]
 
-#: What a secret is replaced with.
-REDACTED: Final = "[REDACTED]"
-#: Environment variables whose current values are masked wherever they appear.
-SECRET_ENV_VARS: Final = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 #: A session's log is ``<state_dir>/logs/<session_id><LOG_FILE_SUFFIX>``.
 LOG_FILE_SUFFIX: Final = ".jsonl"
 
 _LEVELS: Final = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 _LEVEL_ALIASES: Final = {"warn": "warning", "exception": "error", "fatal": "critical"}
 
-# Words that make a key name a secret, matched against its ``_``-separated parts.
-_SECRET_WORDS: Final = frozenset(
-    {
-        "apikey",
-        "authorization",
-        "auth",
-        "cookie",
-        "credential",
-        "credentials",
-        "passphrase",
-        "passwd",
-        "password",
-        "secret",
-        "token",
-    }
-)
-_NON_ALNUM: Final = re.compile(r"[^a-z0-9]+")
-
-_ANTHROPIC_KEY: Final = re.compile(r"sk-ant-[A-Za-z0-9_\-]+")
-_GENERIC_KEY: Final = re.compile(r"\bsk-[A-Za-z0-9_\-]{20,}")
-_BEARER: Final = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/]+=*")
-_SECRET_PAIR: Final = re.compile(
-    r"(?i)\b((?:x-api-key|api[-_]?key|authorization|password|passwd|secret|"
-    r"(?:access|refresh|auth)[-_]?token|token)[\"']?\s*[:=]\s*[\"']?)"
-    r"(?!bearer\s|\[REDACTED\])([^\s\"',;&}\]]+)"
-)
-# Values this short are not masked by equality: they would mask ordinary text.
-_MIN_SECRET_CHARS: Final = 8
 _MAX_DEPTH: Final = 12
-
-
-def is_secret_key(key: str) -> bool:
-    """Whether a key's value is a secret (``api_key``, ``X-Api-Key``, ``access_token``...).
-
-    ``input_tokens`` and ``max_tokens`` are counts, not secrets.
-    """
-    normal = _NON_ALNUM.sub("_", key.lower()).strip("_")
-    if "api_key" in normal or "private_key" in normal:
-        return True
-    return any(part in _SECRET_WORDS for part in normal.split("_"))
-
-
-def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with ``secrets`` (exact values) and anything that looks like a secret masked."""
-    for secret in secrets:
-        if secret and len(secret) >= _MIN_SECRET_CHARS and secret in text:
-            text = text.replace(secret, REDACTED)
-    if "sk-" in text:
-        text = _ANTHROPIC_KEY.sub(REDACTED, text)
-        text = _GENERIC_KEY.sub(REDACTED, text)
-    text = _BEARER.sub(lambda m: f"{m[1]} {REDACTED}", text)
-    return _SECRET_PAIR.sub(lambda m: m[1] + REDACTED, text)
-
-
-def _env_secrets(env: Mapping[str, str]) -> tuple[str, ...]:
-    found = []
-    for name in SECRET_ENV_VARS:
-        value = env.get(name)
-        if value and value.strip():
-            found.append(value.strip())
-    return tuple(found)
 
 
 def redact(value: Any, secrets: Iterable[str] = (), *, env: Mapping[str, str] | None = None) -> Any:
@@ -142,9 +87,9 @@ def redact(value: Any, secrets: Iterable[str] = (), *, env: Mapping[str, str] | 
     replaced by :data:`REDACTED` and strings masked (:func:`mask_text`);
     numbers, booleans and ``None`` are kept; anything else becomes its masked
     ``repr``. ``env`` (default ``os.environ``) supplies the current values of
-    :data:`SECRET_ENV_VARS`, masked too.
+    its secret variables (:func:`~subagents.tools.is_secret_variable`), masked too.
     """
-    known = (*secrets, *_env_secrets(os.environ if env is None else env))
+    known = (*secrets, *secret_values(os.environ if env is None else env))
     return _redact(value, known, 0)
 
 
@@ -483,7 +428,7 @@ def open_log(
     The file is ``<state_dir>/logs/<session_id>.jsonl`` (created, with the
     folder, if needed) unless ``logging.json_file`` is false. ``stderr``
     defaults to the current ``sys.stderr``; ``env`` (default ``os.environ``)
-    is where the values of :data:`SECRET_ENV_VARS` to mask are read.
+    is where the values of the secret variables to mask are read.
     """
     settings = config.logging
     path = config.logs_dir / _file_name(session_id) if settings.json_file else None

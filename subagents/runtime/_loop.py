@@ -69,7 +69,7 @@ from subagents.runtime._provider import (
     Usage,
 )
 from subagents.runtime._result import AgentResult, TerminateReason
-from subagents.tools import Approver, ToolContext, ToolResult, ToolSelection
+from subagents.tools import Approver, SecretRedactor, ToolContext, ToolResult, ToolSelection
 
 __all__ = ["AgentSpec", "RunControl", "grace_notice", "run_agent"]
 
@@ -113,6 +113,9 @@ class AgentSpec:
     max_tokens: int = DEFAULT_MAX_TOKENS
     workspace_root: Path = attrs.field(factory=Path.cwd, converter=Path)
     approver: Approver | None = None
+    redactor: SecretRedactor = attrs.field(
+        factory=SecretRedactor.from_environ, eq=False, repr=False
+    )
     require_complete_task: bool | None = None
     complete_task: CompleteTask = attrs.field(init=False, eq=False, repr=False)
     tool_specs: tuple[Mapping[str, Any], ...] = attrs.field(init=False, eq=False, repr=False)
@@ -623,6 +626,7 @@ class _Run:
                     self._deadline,
                     spec.approver,
                     call.id,
+                    spec.redactor,
                 )
                 result = await tools.call(call.name, call.input, ctx)
         except Exception as exc:  # the call's own error boundary
@@ -630,7 +634,8 @@ class _Run:
                 f"Tool '{call.name}' failed ({_describe(exc)}); the agent keeps running. "
                 "Try another approach."
             )
-        results[index] = ToolResultBlock(call.id, result.content or "(no output)", result.is_error)
+        content = spec.redactor.redact(result.content) or "(no output)"
+        results[index] = ToolResultBlock(call.id, content, result.is_error)
         if active:
             await publisher.publish(
                 ToolCallEnded,

@@ -41,6 +41,7 @@ from subagents.runtime._workspace_trust import ProjectTrust, restrict_catalog, t
 from subagents.tools import (
     ApprovalCallback,
     CallbackApprover,
+    SecretRedactor,
     Tool,
     builtin_tools,
     lifecycle_tools,
@@ -195,6 +196,8 @@ async def open_runtime(
             chosen = await stack.enter_async_context(_chosen_provider(config, env))
         else:
             chosen = provider
+        # Secrets of the process and of ``env`` (the provider's key may be in either).
+        redactor = SecretRedactor.from_environ(os.environ, env)
         services = Services(
             config=config,
             session_id=session_id,
@@ -202,16 +205,27 @@ async def open_runtime(
             home=home_dir,
             env=env,
             provider=chosen,
-            hooks=HookRunner((*config.global_hooks(), *hooks), bus=bus, cwd=root),
+            hooks=HookRunner(
+                (*config.global_hooks(), *hooks),
+                bus=bus,
+                cwd=root,
+                env_passthrough=config.env_passthrough,
+                redactor=redactor,
+            ),
             log=log,
             trust=config.trust_policy(),
             root_approver=(
                 None if approval_callback is None else CallbackApprover(approval_callback)
             ),
+            redactor=redactor,
         )
         follower = ProgressFollower(log)
         runtime = Runtime(services, catalog=catalog, bus=bus, follower=follower)
-        services.tools = (*builtin_tools(), *tools, *lifecycle_tools(RuntimeHost(runtime)))
+        services.tools = (
+            *builtin_tools(env_passthrough=config.env_passthrough),
+            *tools,
+            *lifecycle_tools(RuntimeHost(runtime)),
+        )
         body_error: BaseException | None = None
         async with trio.open_nursery() as nursery:
             events = follower.subscribe(bus, capacity=supervisor_config.bus_capacity)

@@ -18,7 +18,7 @@ from subagents.runtime._hooks import HookRunner
 from subagents.runtime._logging import RuntimeLog
 from subagents.runtime._provider import Provider
 from subagents.runtime._settings_values import RuntimeConfig
-from subagents.tools import Approver, Tool, TrustPolicy
+from subagents.tools import Approver, SecretRedactor, Tool, TrustPolicy
 
 if TYPE_CHECKING:
     from subagents.runtime._agent_record import AgentRecord
@@ -33,7 +33,9 @@ class Services:
     ``tools`` are every tool an agent may be given (the built-ins and the
     lifecycle tools bound to the runtime), before each agent's filter;
     ``root_approver`` answers the approval requests that climb past the
-    top-level agents (``None``: they are denied).
+    top-level agents (``None``: they are denied); ``redactor`` masks the
+    values of the secret variables of ``os.environ`` and ``env`` in every tool
+    result and hook output.
     """
 
     config: RuntimeConfig
@@ -47,6 +49,7 @@ class Services:
     tools: tuple[Tool, ...] = ()
     trust: TrustPolicy = attrs.field(factory=TrustPolicy)
     root_approver: Approver | None = None
+    redactor: SecretRedactor = attrs.field(factory=SecretRedactor.from_environ)
     records: dict[str, AgentRecord] = attrs.field(factory=dict)
 
     @property

@@ -27,6 +27,8 @@ A file holds any subset of::
     model = "sonnet"                  # the lead's default model: an alias or a full id
     trusted_sources = ["builtin", "project", "cli"]
     nicknames = ["Ada", "Grace"]      # replaces the shipped pool
+    env_passthrough = ["GITHUB_TOKEN"]  # secret variables Bash and hooks still get
+                                      # (their values are still masked in results)
 
     [limits]
     max_threads = 8
@@ -56,6 +58,7 @@ a table and its key joined by a double underscore::
     SUBAGENTS_PROVIDER=scripted                provider
     SUBAGENTS_MODEL=opus                       model
     SUBAGENTS_TRUSTED_SOURCES=builtin,project  trusted_sources (comma list, or a JSON array)
+    SUBAGENTS_ENV_PASSTHROUGH=GITHUB_TOKEN     env_passthrough (comma list, or a JSON array)
     SUBAGENTS_LIMITS__MAX_THREADS=4            limits.max_threads
     SUBAGENTS_TRANSCRIPTS__ENABLED=false       transcripts.enabled (true/false, 1/0, yes/no, on/off)
     SUBAGENTS_MODEL_ALIASES__FAST=claude-...   model_aliases.fast

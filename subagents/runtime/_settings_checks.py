@@ -145,6 +145,17 @@ def _check_sources(_: Any, __: Any, value: Any) -> None:
         )
 
 
+def _check_passthrough(_: Any, __: Any, value: Any) -> None:
+    if not isinstance(value, frozenset) or not all(
+        isinstance(name, str) and name and "=" not in name and "\0" not in name for name in value
+    ):
+        _fail(
+            "env_passthrough",
+            "a list of environment variable names (text without '=')",
+            sorted(value, key=str) if isinstance(value, frozenset) else value,
+        )
+
+
 def _check_nicknames(_: Any, __: Any, value: Any) -> None:
     if value is None:
         return

@@ -14,6 +14,7 @@ from subagents.runtime._transcript_errors import DiskErrorPolicy
 __all__ = [
     "DEFAULT_CANCEL_TIMEOUT",
     "DEFAULT_CLOSE_GRACE_PERIOD",
+    "DEFAULT_ENV_PASSTHROUGH",
     "DEFAULT_MAILBOX_SIZE",
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_THREADS",
@@ -54,6 +55,8 @@ DEFAULT_WAIT_MAX_SECONDS: Final = 600.0
 DEFAULT_STATE_DIR: Final = Path("~/.subagents/state")
 #: Definition sources whose agents may be given tools that write or execute.
 DEFAULT_TRUSTED_SOURCES: Final = frozenset({"builtin", "project", "cli"})
+#: Secret environment variables still given to Bash and command hooks (none: all are removed).
+DEFAULT_ENV_PASSTHROUGH: Final = frozenset[str]()
 #: Transcripts older than this many days are cleaned.
 DEFAULT_RETENTION_DAYS: Final = 30
 

@@ -29,6 +29,7 @@ def _env_kinds() -> dict[str, _EnvKind]:
         "model": "text",
         "trusted_sources": "list",
         "nicknames": "list",
+        "env_passthrough": "list",
         "model_aliases": "json",
         "hooks": "json",
     }

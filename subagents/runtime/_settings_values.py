@@ -34,6 +34,7 @@ from subagents.runtime._settings_checks import (
     _check_hooks,
     _check_model,
     _check_nicknames,
+    _check_passthrough,
     _check_sources,
     _check_state_dir,
     _choice,
@@ -52,6 +53,7 @@ from subagents.runtime._settings_checks import (
 from subagents.runtime._settings_defaults import (
     DEFAULT_CANCEL_TIMEOUT,
     DEFAULT_CLOSE_GRACE_PERIOD,
+    DEFAULT_ENV_PASSTHROUGH,
     DEFAULT_MAILBOX_SIZE,
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_THREADS,
@@ -239,6 +241,9 @@ class RuntimeConfig:
     nicknames: tuple[str, ...] | None = attrs.field(
         default=None, converter=_to_names, validator=_check_nicknames
     )
+    env_passthrough: frozenset[str] = attrs.field(
+        default=DEFAULT_ENV_PASSTHROUGH, converter=_to_frozenset, validator=_check_passthrough
+    )
     transcripts: TranscriptsConfig = attrs.field(factory=TranscriptsConfig)
     logging: LoggingConfig = attrs.field(factory=LoggingConfig)
     sources: Mapping[str, str] = attrs.field(
@@ -329,7 +334,14 @@ _SECTIONS: Final[Mapping[str, type]] = types.MappingProxyType(
 )
 #: Free tables: merged entry by entry (aliases) or concatenated per entry (hooks).
 _TABLES: Final = ("model_aliases", "hooks")
-_SCALARS: Final = ("state_dir", "provider", "model", "trusted_sources", "nicknames")
+_SCALARS: Final = (
+    "state_dir",
+    "provider",
+    "model",
+    "trusted_sources",
+    "nicknames",
+    "env_passthrough",
+)
 _TOP_KEYS: Final = (*_SCALARS, *_TABLES, *_SECTIONS)
 
 

@@ -68,10 +68,22 @@ from subagents.tools._lifecycle_args import (
 )
 from subagents.tools._lifecycle_tools import lifecycle_tools
 from subagents.tools._ls import LSArgs, LSTool
+from subagents.tools._processes import RUN_MARKER_ENV, ProcessSweep, kill_group
 from subagents.tools._protocol import Tool, ToolFlags, ToolResult
 from subagents.tools._read import ReadArgs, ReadTool
 from subagents.tools._registry import ToolRegistry, validate_tool_name
 from subagents.tools._schema import input_schema, tool_spec
+from subagents.tools._secrets import (
+    MIN_SECRET_CHARS,
+    REDACTED,
+    SECRET_ENV_VARS,
+    SecretRedactor,
+    child_environment,
+    is_secret_key,
+    is_secret_variable,
+    mask_text,
+    secret_values,
+)
 from subagents.tools._spawn_agent_tools import (
     CloseAgentTool,
     ResumeAgentTool,
@@ -122,6 +134,19 @@ __all__ = [
     # workspace confinement
     "Workspace",
     "WorkspacePath",
+    # secrets and the processes of a command
+    "MIN_SECRET_CHARS",
+    "REDACTED",
+    "SECRET_ENV_VARS",
+    "SecretRedactor",
+    "child_environment",
+    "is_secret_key",
+    "is_secret_variable",
+    "mask_text",
+    "secret_values",
+    "RUN_MARKER_ENV",
+    "ProcessSweep",
+    "kill_group",
     # built-in tools
     "BUILTIN_TOOL_NAMES",
     "BashArgs",

@@ -9,23 +9,24 @@ times out or the caller is cancelled, the whole process group is killed with
 propagates.
 
 A process can leave the group (``setsid``, a daemon's double fork), so each
-command also gets a marker in its environment (:data:`RUN_MARKER_ENV`, a
-random token), which its descendants inherit; on Linux every process of the
-same user whose ``/proc/<pid>/environ`` carries the command's marker is
-killed as well. A process that starts over with a new environment
-(``env -i``) is not found this way: this is cleanup, not a sandbox.
+command also gets a marker in its environment, which its descendants inherit,
+and every process carrying it is killed as well (:mod:`._processes`). A
+process that starts over with a new environment (``env -i``) is not found
+this way: this is cleanup, not a sandbox.
+
+The command's environment is the runtime's without its secret variables
+(provider keys, ``*_TOKEN``, ``*_PASSWORD``...; see :mod:`._secrets`) except
+those ``env_passthrough`` names; whatever the command prints is masked by the
+call's redactor before the model or the transcript sees it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import secrets
 import shutil
-import signal
 import subprocess
-from collections.abc import Mapping, Sequence
-from typing import Annotated, Final, final
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Annotated, final
 
 import attrs
 import msgspec
@@ -39,17 +40,15 @@ from subagents.tools._config import (
 )
 from subagents.tools._context import ToolContext
 from subagents.tools._exceptions import ToolError
+from subagents.tools._processes import RUN_MARKER_ENV, ProcessSweep, kill_group
 from subagents.tools._protocol import ToolFlags, ToolResult
+from subagents.tools._secrets import SecretRedactor, child_environment
 
 __all__ = ["RUN_MARKER_ENV", "BashArgs", "BashTool", "CommandOutcome", "run_command"]
 
 _READ_SIZE = 64 * 1024
 #: Bound on reaping a process group after SIGKILL (it takes microseconds in practice).
 _REAP_TIMEOUT = 5.0
-#: The environment variable that marks every process a command starts.
-RUN_MARKER_ENV: Final = "SUBAGENTS_COMMAND_RUN"
-#: Sweeps for marked processes (a process may fork while the previous sweep kills).
-_SWEEPS: Final = 5
 
 
 class BashArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -113,13 +112,28 @@ class _CappedBuffer:
             if len(self._tail) > 2 * self._tail_cap:
                 del self._tail[: len(self._tail) - self._tail_cap]
 
-    def result(self) -> tuple[bytes, bool]:
+    def result(self, redactor: SecretRedactor | None = None) -> tuple[bytes, bool]:
+        """The kept output and whether some was omitted.
+
+        With ``redactor``, a secret the cut went through is masked on both sides
+        of it (the whole output is masked later, by the tool's dispatch).
+        """
         tail = self._tail[-self._tail_cap :] if self._tail_cap else bytearray()
         omitted = self.total - len(self._head) - len(tail)
         if omitted <= 0:
             return bytes(self._head + self._tail), False
         marker = f"\n... [{omitted} bytes of output omitted] ...\n".encode()
-        return bytes(self._head + marker + tail), True
+        head, rest = bytes(self._head), bytes(tail)
+        if redactor:
+            head = _edges(redactor, head, cut_after=True)
+            rest = _edges(redactor, rest, cut_before=True)
+        return head + marker + rest, True
+
+
+def _edges(redactor: SecretRedactor, data: bytes, **cuts: bool) -> bytes:
+    # surrogateescape: bytes that are not UTF-8 (or a character the cut split) come back as is.
+    text = data.decode("utf-8", "surrogateescape")
+    return redactor.redact(text, **cuts).encode("utf-8", "surrogateescape")
 
 
 async def run_command(
@@ -130,15 +144,19 @@ async def run_command(
     output_cap: int = BASH_OUTPUT_CAP_BYTES,
     kill_grace: float = BASH_KILL_GRACE_SECONDS,
     env: Mapping[str, str] | None = None,
+    env_passthrough: Collection[str] = (),
+    redactor: SecretRedactor | None = None,
 ) -> CommandOutcome:
     """Run ``argv`` in a new session; kill its process group at exit, timeout or cancellation.
 
     Processes that left the group but carry the command's environment marker
-    are killed too (see the module docstring).
+    are killed too (see the module docstring). The command gets ``env``
+    (default ``os.environ``) without its secret variables, except those named
+    in ``env_passthrough``. ``redactor`` masks a secret that the output's cut
+    went through (see :meth:`SecretRedactor.redact`).
     """
-    marker = secrets.token_hex(16)
-    environment = dict(os.environ if env is None else env)
-    environment[RUN_MARKER_ENV] = marker
+    sweep = ProcessSweep()
+    environment = sweep.environment(child_environment(env, env_passthrough))
     try:
         proc = await trio.lowlevel.open_process(
             list(argv),
@@ -173,8 +191,7 @@ async def run_command(
                 await proc.wait()
             timed_out = deadline.cancelled_caught
             # Leftover background children (or, on timeout, everything) go now.
-            _kill_group(proc.pid)
-            _kill_marked(marker)
+            sweep.kill(proc.pid)
             with trio.move_on_after(_REAP_TIMEOUT):
                 await proc.wait()
             with trio.move_on_after(kill_grace):
@@ -183,12 +200,12 @@ async def run_command(
     finally:
         with trio.CancelScope(shield=True):
             if proc.returncode is None:
-                _kill_group(proc.pid)
+                kill_group(proc.pid)
                 with trio.move_on_after(_REAP_TIMEOUT):
                     await proc.wait()
-            _kill_marked(marker)
+            sweep.kill()
             await stdout.aclose()
-    output, truncated = buffer.result()
+    output, truncated = buffer.result(redactor)
     return CommandOutcome(
         output=output,
         total_bytes=buffer.total,
@@ -198,57 +215,19 @@ async def run_command(
     )
 
 
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
-def _carries(pid: str, entry: bytes) -> bool:
-    """Whether process ``pid`` has ``entry`` in its environment (``False`` if unreadable)."""
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            return entry in f.read().split(b"\0")
-    except OSError:
-        return False
-
-
-def _kill_marked(marker: str) -> None:
-    """``SIGKILL`` every process whose environment carries ``marker`` (Linux; else nothing)."""
-    if not hasattr(os, "pidfd_open"):
-        return
-    entry = f"{RUN_MARKER_ENV}={marker}".encode()
-    own = str(os.getpid())
-    for _ in range(_SWEEPS):
-        try:
-            pids = [p for p in os.listdir("/proc") if p.isdigit() and p != own]
-        except OSError:
-            return
-        found = False
-        for pid in pids:
-            if not _carries(pid, entry):
-                continue
-            try:
-                fd = os.pidfd_open(int(pid))
-            except OSError:
-                continue
-            try:
-                # Checked again once the pidfd pins the process: a pid reused meanwhile
-                # is never signalled.
-                if _carries(pid, entry):
-                    found = True
-                    signal.pidfd_send_signal(fd, signal.SIGKILL)
-            except OSError:
-                pass
-            finally:
-                os.close(fd)
-        if not found:
-            return
+def _names(names: Iterable[str]) -> frozenset[str]:
+    return frozenset(names)
 
 
 @final
 @attrs.frozen
 class BashTool:
-    """Runs one shell command in the workspace root with a timeout and an output cap."""
+    """Runs one shell command in the workspace root with a timeout and an output cap.
+
+    ``env`` replaces the runtime's environment as the command's (``None``: the
+    runtime's own); either way its secret variables are removed, except those
+    named in ``env_passthrough`` (the ``env_passthrough`` setting).
+    """
 
     default_timeout_ms: int = BASH_DEFAULT_TIMEOUT_MS
     max_timeout_ms: int = BASH_MAX_TIMEOUT_MS
@@ -256,14 +235,22 @@ class BashTool:
     kill_grace_seconds: float = BASH_KILL_GRACE_SECONDS
     shell: str = attrs.field(factory=lambda: shutil.which("bash") or "/bin/sh")
     env: Mapping[str, str] | None = None
+    env_passthrough: frozenset[str] = attrs.field(default=frozenset(), converter=_names)
 
     name = "Bash"
     description = (
         "Run a shell command in the workspace root and return its output (stdout and stderr "
         f"together) and exit code. Default timeout {BASH_DEFAULT_TIMEOUT_MS // 1000} s, at most "
         f"{BASH_MAX_TIMEOUT_MS // 1000} s (the `timeout` argument is in milliseconds); output "
-        f"beyond {BASH_OUTPUT_CAP_BYTES} bytes is cut in the middle. Background processes are "
-        "killed when the command ends. Prefer Read, Grep and Glob for reading and searching."
+        f"beyond {BASH_OUTPUT_CAP_BYTES} bytes is cut in the middle; stdin is empty. "
+        "Guaranteed: the processes the command starts, background, nohup and setsid ones "
+        "included, are killed when it ends, times out or the agent stops, so a server or "
+        "watcher started here is gone before your next call. Not guaranteed: this is cleanup, "
+        "not a sandbox. The command runs as the user in the workspace folder, with the "
+        "user's access to every file and to the network, and a process that clears its "
+        "environment (env -i) escapes the cleanup. Secret environment variables (API keys, "
+        "tokens, passwords) are not set, and their values are masked in the output. Prefer "
+        "Read, Grep and Glob for reading and searching."
     )
     arguments_type = BashArgs
     flags = ToolFlags(read_only=False, background_safe=True, needs_approval=True)
@@ -279,6 +266,8 @@ class BashTool:
             output_cap=self.output_cap_bytes,
             kill_grace=self.kill_grace_seconds,
             env=self.env,
+            env_passthrough=self.env_passthrough,
+            redactor=ctx.redactor,
         )
         return _describe(outcome, timeout_ms)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Final
 
 from subagents.tools._bash import BashTool
@@ -19,9 +20,13 @@ __all__ = ["BUILTIN_TOOL_NAMES", "builtin_registry", "builtin_tools"]
 BUILTIN_TOOL_NAMES: Final = ("Read", "Write", "Edit", "Glob", "Grep", "LS", "Bash")
 
 
-def builtin_tools() -> tuple[Tool, ...]:
-    """A fresh instance of every built-in tool, with default limits."""
-    return (ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), LSTool(), BashTool())
+def builtin_tools(*, env_passthrough: Collection[str] = ()) -> tuple[Tool, ...]:
+    """A fresh instance of every built-in tool, with default limits.
+
+    ``env_passthrough`` names the secret environment variables ``Bash`` still passes on.
+    """
+    bash = BashTool(env_passthrough=env_passthrough)
+    return (ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), LSTool(), bash)
 
 
 def builtin_registry() -> ToolRegistry:

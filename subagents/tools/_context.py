@@ -9,6 +9,7 @@ import attrs
 import trio
 
 from subagents.tools._approval import Approver
+from subagents.tools._secrets import SecretRedactor
 from subagents.tools._workspace import Workspace
 
 __all__ = ["ToolContext"]
@@ -20,7 +21,9 @@ class ToolContext:
 
     ``cancel_scope`` is the calling agent's scope (its deadline bounds pending
     approvals); ``approver`` is the agent's link in the approval chain, and
-    ``None`` means calls that need approval are denied.
+    ``None`` means calls that need approval are denied. ``redactor`` masks the
+    runtime's secret values in the call's result before anyone reads it (by
+    default, those of ``os.environ`` when the context is made).
     """
 
     agent_id: str
@@ -29,6 +32,7 @@ class ToolContext:
     cancel_scope: trio.CancelScope | None = None
     approver: Approver | None = None
     tool_use_id: str | None = None
+    redactor: SecretRedactor = attrs.field(factory=SecretRedactor.from_environ, repr=False)
 
     @property
     def deadline(self) -> float:

@@ -1,5 +1,8 @@
 """Running one tool call: validate, ask for approval, call, and contain failures.
 
+The result's text is masked (:attr:`ToolContext.redactor`: the values of the
+runtime's secret environment variables) before it is capped and returned, so
+no caller (a hook, the transcript, the model) sees a secret a tool printed.
 Whatever goes wrong on the way (bad arguments, a denied or timed-out approval, a
 :class:`ToolError` or even a bug inside the tool) comes back as an error
 :class:`ToolResult` so the agent keeps running. ``trio.Cancelled`` and
@@ -54,16 +57,19 @@ async def dispatch(
     try:
         result: object = await tool.call(args, ctx)
     except ToolError as exc:
-        return ToolResult.error(str(exc))
+        return _masked(ToolResult.error(str(exc)), ctx)
     except Exception as exc:
-        return ToolResult.error(
-            f"Tool '{tool.name}' failed unexpectedly ({type(exc).__name__}: {exc}). "
-            "This is a bug in the tool, not in your arguments; try another approach.",
-            exception=type(exc).__name__,
+        return _masked(
+            ToolResult.error(
+                f"Tool '{tool.name}' failed unexpectedly ({type(exc).__name__}: {exc}). "
+                "This is a bug in the tool, not in your arguments; try another approach.",
+                exception=type(exc).__name__,
+            ),
+            ctx,
         )
     if not isinstance(result, ToolResult):
         return ToolResult.error(f"Tool '{tool.name}' returned no result.")
-    return _cap(result, max_result_chars)
+    return _cap(_masked(result, ctx), max_result_chars)
 
 
 def summarize_arguments(args: msgspec.Struct) -> str:
@@ -101,6 +107,16 @@ def _denied(name: str, decision: ApprovalDecision) -> ToolResult:
         reason = decision.reason or "the user declined"
         text = f"Permission to use '{name}' was denied ({reason}); the call was not run."
     return ToolResult.error(text, approval_denied=True, approval_timed_out=decision.timed_out)
+
+
+def _masked(result: ToolResult, ctx: ToolContext) -> ToolResult:
+    """``result`` with the runtime's secret values masked in its text (before any cap cuts one)."""
+    content = ctx.redactor.redact(result.content)
+    if content == result.content:
+        return result
+    return ToolResult(
+        content=content, is_error=result.is_error, details={**result.details, "redacted": True}
+    )
 
 
 def _cap(result: ToolResult, limit: int) -> ToolResult:

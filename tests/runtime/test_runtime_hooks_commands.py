@@ -23,6 +23,7 @@ from subagents.runtime._hook_commands import (
 from subagents.runtime._hook_run import subagent_run_hooks
 from subagents.runtime._hook_values import Hook, hooks_from_settings
 from subagents.runtime._hooks import HookRunner
+from subagents.tools import SecretRedactor
 
 PRE = HookEvent.PRE_TOOL_USE
 POST = HookEvent.POST_TOOL_USE
@@ -296,3 +297,47 @@ async def test_a_hook_reading_nothing_and_sleeping_is_bounded(event: HookEvent) 
     outcome = await fire(event, "exec sleep 30", timeout=0.3)
     assert trio.current_time() - start < 2
     assert outcome.results[0].timed_out
+
+
+# -- processes that leave the group, secrets in the environment ----------------------------
+
+#: Starts a ``setsid``'d daemon (a session of its own, out of the hook's group), waits until
+#: it has written its pid, then runs ``{rest}``.
+DAEMON = (
+    "mkfifo {fifo} && exec 3<>{fifo}; "
+    "setsid sh -c 'echo $$ > {pid}; echo >&3; exec sleep 30' & "
+    "read -r _ <&3; {rest}"
+)
+
+
+@pytest.mark.parametrize(("rest", "timeout"), [("echo started", 5.0), ("sleep 30", 0.3)])
+async def test_a_daemonized_hook_process_does_not_outlive_the_hook(
+    tmp_path: Path, rest: str, timeout: float
+) -> None:
+    pid_file = tmp_path / "daemon.pid"
+    command = DAEMON.format(fifo=tmp_path / "fifo", pid=pid_file, rest=rest)
+    outcome = await fire(PRE, command, timeout=timeout)
+    assert outcome.results[0].timed_out is (rest == "sleep 30")
+    assert await dead(int(pid_file.read_text()))
+
+
+async def test_hooks_start_without_secret_variables_but_those_passed_through(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_hooktest_0123456789")
+    monkeypatch.setenv("DEPLOY_PASSWORD", "hook-password-123")
+    command = 'echo "gh=${GITHUB_TOKEN-unset} pw=${DEPLOY_PASSWORD-unset} home=${HOME:+set}"'
+    outcome = await fire(START, command)
+    assert outcome.feedback == ("gh=unset pw=unset home=set",)
+    passed = await fire(START, command, env_passthrough=["DEPLOY_PASSWORD"])
+    assert passed.feedback == ("gh=unset pw=[REDACTED] home=set",)  # there, and masked
+
+
+async def test_a_secret_in_hook_output_is_masked_even_where_the_cap_cuts_it() -> None:
+    secret = "s3cr3t-value-0123456789"
+    redactor = SecretRedactor((secret,))
+    whole = await fire(PRE, f"echo {secret} >&2; exit 2", redactor=redactor)
+    assert whole.reason == "[REDACTED]"
+    # The cap keeps the first 20 bytes: the secret's first 10 characters, masked too.
+    cut = await fire(PRE, f"printf 0123456789{secret}", redactor=redactor, output_cap=20)
+    assert cut.results[0].stdout.startswith("0123456789[REDACTED]\n[output truncated")

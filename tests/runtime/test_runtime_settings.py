@@ -552,3 +552,24 @@ def test_random_toml_gives_a_config_or_a_config_error(dirs: Dirs, lines: list[st
     result = outcome(dirs)
     if isinstance(result, ConfigError):
         assert result.path == dirs.project_file
+
+
+# --------------------------------------------------------------------------- env_passthrough
+
+
+def test_env_passthrough_names_secret_variables_for_bash_and_hooks(dirs: Dirs) -> None:
+    assert dirs.load().env_passthrough == frozenset()
+    write(dirs.user_file, 'env_passthrough = ["GITHUB_TOKEN"]\n')
+    assert dirs.load().env_passthrough == {"GITHUB_TOKEN"}
+    config = dirs.load(env={"SUBAGENTS_ENV_PASSTHROUGH": "NPM_TOKEN, PGPASSWORD"})
+    assert config.env_passthrough == {"NPM_TOKEN", "PGPASSWORD"}
+    assert config.sources["env_passthrough"] == "env SUBAGENTS_ENV_PASSTHROUGH"
+    assert config.flat()["env_passthrough"] == ["NPM_TOKEN", "PGPASSWORD"]
+
+
+@pytest.mark.parametrize("value", ["'GITHUB_TOKEN'", "['A=B']", "[1]"])
+def test_env_passthrough_must_be_a_list_of_names(dirs: Dirs, value: str) -> None:
+    write(dirs.project_file, f"env_passthrough = {value}\n")
+    error = error_of(dirs)
+    assert error.key == "env_passthrough"
+    assert "a list of environment variable names" in str(error)
