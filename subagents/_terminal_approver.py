@@ -217,8 +217,8 @@ class TerminalApprover:
             if chars > PROMPT_CHARS or len(lines) > PROMPT_LINES:
                 return self._refuse(req, chars, len(lines))
             if not one_line:
-                for line in lines:
-                    self.console.print(line, soft_wrap=True)
+                for row in lines:
+                    self.console.print(row, soft_wrap=True)
             if math.isfinite(req.deadline):
                 left = max(0.0, req.deadline - trio.current_time())
                 self.console.print(f"allow? \\[y/N] (within {left:.0f}s) ", end="")

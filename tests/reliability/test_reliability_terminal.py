@@ -29,7 +29,6 @@ import time
 from pathlib import Path
 
 import pytest
-import trio
 from rich.console import Console
 
 from subagents._live import render_progress
@@ -186,7 +185,7 @@ def test_rich_markup_and_controls_in_the_tree_are_shown_as_text() -> None:
     assert "\x1b]" not in raw  # [link=…] planted no OSC 8 link
     drawn = RICH_CSI.sub("", raw).replace("\n", "")
     assert_inert(drawn)
-    assert MARKUP in drawn
+    assert "[link=evil.example]" in drawn  # the type column, shown as written
     assert "Ada␛]52;c;ZWNobyBwd25lZA==␇" in drawn
 
 
@@ -199,7 +198,7 @@ def test_agents_list_and_show_show_a_hostile_definition_as_signs(
         "---\nname: sly\n"
         'description: "Reviews code\\e]52;c;ZWNobyBwd25lZA==\\a \\u202e[bold]now"\n'
         "model: inherit\n---\n"
-        f"You review code.\x1b[2J\x1b[H{REVERSED}\rhidden\n"
+        f"You review code.\x1b[2J\x1b[H{REVERSED}\x08hidden\n"
     )
     home = tmp_path / "home"
     home.mkdir()
@@ -210,7 +209,7 @@ def test_agents_list_and_show_show_a_hostile_definition_as_signs(
         assert_inert(out.replace("\n", ""))
         assert "sly" in out
     assert "Reviews code␛]52;c;ZWNobyBwd25lZA==␇ ⟨U+202E⟩[bold]now" in out
-    assert f"You review code.␛[2J␛[H{SHOWN[REVERSED]}␍hidden" in out
+    assert f"You review code.␛[2J␛[H{SHOWN[REVERSED]}␈hidden" in out
 
 
 # -- the approval prompt ----------------------------------------------------------------
