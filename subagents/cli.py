@@ -23,6 +23,7 @@ from ._cli_resume import add_resume_command
 from ._cli_run import add_run_command
 from ._cli_transcripts import add_transcripts_commands
 from ._demo import run_demo
+from ._visible import visible
 
 __all__ = ["main"]
 
@@ -31,7 +32,8 @@ def _demo_command(args: argparse.Namespace) -> int:
     root: Path = args.dir
     if not root.is_dir():
         print(
-            f"subagents demo: {root} is not a directory; give a folder to survey.", file=sys.stderr
+            f"subagents demo: {visible(str(root))} is not a directory; give a folder to survey.",
+            file=sys.stderr,
         )
         return 2
     if args.max_threads < 1:
