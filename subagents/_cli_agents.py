@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from subagents._visible import visible
+from subagents._visible import json_safe, visible
 from subagents.agents import (
     AgentCatalog,
     AgentDefinition,
@@ -321,7 +321,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     failed = any(not report.ok for report in reports)
     out = sys.stdout
     if args.json:
-        out.write(encode_record(validation_record(reports)).decode("utf-8"))
+        out.write(json_safe(encode_record(validation_record(reports)).decode("utf-8")))
         out.write("\n")
         return 1 if failed else 0
     for report in reports:

@@ -24,7 +24,7 @@ import msgspec
 
 from subagents._exceptions import SubagentsError
 from subagents._formatting import format_duration, format_tokens, plural
-from subagents._visible import visible
+from subagents._visible import json_safe, visible
 from subagents.runtime import (
     MessageRecord,
     MetaRecord,
@@ -217,7 +217,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     out = sys.stdout
     if args.json:
         records = [_info_record(info, n) for info, n in zip(infos, counts, strict=True)]
-        out.write(json.dumps(records, indent=2, ensure_ascii=False) + "\n")
+        out.write(json_safe(json.dumps(records, indent=2, ensure_ascii=False)) + "\n")
         return 0
     if not infos:
         print(f"No transcripts under {visible(str(state_dir))}.", file=out)
@@ -373,7 +373,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
         return _fail("show", f"could not read the transcript: {exc.strerror or exc}")
     out = sys.stdout
     if args.json:
-        out.write(json.dumps(_transcript_record(transcript), indent=2, ensure_ascii=False))
+        out.write(
+            json_safe(json.dumps(_transcript_record(transcript), indent=2, ensure_ascii=False))
+        )
         out.write("\n")
         return 0
     lines = _meta_lines(transcript)

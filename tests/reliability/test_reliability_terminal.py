@@ -7,10 +7,11 @@ an answer), C1 controls, a carriage return that overwrites a line, and bidi
 overrides that reverse what follows. Every human-facing output must show
 them as signs (:mod:`subagents._visible`) and never write them raw:
 
-- ``subagents run`` over a hostile folder, in plain lines and in the live view
-  (a real pseudo-terminal), then ``transcripts list`` and ``show`` of its
-  transcripts, ``subagents demo`` over the same folder, and ``agents list`` and
-  ``show`` of a hostile definition;
+- ``subagents run`` over a hostile folder, in plain lines, in the live view
+  (a real pseudo-terminal) and in ``--json`` (which escapes C1 and bidi too),
+  then ``transcripts list`` and ``show`` of its transcripts, ``subagents
+  demo`` over the same folder, and ``agents list`` and ``show`` of a hostile
+  definition;
 - rich markup in untrusted text (``[link=…]``, ``[bold]``) is shown as text;
 - the approval prompt shows the whole command, runs of spaces counted and
   controls as signs, and refuses what it cannot show whole.
@@ -19,6 +20,7 @@ them as signs (:mod:`subagents._visible`) and never write them raw:
 from __future__ import annotations
 
 import io
+import json
 import os
 import pty
 import re
@@ -26,6 +28,7 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -80,6 +83,19 @@ def assert_inert(text: str) -> None:
     assert found is None, repr(text[max(found.start() - 80, 0) : found.end() + 80])
 
 
+def strings(value: object) -> Iterator[str]:
+    """Every string in a JSON value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from strings(item)
+
+
 def environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
 
@@ -116,6 +132,25 @@ def test_plain_lines_and_transcripts_show_hostile_names_as_signs(tmp_path: Path)
         assert show.returncode == 0, show.stderr
         assert_inert(show.stdout.replace("\n", ""))
         assert "␛]52;c;" in show.stdout  # the folder names, in tool calls and results
+
+
+def test_json_output_escapes_what_a_terminal_could_obey(tmp_path: Path) -> None:
+    project = hostile_project(tmp_path)
+    state = tmp_path / "state"
+    done = cli(
+        tmp_path, "run", "Survey", "--cwd", str(project), "--state-dir", str(state), "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    assert_inert(done.stdout)
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    texts = "\n".join(strings(lines))
+    assert CLIPBOARD in texts
+    assert REVERSED in texts
+    lead = lines[-1]["agent_id"]
+    show = cli(tmp_path, "transcripts", "show", lead, "--state-dir", str(state), "--json")
+    assert show.returncode == 0, show.stderr
+    assert_inert(show.stdout.replace("\n", ""))
+    assert QUERY in "\n".join(strings(json.loads(show.stdout)))
 
 
 def test_the_live_view_shows_hostile_names_as_signs(tmp_path: Path) -> None:
