@@ -207,18 +207,21 @@ class TerminalApprover:
 
     async def _ask(self, req: ApprovalRequest) -> ApprovalDecision:
         lines = prompt_lines(req)
-        one_line = not req.arguments and len(lines) == 1
         chars = sum(len(line) for line in lines)
+        too_long = chars > PROMPT_CHARS or len(lines) > PROMPT_LINES
         context = self.live.paused() if self.live is not None else _nothing()
         with context:
             prompt = Text("approval needed: ", style="bold yellow")
-            prompt.append_text(self._describe(req, summary=one_line))
-            self.console.print(prompt, soft_wrap=True)
-            if chars > PROMPT_CHARS or len(lines) > PROMPT_LINES:
+            prompt.append_text(self._describe(req, summary=False))
+            if too_long:
+                self.console.print(prompt, soft_wrap=True)
                 return self._refuse(req, chars, len(lines))
-            if not one_line:
-                for row in lines:
-                    self.console.print(row, soft_wrap=True)
+            if not req.arguments and len(lines) == 1:
+                # A summary of one line stays on the prompt's line, shown as strictly.
+                prompt.append(": " + lines.pop().plain.removeprefix(_GUTTER))
+            self.console.print(prompt, soft_wrap=True)
+            for row in lines:
+                self.console.print(row, soft_wrap=True)
             if math.isfinite(req.deadline):
                 left = max(0.0, req.deadline - trio.current_time())
                 self.console.print(f"allow? \\[y/N] (within {left:.0f}s) ", end="")
@@ -240,7 +243,7 @@ class TerminalApprover:
 
     def _refuse(self, req: ApprovalRequest, chars: int, lines: int) -> ApprovalDecision:
         """Deny a call too long to show whole, saying so on the terminal and to the model."""
-        size = f"{chars:,} characters on {plural(lines, 'line')}"
+        size = f"{chars:,} characters on {plural(lines, 'line')} as shown"
         limit = f"{PROMPT_CHARS:,} characters or {PROMPT_LINES:,} lines"
         self.console.print(
             Text(

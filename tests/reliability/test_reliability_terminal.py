@@ -35,7 +35,7 @@ import pytest
 from rich.console import Console
 
 from subagents._live import render_progress
-from subagents._terminal_approver import TerminalApprover
+from subagents._terminal_approver import PROMPT_LINES, TerminalApprover
 from subagents.actors import RUNNING, AgentSpawned, Completed, StatusChanged
 from subagents.cli import main
 from subagents.runtime._events import ToolCallStarted
@@ -324,3 +324,21 @@ async def test_dispatch_gives_the_approver_the_whole_arguments(tmp_path: Path) -
     result = await dispatch(BashTool(), {"command": command}, ctx)
     assert result.is_error
     assert seen[0].arguments["command"] == command
+
+
+async def test_a_script_of_too_many_lines_is_refused_and_the_answer_kept() -> None:
+    approver, out = prompt("y\n")
+    script = "\n".join(f"echo {n}" for n in range(PROMPT_LINES)) + "\nrm -rf ~"
+    refused = await approver(bash(script))
+    assert not refused.approved
+    assert "too long to show" in refused.reason
+    assert "rm -rf" not in out.getvalue()
+    # Nothing was asked, so the "y" typed is still there for the next prompt.
+    assert (await approver(bash("ls"))).approved
+
+
+async def test_a_summary_without_arguments_is_shown_as_strictly() -> None:
+    approver, out = prompt("n\n")
+    request = ApprovalRequest("a-1", "Bash", summary="ls" + " " * 300 + "; rm -rf ~\r")
+    await approver(request)
+    assert "wants to run Bash: ls⟨300 spaces⟩; rm -rf ~␍" in out.getvalue()
