@@ -3,7 +3,8 @@
 ``list`` shows the agents a session would have (the winner of each name),
 ``show NAME`` one resolved definition and the scope that won, ``validate``
 what the loaders say about each file, with a non-zero exit code on errors
-and ``--json`` for programs.
+and ``--json`` for programs. Definitions come from the repository, so what
+they say is shown by :func:`~subagents._visible.visible`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from subagents._cli_trust import trust_line
+from subagents._visible import json_safe, visible
 from subagents.agents import (
     AgentCatalog,
     AgentDefinition,
@@ -189,6 +191,7 @@ def _issues(catalog: AgentCatalog, definition: AgentDefinition) -> int:
 
 
 def _table(rows: Sequence[Sequence[str]], out: TextIO) -> None:
+    rows = [[visible(cell) for cell in row] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
@@ -272,31 +275,32 @@ def _cmd_show(args: argparse.Namespace) -> int:
     try:
         definition = catalog.get(args.name)
     except UnknownAgentError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {visible(str(exc))}", file=sys.stderr)
         return 1
-    print(definition.name, file=out)
+    print(visible(definition.name), file=out)
     for label, value in _field_lines(definition, catalog):
-        print(f"  {label + ':':<19} {value}", file=out)
+        print(f"  {label + ':':<19} {visible(value)}", file=out)
     hidden = [o for o in catalog.overrides if o.name == definition.name]
     candidates = catalog.candidates[definition.name]
     print(f"\nScope: {definition.source.value} won", file=out)
     if len(candidates) > 1:
         for override in hidden:
-            print(f"  {override.reason}", file=out)
+            print(f"  {visible(override.reason)}", file=out)
     else:
         print("  no other definition has this name", file=out)
     selection = filter_tools(builtin_tools(), tool_policy(definition))
     print("\nTools (as a subagent of a lead that holds every built-in tool):", file=out)
-    for line in selection.explain().splitlines():
-        print(f"  {line}", file=out)
+    for line in selection.explain().split("\n"):
+        print(f"  {visible(line)}", file=out)
     report = catalog.report_for(definition)
     if report is not None:
-        print(f"\nDiagnostics ({report.label}):", file=out)
+        print(f"\nDiagnostics ({visible(report.label)}):", file=out)
         for diagnostic in _sorted(diagnostics_for(report, definition)):
-            print(f"  {diagnostic.format()}", file=out)
+            print(f"  {visible(diagnostic.format())}", file=out)
     print("\nSystem prompt:", file=out)
-    for line in (definition.system_prompt or "(empty)").splitlines():
-        print(f"  {line}".rstrip(), file=out)
+    # Split at newlines only: a carriage return or another separator is shown, not obeyed.
+    for line in (definition.system_prompt or "(empty)").split("\n"):
+        print(f"  {visible(line, newlines=True)}".rstrip(" "), file=out)
     return 0
 
 
@@ -319,16 +323,16 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     failed = any(not report.ok for report in reports)
     out = sys.stdout
     if args.json:
-        out.write(encode_record(validation_record(reports)).decode("utf-8"))
+        out.write(json_safe(encode_record(validation_record(reports)).decode("utf-8")))
         out.write("\n")
         return 1 if failed else 0
     for report in reports:
-        print(f"{report.label}: {_status(report)}", file=out)
+        print(f"{visible(report.label)}: {visible(_status(report))}", file=out)
         if report.kind in (FileKind.NOT_AN_AGENT, FileKind.SKIPPED) and report.ok:
             continue
         for diagnostic in _sorted(report.diagnostics):
             if args.verbose or diagnostic.severity is not Severity.NOTE:
-                print(f"  {diagnostic.format()}", file=out)
+                print(f"  {visible(diagnostic.format())}", file=out)
     agents = sum(len(r.definitions) for r in reports)
     not_agents = sum(1 for r in reports if r.kind is FileKind.NOT_AN_AGENT)
     skipped = sum(1 for r in reports if r.kind is FileKind.SKIPPED)

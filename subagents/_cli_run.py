@@ -33,6 +33,7 @@ from subagents._live import open_live_view
 from subagents._plain_printer import open_plain_printer
 from subagents._report import print_summary, summarize
 from subagents._terminal_approver import TerminalApprover
+from subagents._visible import visible
 from subagents.actors import Bus, is_final
 from subagents.runtime import (
     AgentResult,
@@ -121,8 +122,11 @@ def add_run_command(commands: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def fail(command: str, message: str, code: int = 2) -> int:
-    """Print ``subagents COMMAND: message`` as one line on stderr; return ``code``."""
-    print(f"subagents {command}: {message}", file=sys.stderr)
+    """Print ``subagents COMMAND: message`` as one line on stderr; return ``code``.
+
+    The message may quote a definition, a setting or a path: controls are shown as signs.
+    """
+    print(f"subagents {command}: {visible(message)}", file=sys.stderr)
     return code
 
 

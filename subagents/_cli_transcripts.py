@@ -5,7 +5,8 @@ Every agent's transcript is a JSON-lines file under
 them all, newest first; ``show ID`` one of them, readably: who the agent is,
 each message (tool calls and results shortened), the result of each run, and
 any line the loader left out or repaired. ``--json`` prints the same for
-programs.
+programs. Everything a transcript holds is untrusted (model text, tool
+arguments and results, names): it is shown by :func:`~subagents._visible.visible`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import msgspec
 
 from subagents._exceptions import SubagentsError
 from subagents._formatting import format_duration, format_tokens, plural
+from subagents._visible import json_safe, visible
 from subagents.runtime import (
     MessageRecord,
     MetaRecord,
@@ -130,7 +132,7 @@ def not_found_message(agent_id: str, state_dir: Path) -> str:
 
 
 def _fail(command: str, message: str, code: int = 1) -> int:
-    print(f"subagents transcripts {command}: {message}", file=sys.stderr)
+    print(f"subagents transcripts {command}: {visible(message)}", file=sys.stderr)
     return code
 
 
@@ -176,6 +178,7 @@ def _last(result: ResultRecord | None) -> str:
 
 
 def _table(rows: Sequence[Sequence[str]], out: TextIO) -> None:
+    rows = [[visible(cell) for cell in row] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
@@ -214,10 +217,10 @@ def _cmd_list(args: argparse.Namespace) -> int:
     out = sys.stdout
     if args.json:
         records = [_info_record(info, n) for info, n in zip(infos, counts, strict=True)]
-        out.write(json.dumps(records, indent=2, ensure_ascii=False) + "\n")
+        out.write(json_safe(json.dumps(records, indent=2, ensure_ascii=False)) + "\n")
         return 0
     if not infos:
-        print(f"No transcripts under {state_dir}.", file=out)
+        print(f"No transcripts under {visible(str(state_dir))}.", file=out)
         return 0
     rows: list[list[str]] = [
         ["SESSION", "AGENT ID", "TYPE", "NICKNAME", "MSGS", "SIZE", "MODIFIED", "LAST RESULT"]
@@ -239,7 +242,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     sessions = len({info.session_id for info in infos})
     print(
         f"\n{plural(len(infos), 'transcript')} in {plural(sessions, 'session')} under "
-        f"{state_dir}. `subagents transcripts show ID` shows one; "
+        f"{visible(str(state_dir))}. `subagents transcripts show ID` shows one; "
         "`subagents resume ID` brings the agent back.",
         file=out,
     )
@@ -262,7 +265,9 @@ def _input(arguments: Mapping[str, Any]) -> str:
 
 
 def _indented(text: str, prefix: str = "    ") -> list[str]:
-    return [f"{prefix}{line}".rstrip() for line in text.splitlines()] or [prefix.rstrip()]
+    # Split at newlines only: a carriage return or another separator is shown, not obeyed.
+    lines = text.removesuffix("\n").split("\n") if text else []
+    return [f"{prefix}{line}".rstrip(" ") for line in lines] or [prefix.rstrip()]
 
 
 def _meta_lines(transcript: Transcript) -> list[str]:
@@ -368,7 +373,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
         return _fail("show", f"could not read the transcript: {exc.strerror or exc}")
     out = sys.stdout
     if args.json:
-        out.write(json.dumps(_transcript_record(transcript), indent=2, ensure_ascii=False))
+        out.write(
+            json_safe(json.dumps(_transcript_record(transcript), indent=2, ensure_ascii=False))
+        )
         out.write("\n")
         return 0
     lines = _meta_lines(transcript)
@@ -382,5 +389,6 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if transcript.notes:
         lines += ["", f"Notes ({len(transcript.notes)})"]
         lines += _problem_lines(transcript.notes)
-    out.write("\n".join(lines) + "\n")
+    # Every line is one line: shown with its controls as signs (tabs kept).
+    out.write("\n".join(visible(line, newlines=True) for line in lines) + "\n")
     return 0

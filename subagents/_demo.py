@@ -4,7 +4,9 @@ A lead actor fans out one worker per top-level folder, never more than
 ``max_threads`` at once (the rest wait for a slot), and gathers their reports
 from the completion notices in its mailbox. Each worker walks its folder and
 counts files, lines and bytes by extension. Every spawn and status change is
-printed as it is published on the bus, so the supervision is visible.
+printed as it is published on the bus, so the supervision is visible. Folder
+and file names are shown by :func:`~subagents._visible.visible`: a name can
+hold terminal controls.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any, Final, TextIO
 
 import trio
 
+from subagents._visible import visible
 from subagents.actors import (
     ActorContext,
     AgentLimitReached,
@@ -120,20 +123,21 @@ async def _print_events(sub: Subscription, out: TextIO) -> None:
             print(f"  … {event.dropped} events not shown (the printer fell behind)", file=out)
         elif isinstance(event, AgentSpawned):
             indent = "  " * event.depth
-            print(f"{indent}+ {event.nickname} spawned: {event.label}", file=out)
+            print(f"{indent}+ {visible(event.nickname)} spawned: {visible(event.label)}", file=out)
         elif isinstance(event, StatusChanged) and kind_of(event.status) != "pending_init":
             indent = "  " * event.depth
-            print(f"{indent}  {event.nickname}: {kind_of(event.status)}", file=out)
+            print(f"{indent}  {visible(event.nickname)}: {kind_of(event.status)}", file=out)
 
 
 def _table(reports: list[dict[str, Any]]) -> str:
     rows = sorted(reports, key=lambda r: -r["lines"])
-    width = max([len(r["folder"]) for r in rows] + [6])
+    names = [visible(r["folder"]) for r in rows]
+    width = max([len(name) for name in names] + [6])
     lines = [f"{'folder':<{width}}  {'files':>7}  {'lines':>9}  {'KiB':>9}  top extensions"]
-    for r in rows:
-        exts = ", ".join(f"{e} {n}" for e, n in r["extensions"].items())
+    for name, r in zip(names, rows, strict=True):
+        exts = visible(", ".join(f"{e} {n}" for e, n in r["extensions"].items()))
         lines.append(
-            f"{r['folder'] + '/':<{width}}  {r['files']:>7,}  {r['lines']:>9,}  "
+            f"{name + '/':<{width}}  {r['files']:>7,}  {r['lines']:>9,}  "
             f"{r['bytes'] / 1024:>9,.1f}  {exts}"
         )
     total_files = sum(r["files"] for r in rows)
@@ -149,7 +153,10 @@ async def _demo(root: Path, max_threads: int, timeout: float, out: TextIO) -> in
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_print_events, sub, out)
             async with open_supervisor(config, bus=bus) as sup:
-                print(f"surveying {root} with at most {max_threads} agents at once", file=out)
+                print(
+                    f"surveying {visible(str(root))} with at most {max_threads} agents at once",
+                    file=out,
+                )
                 lead = await sup.spawn(_lead(root, timeout), label=f"lead over {root.name}/")
                 result = await sup.wait([lead.id], timeout=timeout + 1)
                 await sup.close(lead.id)
@@ -157,7 +164,7 @@ async def _demo(root: Path, max_threads: int, timeout: float, out: TextIO) -> in
             sub.close()  # the printer shows what is still buffered, then ends
     status = result.statuses[lead.id]
     if not isinstance(status, Completed) or status.result is None:
-        print(f"the lead did not complete: {status}", file=sys.stderr)
+        print(f"the lead did not complete: {visible(str(status))}", file=sys.stderr)
         return 1
     print(file=out)
     print(_table(json.loads(status.result)), file=out)

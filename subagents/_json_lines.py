@@ -10,7 +10,9 @@ then one last ``run_finished`` line with the summary::
 Every line carries ``type``, ``seq``, ``time``, ``agent_id``, ``parent_id``,
 ``depth`` and ``nickname``; a ``status_changed`` line has a ``status`` object
 whose ``kind`` is ``pending_init``, ``running``, ``completed`` (with
-``result``), ``errored`` (with ``message``) or ``shutdown``.
+``result``), ``errored`` (with ``message``) or ``shutdown``. Characters a
+terminal could obey (C1 controls, bidi overrides...) are written as ``\\u``
+escapes (:func:`~subagents._visible.json_safe`), which decode to the same text.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import trio
 
 from subagents._line_sink import LineSink
 from subagents._report import RunSummary, summarize
+from subagents._visible import json_safe
 from subagents.actors import NOT_FOUND, Bus, Event, Lagged, Subscription
 from subagents.runtime._events import RunFinished
 from subagents.runtime._progress import DEFAULT_MAX_AGENTS, ProgressTracker
@@ -104,7 +107,7 @@ class JsonLinesWriter:
             marker = {"type": "lagged", "dropped": event.dropped, "seq": self.last_seq}
             marker |= {"time": time.time(), "agent_id": None, "parent_id": None}
             marker |= {"depth": None, "nickname": None}
-            return self._encoder.encode(marker).decode() + "\n"
+            return json_safe(self._encoder.encode(marker).decode()) + "\n"
         self.tracker.handle(event)
         if isinstance(event, RunFinished):
             finished = self._finished
@@ -114,7 +117,7 @@ class JsonLinesWriter:
                 del finished[next(iter(finished))]
         self.written += 1
         self.last_seq = event.seq
-        return self._encode(event) + "\n"
+        return json_safe(self._encode(event)) + "\n"
 
     def _encode(self, event: Event) -> str:
         kind = type(event)
@@ -221,7 +224,8 @@ class JsonLinesWriter:
             transcripts_dir=transcripts_dir,
         )
         self._sink.flush_pending()
-        self._sink.write_now(self._encoder.encode(self.summary_line(summary)).decode() + "\n")
+        line = self._encoder.encode(self.summary_line(summary)).decode()
+        self._sink.write_now(json_safe(line) + "\n")
         return summary
 
 

@@ -36,6 +36,7 @@ from rich.table import Table
 from rich.text import Text
 
 from subagents._formatting import format_duration, format_tokens, status_text, tree_prefixes
+from subagents._visible import visible
 from subagents.actors import Errored, Subscription, is_final, is_live
 from subagents.runtime._progress import ProgressTracker, follow
 from subagents.runtime._progress_values import AgentProgress
@@ -85,18 +86,21 @@ def _select(rows: Sequence[AgentProgress], max_rows: int) -> list[AgentProgress]
 
 
 def _activity(row: AgentProgress) -> Text:
-    """What the agent is doing (live), or how it ended and what it did last (final)."""
+    """What the agent is doing (live), or how it ended and what it did last (final).
+
+    Tool arguments, file names and errors are untrusted: shown by :func:`visible`.
+    """
     if not is_final(row.status):
-        text = Text(row.status_message)
+        text = Text(visible(row.status_message))
         last = row.last_activity
         if last and last not in row.status_message:
-            text.append(f" · {last}", style="dim")
+            text.append(f" · {visible(last)}", style="dim")
         return text
     if isinstance(row.status, Errored):
-        return Text(row.status_message, style="red")
+        return Text(visible(row.status_message), style="red")
     # The newest activity of a final agent is its final status; the one before says more.
     previous = [a.text for a in row.activities[:-1]]
-    return Text(previous[-1] if previous else row.status_message, style="dim")
+    return Text(visible(previous[-1] if previous else row.status_message), style="dim")
 
 
 def render_progress(
@@ -110,7 +114,9 @@ def render_progress(
 
     ``rows`` are in tree order (:meth:`ProgressTracker.tree`). Past ``max_rows``
     agents, live ones are kept first and a note says how many are not shown.
-    ``lagged`` events lost by the view are noted too.
+    ``lagged`` events lost by the view are noted too. Names, types and
+    activities are shown by :func:`~subagents._visible.visible`, as text, never
+    as markup.
     """
     ids = {row.agent_id for row in rows}
     roots = [row for row in rows if row.parent_id is None or row.parent_id not in ids]
@@ -137,10 +143,10 @@ def render_progress(
     prefixes = tree_prefixes(shown)
     for row in shown:
         name = Text(prefixes.get(row.agent_id, ""), style="dim")
-        name.append(row.nickname or row.agent_id, style="bold")
+        name.append(visible(row.nickname or row.agent_id), style="bold")
         table.add_row(
             name,
-            row.label or "-",
+            Text(visible(row.label or "-")),
             status_text(row.kind),
             str(row.turns),
             format_tokens(row.usage.total_tokens),

@@ -17,6 +17,7 @@ import trio
 
 from subagents._formatting import format_duration, format_tokens, plural
 from subagents._line_sink import LineSink
+from subagents._visible import visible
 from subagents.actors import (
     AgentSpawned,
     Completed,
@@ -59,11 +60,12 @@ class PlainPrinter:
     """One readable line per significant event, for logs and pipes (no ANSI codes).
 
     Lines look like ``12:03:04   Ada: Grep 'TODO' in src``: the time, the
-    agent indented by depth, what happened. Spawns, status changes (but
-    ``pending_init``, which the spawn line covers), tool calls, grace periods
-    and finished runs are printed; streaming chunks and usage are not. Lines
-    are written in batches, from a worker thread when ``threaded``, so a slow
-    pipe never blocks the Trio loop.
+    agent indented by depth, what happened (with any control character of a
+    name, an argument or a result shown by :func:`~subagents._visible.visible`).
+    Spawns, status changes (but ``pending_init``, which the spawn line
+    covers), tool calls, grace periods and finished runs are printed;
+    streaming chunks and usage are not. Lines are written in batches, from a
+    worker thread when ``threaded``, so a slow pipe never blocks the Trio loop.
     """
 
     __slots__ = ("_names", "_sink", "lagged", "lines")
@@ -88,7 +90,8 @@ class PlainPrinter:
         if what is None:
             return None
         indent = "  " * max(event.depth, 0)
-        return f"{_clock_text(event.time)} {indent}{what}"
+        # Names, tool arguments, results and errors are untrusted: controls shown as signs.
+        return f"{_clock_text(event.time)} {indent}{visible(what)}"
 
     def _describe(self, event: Event) -> str | None:
         name = event.nickname or event.agent_id

@@ -34,6 +34,7 @@ from subagents._formatting import (
     status_text,
     tree_prefixes,
 )
+from subagents._visible import visible
 from subagents.actors import Completed, Errored, Status, kind_of
 from subagents.runtime._events import RunFinished
 from subagents.runtime._progress import ProgressTracker
@@ -252,13 +253,13 @@ def summary_table(summary: RunSummary) -> Table:
     prefixes = tree_prefixes(summary.agents)
     for agent in summary.agents:
         name = Text(prefixes.get(agent.agent_id, ""), style="dim")
-        name.append(agent.nickname or agent.agent_id, style="bold")
+        name.append(visible(agent.nickname or agent.agent_id), style="bold")
         reason = agent.terminate_reason or "-"
         table.add_row(
             name,
-            agent.label or "-",
+            Text(visible(agent.label or "-")),
             status_text(agent.kind),
-            Text(reason, style="" if reason in ("goal", "-") else "yellow"),
+            Text(visible(reason), style="" if reason in ("goal", "-") else "yellow"),
             str(agent.turns),
             format_tokens(agent.usage.total_tokens),
             str(agent.tool_uses),
@@ -283,20 +284,21 @@ def _lead_renderables(summary: RunSummary) -> list[RenderableType]:
     lead = summary.lead
     if lead is None:
         return [Text("No lead agent was seen in this session.", style="yellow")]
-    name = escape(lead.nickname or lead.agent_id)
+    name = escape(visible(lead.nickname or lead.agent_id))
     kind = lead.kind
     style = STATUS_STYLES.get(kind, "")
-    reason = f" ({escape(lead.terminate_reason)})" if lead.terminate_reason else ""
+    reason = f" ({escape(visible(lead.terminate_reason))})" if lead.terminate_reason else ""
+    label = escape(visible(lead.label))
     out: list[RenderableType] = [
         Rule(
-            f"[bold]{name}[/] [dim]{escape(lead.label)}[/] [{style}]{escape(kind)}[/]{reason}",
+            f"[bold]{name}[/] [dim]{label}[/] [{style}]{escape(kind)}[/]{reason}",
             align="left",
         )
     ]
     if lead.result is not None:
-        out.append(Text(lead.result))
+        out.append(Text(visible(lead.result, newlines=True)))
     elif lead.error is not None:
-        out.append(Text(lead.error, style="red"))
+        out.append(Text(visible(lead.error, newlines=True), style="red"))
     else:
         out.append(Text("(no result)", style="dim"))
     return out
@@ -307,10 +309,10 @@ def print_summary(console: Console, summary: RunSummary) -> None:
     parts: list[RenderableType] = [*_lead_renderables(summary), Text(), summary_table(summary)]
     footer = Text()
     footer.append("session ", style="dim")
-    footer.append(summary.session_id, style="bold")
+    footer.append(visible(summary.session_id), style="bold")
     if summary.transcripts_dir is not None:
         footer.append("  transcripts ", style="dim")
-        footer.append(str(summary.transcripts_dir))
+        footer.append(visible(str(summary.transcripts_dir)))
     if summary.dropped:
         footer.append(f"  ({summary.dropped} events were not shown live)", style="dim")
     parts.append(footer)

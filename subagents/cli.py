@@ -25,6 +25,7 @@ from ._cli_run import add_run_command
 from ._cli_transcripts import add_transcripts_commands
 from ._cli_trust import add_trust_command
 from ._demo import run_demo
+from ._visible import visible
 
 __all__ = ["main"]
 
@@ -33,7 +34,8 @@ def _demo_command(args: argparse.Namespace) -> int:
     root: Path = args.dir
     if not root.is_dir():
         print(
-            f"subagents demo: {root} is not a directory; give a folder to survey.", file=sys.stderr
+            f"subagents demo: {visible(str(root))} is not a directory; give a folder to survey.",
+            file=sys.stderr,
         )
         return 2
     if args.max_threads < 1:

@@ -48,6 +48,7 @@ import attrs
 import structlog
 from structlog.typing import EventDict, FilteringBoundLogger, WrappedLogger
 
+from subagents._visible import visible
 from subagents.tools._secrets import (
     REDACTED,
     SECRET_ENV_VARS,
@@ -203,7 +204,8 @@ def _readable(event: Mapping[str, Any]) -> str:
     exception = event.get("exception")
     if exception:
         line += "\n" + str(exception).rstrip()
-    return line
+    # Hook output, tool arguments and file names reach the log: controls shown as signs.
+    return visible(line, newlines=True)
 
 
 def _write_all(fd: int, data: bytes) -> None:

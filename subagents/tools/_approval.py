@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Awaitable, Callable
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
 
 import attrs
 import trio
@@ -47,8 +47,12 @@ class ApprovalMode(enum.Enum):
 class ApprovalRequest:
     """One tool call waiting for permission.
 
-    ``deadline`` is on the Trio clock (``math.inf`` for none); ``route`` lists
-    the agents the request has passed through, the caller first.
+    ``summary`` is a short rendering of the arguments, for logs, and may be
+    cut; ``arguments`` are the whole validated arguments, which an approver
+    must show in full before it approves (empty when the request was built
+    from a summary alone). ``deadline`` is on the Trio clock (``math.inf`` for
+    none); ``route`` lists the agents the request has passed through, the
+    caller first.
     """
 
     agent_id: str
@@ -56,6 +60,7 @@ class ApprovalRequest:
     summary: str
     deadline: float = math.inf
     route: tuple[str, ...] = ()
+    arguments: Mapping[str, Any] = attrs.field(factory=dict, hash=False)
 
 
 @attrs.frozen

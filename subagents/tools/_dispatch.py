@@ -88,6 +88,7 @@ async def _ask_approval(tool: Tool, args: msgspec.Struct, ctx: ToolContext) -> A
         tool_name=tool.name,
         summary=summarize_arguments(args),
         deadline=ctx.deadline,
+        arguments=msgspec.to_builtins(args),
     )
     with trio.move_on_at(request.deadline):
         try:

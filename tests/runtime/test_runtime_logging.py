@@ -299,3 +299,18 @@ def test_session_ids_cannot_leave_the_logs_folder(tmp_path: Path) -> None:
 def test_unknown_levels_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown log level"):
         RuntimeLog(path=None, stderr_level="loud")
+
+
+def test_stderr_lines_show_controls_as_signs(tmp_path: Path) -> None:
+    # Hook output and file names reach the log: on stderr they must not act on the terminal.
+    err = io.StringIO()
+    hostile = "out\x1b]52;c;cHduZWQ=\x07\u202e\x9b6n"
+    with open_log(config_for(tmp_path), "t", stderr=err, env={}) as log:
+        log.for_agent(agent_id="a1", nickname="Ada\x1b[2J", depth=0).warning(
+            "hook failed", output=hostile
+        )
+    text = err.getvalue()
+    assert not any(c in text for c in "\x1b\x07\u202e\x9b")
+    assert "[Ada␛[2J d0] hook failed" in text
+    assert "out␛]52;c;cHduZWQ=␇⟨U+202E⟩⟨U+009B⟩6n" in text
+    assert lines_of(tmp_path / "state" / "logs" / "t.jsonl")[0]["output"] == hostile
