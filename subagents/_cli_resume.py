@@ -5,8 +5,8 @@ id, nickname, type, model and whole conversation. With PROMPT it runs on it;
 without one it carries on if it was stopped mid-run (Ctrl-C, a crash), and
 otherwise comes back idle with the result of its last run. The output is the
 same as ``subagents run``'s: a live view on a terminal, plain lines otherwise,
-every bus event as a JSON line with ``--json``; the first Ctrl-C stops it
-cleanly (exit code 130).
+every bus event as a JSON line with ``--json``; the first Ctrl-C, SIGTERM or
+SIGHUP stops it cleanly (exit code 130, 143 or 129).
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ def add_resume_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
             "if it was stopped mid-run (Ctrl-C, a crash), and otherwise comes back idle\n"
             "with the result of its last run. The output is that of `subagents run`; the\n"
             "exit code is 0 when the agent's last run succeeded, 1 otherwise, 130 after\n"
-            "Ctrl-C. Give the --cwd and --state-dir it ran with: its tools work in --cwd."
+            "Ctrl-C (143 after SIGTERM, 129 after SIGHUP). Give the --cwd and --state-dir\n"
+            "it ran with: its tools work in --cwd."
         ),
         epilog=(
             "examples:\n"

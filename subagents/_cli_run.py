@@ -7,8 +7,9 @@ agents, which glob, grep and read. With ``ANTHROPIC_API_KEY`` set (or
 
 The output is a live view of the agent tree on a terminal, plain lines when
 stdout is not one, or every bus event as a JSON line with ``--json``. The first
-Ctrl-C cancels the run cleanly (every agent ends Shutdown, transcripts are
-complete, exit code 130); a second one exits at once.
+Ctrl-C, SIGTERM or SIGHUP cancels the run cleanly (every agent ends Shutdown,
+transcripts are complete, no process of a Bash command is left, exit code 130,
+143 or 129); a second Ctrl-C or SIGTERM exits at once.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import argparse
 import contextlib
 import json
 import os
-import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
@@ -26,6 +26,7 @@ from typing import Any, Final, TextIO
 import trio
 from rich.console import Console
 
+from subagents._cli_signals import Interrupts, cancel_on_signals
 from subagents._cli_trust import add_trust_flag, decide_trust
 from subagents._exceptions import SubagentsError
 from subagents._json_lines import open_json_lines
@@ -34,7 +35,7 @@ from subagents._plain_printer import open_plain_printer
 from subagents._report import print_summary, summarize
 from subagents._terminal_approver import TerminalApprover
 from subagents._visible import visible
-from subagents.actors import Bus, is_final
+from subagents.actors import Bus, Status, is_final
 from subagents.runtime import (
     AgentResult,
     ProgressTracker,
@@ -223,8 +224,10 @@ def execute(
 
     ``configure`` loads the configuration (its errors are reported too);
     ``args`` gives ``--json`` and ``--yes``. The exit code is 0 when the
-    agent ``body`` names ended its last run successfully, 1 otherwise, 130 after
-    Ctrl-C; an error of ``subagents`` is one line on stderr and exit code 1.
+    agent ``body`` names ended its last run successfully, 1 otherwise, 128 + the
+    signal's number after a Ctrl-C, SIGTERM or SIGHUP (see
+    :mod:`subagents._cli_signals`); an error of ``subagents`` is one line on
+    stderr and exit code 1.
     """
     try:
         config = configure()
@@ -249,34 +252,21 @@ def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
     return found
 
 
-@contextlib.asynccontextmanager
-async def _sigint_cancels(command: str, scope: trio.CancelScope) -> AsyncIterator[list[int]]:
-    """The first Ctrl-C cancels ``scope`` (a clean shutdown); a second exits at once."""
-    received: list[int] = []
-
-    async def watch() -> None:
-        with trio.open_signal_receiver(signal.SIGINT) as signals:
-            async for _ in signals:
-                received.append(1)
-                if len(received) > 1:
-                    print(
-                        f"\nsubagents {command}: interrupted twice; exiting now.", file=sys.stderr
-                    )
-                    os._exit(130)
-                print(
-                    f"\nsubagents {command}: stopping (Ctrl-C again to exit now)…", file=sys.stderr
-                )
-                scope.cancel()
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(watch)
-        try:
-            yield received
-        finally:
-            nursery.cancel_scope.cancel()
-
-
 async def _session(
+    command: str,
+    args: argparse.Namespace,
+    config: RuntimeConfig,
+    cwd: Path,
+    env: Mapping[str, str],
+    agents: str,
+    body: Body,
+) -> int:
+    async with cancel_on_signals(command) as interrupts:  # before any agent starts
+        return await _watched_session(interrupts, command, args, config, cwd, env, agents, body)
+
+
+async def _watched_session(
+    interrupts: Interrupts,
     command: str,
     args: argparse.Namespace,
     config: RuntimeConfig,
@@ -295,9 +285,8 @@ async def _session(
     bus = Bus()
     tracker = ProgressTracker()
     outcome = Outcome()
-    with trio.CancelScope() as run_scope:
+    with interrupts.scope:  # the first Ctrl-C, SIGTERM or SIGHUP cancels it
         async with (
-            _sigint_cancels(command, run_scope) as interrupts,
             _maybe(provider),
             _output(mode, bus, tracker, console) as (writer, live),
         ):
@@ -318,22 +307,22 @@ async def _session(
                 outcome.collect()
     if writer is not None:  # after the writer flushed every event: the summary is last
         writer.write_summary(**outcome.summary_args())
-    interrupted = bool(interrupts)
     if mode != "json":
         summary = summarize(tracker, **outcome.summary_args())
         print_summary(console, summary)
-    if interrupted:
-        return 130
+    if interrupts.exit_code is not None:
+        return interrupts.exit_code
     return 0 if outcome.succeeded() else 1
 
 
 class Outcome:
-    """What the run produced, gathered before the runtime closes."""
+    """What the run produced, gathered once the runtime has closed (or failed to open)."""
 
     def __init__(self) -> None:
         self.runtime: Runtime | None = None
         self.lead_id: str | None = None
         self.results: dict[str, AgentResult] = {}
+        self.statuses: dict[str, Status] = {}
         self.session_id = ""
         self.transcripts_dir: str | None = None
 
@@ -343,6 +332,7 @@ class Outcome:
             return
         self.session_id = rt.session_id
         for row in rt.list(include_closed=True):
+            self.statuses[row.id] = row.status
             result = rt.result(row.id)
             if result is not None:
                 self.results[row.id] = result
@@ -357,6 +347,7 @@ class Outcome:
             "session_id": self.session_id,
             "lead_id": self.lead_id,
             "results": self.results,
+            "statuses": self.statuses,
             "transcripts_dir": self.transcripts_dir,
         }
 

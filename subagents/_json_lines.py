@@ -29,7 +29,7 @@ import trio
 from subagents._line_sink import LineSink
 from subagents._report import RunSummary, summarize
 from subagents._visible import json_safe
-from subagents.actors import NOT_FOUND, Bus, Event, Lagged, Subscription
+from subagents.actors import NOT_FOUND, Bus, Event, Lagged, Status, Subscription
 from subagents.runtime._events import RunFinished
 from subagents.runtime._progress import DEFAULT_MAX_AGENTS, ProgressTracker
 from subagents.runtime._result import AgentResult
@@ -166,9 +166,11 @@ class JsonLinesWriter:
         session_id: str,
         lead_id: str | None = None,
         results: Mapping[str, AgentResult | RunFinished] | None = None,
+        statuses: Mapping[str, Status] | None = None,
         transcripts_dir: str | os.PathLike[str] | None = None,
     ) -> RunSummary:
-        """The run's summary from every event written (``results`` win over the events)."""
+        """The run's summary from every event written (``results`` and ``statuses`` win over
+        the events; see :func:`~subagents._report.summarize`)."""
         outcomes: dict[str, AgentResult | RunFinished] = dict(self._finished)
         outcomes.update(results or {})
         return summarize(
@@ -176,6 +178,7 @@ class JsonLinesWriter:
             session_id=session_id,
             lead_id=lead_id,
             results=outcomes,
+            statuses=statuses,
             transcripts_dir=transcripts_dir,
             events=self.written,
             dropped=self.lagged,
@@ -214,6 +217,7 @@ class JsonLinesWriter:
         session_id: str,
         lead_id: str | None = None,
         results: Mapping[str, AgentResult | RunFinished] | None = None,
+        statuses: Mapping[str, Status] | None = None,
         transcripts_dir: str | os.PathLike[str] | None = None,
     ) -> RunSummary:
         """Write the final ``run_finished`` summary line (synchronously) and return the summary."""
@@ -221,6 +225,7 @@ class JsonLinesWriter:
             session_id=session_id,
             lead_id=lead_id,
             results=results,
+            statuses=statuses,
             transcripts_dir=transcripts_dir,
         )
         self._sink.flush_pending()

@@ -165,8 +165,10 @@ def _outcome_fields(
     )
 
 
-def _agent_summary(row: AgentProgress, outcome: AgentResult | RunFinished | None) -> AgentSummary:
-    status = row.status
+def _agent_summary(
+    row: AgentProgress, outcome: AgentResult | RunFinished | None, status: Status | None
+) -> AgentSummary:
+    status = row.status if status is None else status
     result = status.result if isinstance(status, Completed) else None
     error = status.message if isinstance(status, Errored) else None
     reason: str | None = None
@@ -203,6 +205,7 @@ def summarize(
     session_id: str,
     lead_id: str | None = None,
     results: Mapping[str, AgentResult | RunFinished] | None = None,
+    statuses: Mapping[str, Status] | None = None,
     transcripts_dir: str | os.PathLike[str] | None = None,
     events: int | None = None,
     dropped: int | None = None,
@@ -214,6 +217,9 @@ def summarize(
     ``events``/``dropped`` are given) or its rows. ``results`` maps agent ids to
     the outcome of their last run, which gives the terminate reason and the
     exact counters; an agent without one is summarized from its progress alone.
+    ``statuses`` maps agent ids to their status as the supervisor last knew it:
+    it wins over the progress's, which misses the events published after its
+    view stopped (a run cancelled by Ctrl-C stops it before its agents' shutdown).
     ``lead_id`` defaults to the first top-level agent.
     """
     if isinstance(progress, ProgressTracker):
@@ -224,7 +230,10 @@ def summarize(
     else:
         rows = list(progress)
     outcomes = results or {}
-    agents = tuple(_agent_summary(row, outcomes.get(row.agent_id)) for row in rows)
+    finals = statuses or {}
+    agents = tuple(
+        _agent_summary(row, outcomes.get(row.agent_id), finals.get(row.agent_id)) for row in rows
+    )
     if lead_id is None:
         lead_id = next((a.agent_id for a in agents if a.parent_id is None), None)
         if lead_id is None and agents:

@@ -233,6 +233,30 @@ class InvariantChecker:
                 seen = "none" if life.status is None else kind_of(life.status)
                 self._violate(f"after exit: {agent} ended {seen}, not final")
 
+    def forget_finished(self) -> int:
+        """Forget every agent whose last status is final; return how many were forgotten.
+
+        Call it after :meth:`check_after_exit`, when a runtime's agents are all
+        over: one brought back later starts a new life with a spawn event, and a
+        forgotten agent's stray event is still a violation, so nothing is
+        checked less. A checker that watches runtime after runtime then holds
+        the agents of one runtime, not of all it ever saw. Their hook counts go
+        too, unless starts and stops differ (that is still to be reported).
+        """
+        finished = {
+            agent
+            for agent, life in self._lives.items()
+            if life.status is not None and is_final(life.status)
+        }
+        for agent in finished:
+            del self._lives[agent]
+        start, stop = HookEvent.SUBAGENT_START.value, HookEvent.SUBAGENT_STOP.value
+        unpaired = {a for a in finished if self._hooks[(a, start)] != self._hooks[(a, stop)]}
+        for key in [k for k in self._hooks if k[0] in finished]:
+            if not (key[0] in unpaired and key[1] in (start, stop)):
+                del self._hooks[key]
+        return len(finished)
+
     def final_statuses(self) -> dict[str, Status]:
         """Every agent's last status seen."""
         return {a: life.status for a, life in self._lives.items() if life.status is not None}

@@ -493,6 +493,36 @@ def test_summary_without_outcomes_uses_progress_alone() -> None:
     assert re.search(r"Bob\s*│ Explore\s*│ errored\s*│ -", plain(out.getvalue()))
 
 
+def test_final_statuses_win_over_a_view_that_stopped_before_the_shutdown() -> None:
+    """Ctrl-C stops the view first: the supervisor's statuses, given, say what became of all."""
+    tracker = ProgressTracker()
+    writer = JsonLinesWriter(io.StringIO(), threaded=False)
+    for event in all_events():
+        if isinstance(event, StatusChanged) and event.status not in (PENDING_INIT, RUNNING):
+            continue  # the final statuses: after the view stopped
+        if not isinstance(event, RunFinished):
+            tracker.handle(event)
+            writer.tracker.handle(event)
+    aborted = {who.agent_id: who.finished("aborted", 1, 0, 100) for who in (LEAD, ADA, BOB)}
+    finals: dict[str, Status] = {LEAD.agent_id: SHUTDOWN, ADA.agent_id: SHUTDOWN}
+    summary = summarize(tracker, session_id="s", results=aborted, statuses=finals)
+    assert {a.nickname: a.kind for a in summary.agents} == {
+        "Lead": "shutdown",
+        "Ada": "shutdown",
+        "Bob": "running",  # no final status known: the view's
+        "Cy": "running",
+    }
+    console, out = terminal()
+    print_summary(console, summary)
+    text = plain(out.getvalue())
+    assert re.search(r"Lead\s+general-purpose\s+shutdown \(aborted\)", text)
+    assert re.search(r"├─ Ada\s*│ Explore\s*│ shutdown\s*│ aborted\s*│", text)
+    line = writer.summary_line(
+        writer.summary(session_id="s", lead_id=LEAD.agent_id, results=aborted, statuses=finals)
+    )
+    assert line["status"] == {"kind": "shutdown"}
+
+
 def test_short_formats() -> None:
     assert [format_tokens(n) for n in (0, 999, 1000, 12_345, 999_949, 2_500_000)] == [
         "0",

@@ -10,16 +10,20 @@ event. Here it runs in-process for 3 seconds with a fixed seed; run
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 import trio
 
 from subagents import testing
+from subagents.runtime import Runtime
+from subagents.runtime._agent_record import AgentRecord
 
 SOAK = Path(__file__).resolve().parents[2] / "bench" / "soak.py"
 REQUIRED = ("operations", "peak_live", "events", "dropped", "rss_start", "rss_end", "violations")
@@ -52,6 +56,49 @@ def test_a_short_soak_reports_every_key_and_no_violation(
     assert 0 < report["peak_live"] <= 8
     assert report["events"] == report["checked_events"] > 0
     assert report["rss_end"] - report["rss_start"] <= report["rss_bound"]
+    assert report["blocks_end"] <= report["blocks_start"] * (1 + report["blocks_bound"])
+
+
+def test_the_memory_readings_count_neither_a_closed_runtime_nor_the_checkers_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The live-objects bound is on what outlives a runtime, not on what the soak keeps."""
+    soak = _load_soak()
+    monkeypatch.setattr(soak, "PROGRESS_EVERY", 0.05)  # the progress task reads the runtime
+    run = soak.Soak(seconds=2.0, seed=7, max_threads=8, root=tmp_path)
+    reading = soak.python_blocks
+    seen: list[tuple[int, int]] = []
+
+    def spied() -> int:
+        blocks: int = reading()  # after a full collection
+        runtimes = sum(1 for o in gc.get_objects() if isinstance(o, Runtime))
+        seen.append((runtimes, len(run.checker.final_statuses())))
+        return blocks
+
+    monkeypatch.setattr(soak, "python_blocks", spied)
+    report = trio.run(run.run)
+    assert report["violations"] == 0, report["violation_list"]
+    assert report["agents_spawned"] > 0
+    assert seen == [(0, 0), (0, 0)]  # the warm-up's reading and the end's
+
+
+def test_a_runtime_that_keeps_its_agents_breaks_the_live_objects_bound(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    soak = _load_soak()
+    kept: list[AgentRecord] = []  # a leak: every agent's record, kept for good
+    original = AgentRecord.__init__
+
+    def keeping(self: AgentRecord, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        kept.append(self)
+
+    monkeypatch.setattr(AgentRecord, "__init__", keeping)
+    code = soak.main(["--seconds", "3", "--seed", "11", "--max-threads", "8"])
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert kept
+    assert code == 1
+    assert any("live Python objects grew" in v for v in report["violation_list"]), report
 
 
 def test_bad_arguments_are_refused() -> None:

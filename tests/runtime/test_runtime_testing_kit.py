@@ -120,3 +120,25 @@ def test_the_checker_reports_each_broken_promise(tmp_path: Path) -> None:
         assert fragment in text, fragment
     with pytest.raises(AssertionError, match="invariant violation"):
         checker.assert_ok()
+
+
+def test_the_checker_forgets_finished_agents_and_still_catches_their_stray_events() -> None:
+    checker = testing.InvariantChecker(max_threads=2)
+    seq = iter(range(1, 100))
+
+    def feed(agent: str, *statuses: object) -> None:
+        for status in statuses:
+            checker.handle(StatusChanged(status=status, **_envelope(agent, next(seq))))  # type: ignore[arg-type]
+
+    for agent in ("a", "b"):
+        checker.handle(AgentSpawned(label="w", **_envelope(agent, next(seq))))  # type: ignore[arg-type]
+        feed(agent, PENDING_INIT, RUNNING)
+    feed("a", Completed("x"))
+    assert checker.forget_finished() == 1
+    assert set(checker.final_statuses()) == {"b"}  # a running agent is kept
+    checker.handle(AgentSpawned(label="w", **_envelope("a", next(seq))))  # type: ignore[arg-type]
+    feed("a", PENDING_INIT, RUNNING, SHUTDOWN)  # brought back: a new life, checked as ever
+    assert checker.violations == []
+    assert checker.forget_finished() == 1
+    feed("a", RUNNING)  # a forgotten agent's stray status: still a violation
+    assert "a: a status before its spawn event" in checker.violations
