@@ -67,6 +67,9 @@ _QUOTE: Final = 60
 _HEAD_LIMIT: Final = 1 << 20
 #: The block size :func:`list_transcripts` reads backwards to find the last result.
 _BLOCK: Final = 1 << 16
+#: How a result line starts: the encoder writes the tag first, and inside a JSON
+#: string a quote is always escaped, so this text only ever starts a result record.
+_RESULT_TAG: Final = b'{"record":"result"'
 _DAY: Final = 86_400.0
 
 
@@ -429,25 +432,57 @@ def _summarize(path: Path, session_id: str, agent_id: str, info: os.stat_result)
 
 
 def _last_result(file: _Readable, size: int, agent_id: str) -> ResultRecord | None:
-    """The last result line of ``agent_id``, read backwards block by block."""
-    end = size
-    carry = b""
-    while end > 0:
-        start = max(0, end - _BLOCK)
+    """The last result line of ``agent_id``, found by reading backwards block by block.
+
+    Each byte is read once while looking for line ends, and only a line that
+    starts as a result record is read whole (once more) to be decoded, so a
+    huge last line costs one pass and one block of memory, not a copy per block.
+    """
+    line_end = size
+    pos = size
+    while pos > 0:
+        start = max(0, pos - _BLOCK)
         file.seek(start)
-        lines = (file.read(end - start) + carry).split(b"\n")
-        carry = lines.pop(0) if start > 0 else b""
-        for raw in reversed(lines):
-            if b'"record":"result"' not in raw:
-                continue
-            try:
-                record = _result_decoder.decode(raw)
-            except (msgspec.MsgspecError, RecursionError):
-                continue
-            if record.agent_id == agent_id:
+        block = file.read(pos - start)
+        cut = len(block)
+        while (newline := block.rfind(b"\n", 0, cut)) >= 0:
+            record = _result_line(file, block, start, start + newline + 1, line_end, agent_id)
+            if record is not None:
                 return record
-        end = start
-    return None
+            line_end = start + newline
+            cut = newline
+        pos = start
+    if line_end == 0:
+        return None
+    file.seek(0)
+    return _result_line(file, file.read(min(line_end, _BLOCK)), 0, 0, line_end, agent_id)
+
+
+def _result_line(
+    file: _Readable, block: bytes, block_start: int, start: int, end: int, agent_id: str
+) -> ResultRecord | None:
+    """The result record of ``agent_id`` at bytes ``start..end``, if that line is one.
+
+    ``block`` holds the file's bytes from ``block_start``, ``start`` among them;
+    the rest of a longer line is read from ``file`` only when it is a result.
+    """
+    offset = start - block_start
+    head = block[offset : offset + len(_RESULT_TAG)]
+    if len(head) < len(_RESULT_TAG) and end - start > len(head):  # the head crosses the block
+        file.seek(start)
+        head = file.read(min(len(_RESULT_TAG), end - start))
+    if head != _RESULT_TAG:
+        return None
+    if end - block_start <= len(block):
+        raw = block[offset : end - block_start]
+    else:
+        file.seek(start)
+        raw = file.read(end - start)
+    try:
+        record = _result_decoder.decode(raw)
+    except (msgspec.MsgspecError, RecursionError):
+        return None
+    return record if record.agent_id == agent_id else None
 
 
 # -- retention -------------------------------------------------------------------------

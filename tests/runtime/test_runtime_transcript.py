@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
+import tracemalloc
+import unittest.mock
 from pathlib import Path
 
 import msgspec
 import pytest
 import trio
+from hypothesis import given
+from hypothesis import strategies as st
 
 from subagents._exceptions import SubagentsError
 from subagents.agents import AgentDefinition, AgentSource
@@ -34,6 +39,7 @@ from subagents.runtime._transcript_errors import (
 )
 from subagents.runtime._transcript_load import (
     Transcript,
+    _last_result,
     clean_old_transcripts,
     find_transcript,
     list_transcripts,
@@ -582,6 +588,108 @@ def test_list_of_an_empty_or_missing_state_dir_is_empty(tmp_path: Path) -> None:
     assert list_transcripts(tmp_path / "missing") == []
     (tmp_path / "sessions" / "s1").mkdir(parents=True)
     assert list_transcripts(tmp_path) == []
+
+
+# -- the last result, read by seeking ------------------------------------------------------
+
+
+class _CountingReader:
+    """A file that counts the bytes read through it."""
+
+    def __init__(self, data: bytes) -> None:
+        self._file = io.BytesIO(data)
+        self.bytes_read = 0
+        self.reads = 0
+
+    def seek(self, offset: int, /) -> int:
+        return self._file.seek(offset)
+
+    def read(self, size: int, /) -> bytes:
+        data = self._file.read(size)
+        self.reads += 1
+        self.bytes_read += len(data)
+        return data
+
+
+def _lines(*records: MetaRecord | MessageRecord | ResultRecord) -> bytes:
+    return b"".join(msgspec.json.encode(record) + b"\n" for record in records)
+
+
+def test_the_last_result_behind_a_huge_last_line_is_found_in_one_pass_and_a_few_blocks() -> None:
+    result = ResultRecord.from_result(FIRST, agent_id="a1", run=1)
+    huge = MessageRecord(agent_id="a1", seq=0, message=Message.user("x" * 6_000_000))
+    data = _lines(meta(), result, huge)[:-1]  # a last line still being written (no newline)
+    reader = _CountingReader(data)
+
+    tracemalloc.start()
+    try:
+        found = _last_result(reader, len(data), "a1")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert found == result
+    # Each byte is read once; the long line is never held whole (nor copied block by block).
+    assert reader.bytes_read <= len(data)
+    assert peak < 1_000_000
+
+
+def test_a_huge_last_result_line_is_read_whole_once() -> None:
+    result = ResultRecord.from_result(
+        msgspec.structs.replace(FIRST, text="y" * 3_000_000), agent_id="a1", run=4
+    )
+    data = _lines(meta(), result)
+    reader = _CountingReader(data)
+
+    tracemalloc.start()
+    try:
+        found = _last_result(reader, len(data), "a1")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert found == result
+    assert reader.bytes_read <= 2 * len(data)
+    # The line itself, and its decoded text: not a copy per block.
+    assert peak < 4 * len(data)
+
+
+@given(
+    st.lists(
+        st.sampled_from(["meta", "message", "result", "foreign", "junk", "blank"]), max_size=12
+    ),
+    st.sampled_from([1, 7, 64, 1 << 16]),
+    st.booleans(),
+)
+def test_the_last_result_is_the_last_good_result_line_whatever_the_block_size(
+    kinds: list[str], block: int, torn: bool
+) -> None:
+    records: list[bytes] = []
+    expected: ResultRecord | None = None
+    for number, kind in enumerate(kinds):
+        if kind == "meta":
+            records.append(msgspec.json.encode(meta()))
+        elif kind == "message":
+            records.append(
+                msgspec.json.encode(
+                    MessageRecord(agent_id="a1", seq=number, message=Message.user("m" * number))
+                )
+            )
+        elif kind == "result":
+            expected = ResultRecord.from_result(SECOND, agent_id="a1", run=number)
+            records.append(msgspec.json.encode(expected))
+        elif kind == "foreign":
+            records.append(
+                msgspec.json.encode(ResultRecord.from_result(SECOND, agent_id="zz", run=1))
+            )
+        elif kind == "junk":
+            records.append(b'{"record":"result",' + b"z" * number)
+        else:
+            records.append(b"")
+    data = b"\n".join(records) + (b"" if torn else b"\n")
+    with unittest.mock.patch("subagents.runtime._transcript_load._BLOCK", block):
+        found = _last_result(io.BytesIO(data), len(data), "a1")
+    assert found == expected
 
 
 # -- retention ---------------------------------------------------------------------------
