@@ -76,6 +76,7 @@ from subagents.runtime._events import (
     UsageReported,
 )
 from subagents.runtime._exceptions import (
+    AgentInUse,
     AgentRunFailed,
     AgentRuntimeError,
     AuthenticationFailed,
@@ -226,7 +227,6 @@ from subagents.runtime._transcript_load import (
     Transcript,
     TranscriptInfo,
     TranscriptProblem,
-    clean_old_transcripts,
     find_transcript,
     list_transcripts,
     load_transcript,
@@ -240,6 +240,11 @@ from subagents.runtime._transcript_records import (
     ResultRecord,
     TranscriptRecord,
     transcript_path,
+)
+from subagents.runtime._transcript_retention import (
+    PrunedSession,
+    clean_old_transcripts,
+    is_session_id,
 )
 
 __all__ = [
@@ -315,7 +320,9 @@ __all__ = [
     "parse_transcript",
     "find_transcript",
     "list_transcripts",
+    "PrunedSession",
     "clean_old_transcripts",
+    "is_session_id",
     "DEFAULT_MAX_BUFFERED_LINES",
     "FORMAT_VERSION",
     # logging
@@ -444,6 +451,7 @@ __all__ = [
     "InvalidInputs",
     "InvalidOutputSchema",
     "InvalidLimits",
+    "AgentInUse",
     "AgentRunFailed",
     "SpawnNotAllowed",
     "RuntimeClosed",

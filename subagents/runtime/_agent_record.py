@@ -50,6 +50,7 @@ from subagents.runtime._messages import Conversation, Message, Origin
 from subagents.runtime._result import AgentResult
 from subagents.runtime._services import Services
 from subagents.runtime._transcript import TranscriptWriter
+from subagents.runtime._transcript_file import TranscriptFile
 from subagents.runtime._transcript_load import Transcript
 from subagents.runtime._transcript_records import FinalStatus, MetaRecord, transcript_path
 from subagents.tools import (
@@ -107,10 +108,13 @@ class AgentRecord:
     ``agent_id`` and ``nickname`` are the ones to restore (resume) until
     :meth:`init` binds the ones the kernel gave. ``transcript`` is the loaded
     transcript a resumed agent goes on writing; ``restore`` the result a
-    resumed agent comes back idle with (its first activation runs nothing).
+    resumed agent comes back idle with (its first activation runs nothing);
+    ``claimed`` the resumed transcript's file, opened and locked, that its
+    writer takes over.
     """
 
     __slots__ = (
+        "_claimed",
         "_transcript",
         "actor",
         "agent_hooks",
@@ -154,6 +158,7 @@ class AgentRecord:
         agent_id: str = "",
         nickname: str = "",
         transcript: Transcript | None = None,
+        claimed: TranscriptFile | None = None,
         restore: AgentResult | None = None,
     ) -> None:
         self.services = services
@@ -173,6 +178,7 @@ class AgentRecord:
         self.children: list[str] = []
         self.restore = restore
         self._transcript = transcript
+        self._claimed = claimed
         self.site: HookSite | None = None
         self.tools: ToolSelection | None = None
         self.router: ApprovalRouter | None = None
@@ -300,8 +306,9 @@ class AgentRecord:
                 meta,
                 resumed=resumed,
                 policy=services.config.transcripts.on_disk_error,
+                claimed=self._claimed,
             )
-        self._transcript = None
+        self._transcript = self._claimed = None
         services.records[ctx.id] = self
         self.logger.info(
             "agent spawned",
@@ -402,5 +409,11 @@ class AgentRecord:
         return True
 
     def close_transcript(self) -> None:
-        """Close the transcript writer (the agent is closed); idempotent."""
+        """Close the transcript writer, releasing its lock (the agent is closed); idempotent.
+
+        A claimed file no writer took (the start failed first) is closed too.
+        """
         self.ledger.close()
+        claimed, self._claimed = self._claimed, None
+        if claimed is not None:
+            claimed.close()

@@ -30,6 +30,7 @@ from subagents.runtime._transcript_errors import (
     TranscriptError,
     TranscriptWriteError,
 )
+from subagents.runtime._transcript_file import TranscriptFile
 from subagents.runtime._transcript_load import Transcript
 from subagents.runtime._transcript_records import FinalStatus, MetaRecord
 
@@ -62,11 +63,13 @@ class RunLedger:
         *,
         resumed: Transcript | None,
         policy: DiskErrorPolicy,
+        claimed: TranscriptFile | None = None,
     ) -> None:
         """Open the transcript, write the conversation so far, then follow the conversation.
 
-        Raises :class:`TranscriptWriteError` under the ``"stop"`` policy when the
-        file cannot be written.
+        ``claimed`` is the resumed transcript's file, opened and locked before it
+        was read; the writer takes it. Raises :class:`TranscriptWriteError` under
+        the ``"stop"`` policy when the file cannot be written.
         """
         if resumed is None:
             writer = TranscriptWriter(path, meta, on_disk_error=policy, on_report=self._problem)
@@ -76,6 +79,7 @@ class RunLedger:
                 meta=msgspec.structs.replace(meta, created=resumed.meta.created),
                 on_disk_error=policy,
                 on_report=self._problem,
+                file=claimed,
             )
         try:
             writer.append_new(self._conversation)

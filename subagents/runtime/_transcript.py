@@ -54,6 +54,7 @@ from subagents.runtime._transcript_file import (
     _write_all,
     open_append,
 )
+from subagents.runtime._transcript_lock import lock_file, this_host
 from subagents.runtime._transcript_records import (
     FinalStatus,
     MessageRecord,
@@ -112,7 +113,15 @@ class TranscriptWriter:
     module docstring); under ``"memory"``, ``on_report`` is called once with the
     :class:`TranscriptWriteError` and up to ``max_buffered_lines`` lines are held
     (the oldest message lines are dropped first, the meta and result lines
-    last). ``opener`` opens the file (tests inject failing files).
+    last). ``opener`` opens the file (tests inject failing files); ``file``,
+    when given, is an open file already locked for this writer (a resume's
+    claim), which it owns from then on.
+
+    The writer holds the file's lock (:mod:`subagents.runtime._transcript_lock`)
+    as long as the file is open: a second writer of the same transcript, in
+    this process or another, cannot open it, and treats it as a file it cannot
+    write. Its meta line records this process's pid and host, the holder's
+    name in a refused resume.
     """
 
     __slots__ = (
@@ -148,6 +157,7 @@ class TranscriptWriter:
         max_buffered_lines: int = DEFAULT_MAX_BUFFERED_LINES,
         fsync_results: bool = True,
         opener: Callable[[Path], TranscriptFile] = open_append,
+        file: TranscriptFile | None = None,
     ) -> None:
         if on_disk_error not in ("memory", "stop"):
             raise TranscriptError(
@@ -158,7 +168,9 @@ class TranscriptWriter:
                 f"max_buffered_lines must be at least 2 (got {max_buffered_lines!r})."
             )
         self._path = Path(path)
-        self._meta = msgspec.structs.replace(meta, time=time.time())
+        self._meta = msgspec.structs.replace(
+            meta, time=time.time(), pid=os.getpid(), host=this_host()
+        )
         self._next_seq = next_seq
         self._runs = runs
         self._synced = synced
@@ -176,8 +188,9 @@ class TranscriptWriter:
         self._dropped = 0
         line = _line(self._meta)
         try:
-            self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self._file = self._open()
+            if file is None:
+                self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._file = self._open(file)
         except OSError as exc:
             self._fault(exc, _META, line)
         else:
@@ -194,12 +207,15 @@ class TranscriptWriter:
         max_buffered_lines: int = DEFAULT_MAX_BUFFERED_LINES,
         fsync_results: bool = True,
         opener: Callable[[Path], TranscriptFile] = open_append,
+        file: TranscriptFile | None = None,
     ) -> TranscriptWriter:
         """A writer that goes on with a loaded transcript, in the same file.
 
         It appends a new meta line (``meta``, by default the transcript's own:
         pass one with another ``model`` when the resumed agent runs on another
-        model) and numbers messages and runs after the transcript's.
+        model) and numbers messages and runs after the transcript's. ``file``
+        is the file :func:`~subagents.runtime._transcript_lock.claim_transcript`
+        opened and locked before the transcript was read (the writer owns it).
         """
         return cls(
             transcript.path,
@@ -212,6 +228,7 @@ class TranscriptWriter:
             max_buffered_lines=max_buffered_lines,
             fsync_results=fsync_results,
             opener=opener,
+            file=file,
         )
 
     @property
@@ -350,8 +367,13 @@ class TranscriptWriter:
 
     # -- internals ------------------------------------------------------------------
 
-    def _open(self) -> TranscriptFile:
-        file = self._opener(self._path)
+    def _open(self, claimed: TranscriptFile | None = None) -> TranscriptFile:
+        """The file opened (or the one claimed) and locked, ended by a newline if torn."""
+        if claimed is None:
+            file = self._opener(self._path)
+            lock_file(file, self._path)
+        else:
+            file = claimed
         try:
             if _needs_newline(self._path):
                 _write_all(file, b"\n")

@@ -63,6 +63,8 @@ _ADVICE: Final[dict[int, str]] = {
     errno.EROFS: "The file system is read-only: point state_dir at a writable one.",
     errno.ENOENT: "The state directory was removed while the agent ran; do not delete it "
     "during a run.",
+    errno.EAGAIN: "Another runtime holds this transcript's lock (the agent runs there); "
+    "close it there first.",
 }
 
 

@@ -1,4 +1,4 @@
-"""Reading transcripts back: load one, find one by agent id, list them, clean old ones.
+"""Reading transcripts back: load one, find one by agent id, list them.
 
 :func:`load_transcript` is forgiving line by line and strict about identity.
 A torn last line (a write cut short by a crash) is left out with a note; any
@@ -10,16 +10,15 @@ agent raises :class:`TranscriptError`. The agent is the one the file name
 
 Every function here does blocking file I/O; from Trio call it through
 ``trio.to_thread.run_sync``. Symbolic links inside the state directory are
-never followed: a linked session or file is skipped, and never removed through.
+never followed: a linked session or file is skipped. Retention (removing old
+ones) is in :mod:`subagents.runtime._transcript_retention`.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final, Protocol, TypeVar
@@ -42,7 +41,6 @@ __all__ = [
     "Transcript",
     "TranscriptInfo",
     "TranscriptProblem",
-    "clean_old_transcripts",
     "find_transcript",
     "list_transcripts",
     "load_transcript",
@@ -70,7 +68,6 @@ _BLOCK: Final = 1 << 16
 #: How a result line starts: the encoder writes the tag first, and inside a JSON
 #: string a quote is always escaped, so this text only ever starts a result record.
 _RESULT_TAG: Final = b'{"record":"result"'
-_DAY: Final = 86_400.0
 
 
 @attrs.frozen
@@ -483,61 +480,3 @@ def _result_line(
     except (msgspec.MsgspecError, RecursionError):
         return None
     return record if record.agent_id == agent_id else None
-
-
-# -- retention -------------------------------------------------------------------------
-
-
-def clean_old_transcripts(
-    state_dir: str | os.PathLike[str], older_than_days: float, now: float | None = None
-) -> list[Path]:
-    """Remove the session folders whose newest file is older than ``older_than_days``.
-
-    ``now`` is a wall time (default: the current one). Links are not followed:
-    a linked session folder is left alone and a link inside a removed session
-    is removed itself, never its target. A session that cannot be read or
-    removed entirely is skipped. Returns the folders removed.
-    """
-    if (
-        isinstance(older_than_days, bool)
-        or not isinstance(older_than_days, int | float)
-        or not older_than_days > 0
-        or older_than_days == float("inf")
-    ):
-        raise TranscriptError(
-            f"The transcript retention must be a positive number of days (got "
-            f"{older_than_days!r}); to keep transcripts forever, do not clean them."
-        )
-    cutoff = (time.time() if now is None else now) - older_than_days * _DAY
-    removed: list[Path] = []
-    for _, session in _sessions(Path(state_dir)):
-        newest = _newest(session)
-        if newest is None or newest >= cutoff:
-            continue
-        try:
-            shutil.rmtree(session)
-        except OSError:
-            continue
-        removed.append(session)
-    return removed
-
-
-def _newest(folder: Path) -> float | None:
-    """The newest modification time in ``folder`` (links not followed); ``None`` if unreadable."""
-    failed = False
-
-    def _failed(_: OSError) -> None:
-        nonlocal failed
-        failed = True
-
-    try:
-        newest = os.lstat(folder).st_mtime
-    except OSError:
-        return None
-    for top, folders, files in os.walk(folder, onerror=_failed):
-        for name in (*folders, *files):
-            try:
-                newest = max(newest, os.lstat(os.path.join(top, name)).st_mtime)
-            except OSError:
-                failed = True
-    return None if failed else newest

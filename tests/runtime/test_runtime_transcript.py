@@ -40,7 +40,6 @@ from subagents.runtime._transcript_errors import (
 from subagents.runtime._transcript_load import (
     Transcript,
     _last_result,
-    clean_old_transcripts,
     find_transcript,
     list_transcripts,
     load_transcript,
@@ -53,6 +52,7 @@ from subagents.runtime._transcript_records import (
     ResultRecord,
     transcript_path,
 )
+from subagents.runtime._transcript_retention import clean_old_transcripts
 
 DAY = 86_400.0
 
@@ -702,47 +702,65 @@ def _age(folder: Path, when: float) -> None:
     os.utime(folder, (when, when))
 
 
+OLD_S, MIXED_S, FRESH_S = (
+    "20250101-000000-0000aa",
+    "20250101-000000-0000bb",
+    "20250101-000000-0000cc",
+)
+
+
 def test_retention_removes_sessions_whose_newest_file_is_too_old(tmp_path: Path) -> None:
     now = 100 * DAY
-    old = write_agent(tmp_path, session_id="old").parents[1]
-    mixed = write_agent(tmp_path, session_id="mixed").parents[1]
-    write_agent(tmp_path, agent_id="b2", session_id="mixed")
-    fresh = write_agent(tmp_path, session_id="fresh").parents[1]
+    old = write_agent(tmp_path, session_id=OLD_S).parents[1]
+    mixed = write_agent(tmp_path, session_id=MIXED_S).parents[1]
+    write_agent(tmp_path, agent_id="b2", session_id=MIXED_S)
+    fresh = write_agent(tmp_path, session_id=FRESH_S).parents[1]
     _age(old, now - 31 * DAY)
     _age(mixed, now - 40 * DAY)
-    os.utime(transcript_path(tmp_path, "mixed", "b2"), (now - DAY, now - DAY))
+    os.utime(transcript_path(tmp_path, MIXED_S, "b2"), (now - DAY, now - DAY))
     _age(fresh, now - 29 * DAY)
 
     removed = clean_old_transcripts(tmp_path, 30, now=now)
 
-    assert removed == [old]
+    assert [(p.path, p.folder_removed, p.left, p.skipped) for p in removed] == [
+        (old, True, (), None)
+    ]
+    assert removed[0].transcripts == (old / "subagents" / "agent-a1.jsonl",)
+    assert removed[0].newest == now - 31 * DAY
     assert not old.exists()
     assert mixed.exists()
     assert fresh.exists()
-    assert clean_old_transcripts(tmp_path, 2, now=now) == [fresh]
-    assert [p.name for p in (tmp_path / "sessions").iterdir()] == ["mixed"]
+    assert [p.path for p in clean_old_transcripts(tmp_path, 2, now=now)] == [fresh]
+    assert [p.name for p in (tmp_path / "sessions").iterdir()] == [MIXED_S]
 
 
 def test_retention_never_follows_links_out_of_the_state_dir(tmp_path: Path) -> None:
     now = 100 * DAY
     outside = tmp_path / "outside"
-    precious = write_agent(outside, session_id="precious")
-    _age(outside / "sessions" / "precious", 0.0)
+    precious = write_agent(outside, session_id=FRESH_S)
+    _age(outside / "sessions" / FRESH_S, 0.0)
     state = tmp_path / "state"
-    old = write_agent(state, session_id="old").parents[1]
+    old = write_agent(state, session_id=OLD_S).parents[1]
     (old / "link-to-file").symlink_to(precious)
-    (old / "link-to-dir").symlink_to(outside / "sessions" / "precious")
-    (state / "sessions" / "linked-session").symlink_to(outside / "sessions" / "precious")
+    (old / "subagents" / "agent-b2.jsonl").symlink_to(precious)
+    (old / "link-to-dir").symlink_to(outside / "sessions" / FRESH_S)
+    (state / "sessions" / MIXED_S).symlink_to(outside / "sessions" / FRESH_S)
     _age(old, 0.0)
 
-    assert clean_old_transcripts(state, 1, now=now) == [old]
+    [pruned] = clean_old_transcripts(state, 1, now=now)
+
+    assert pruned.path == old
+    assert pruned.transcripts == (old / "subagents" / "agent-a1.jsonl",)
+    assert not pruned.folder_removed
     assert precious.exists()
     assert load_transcript(precious).problems == ()
-    assert (state / "sessions" / "linked-session").is_symlink()
+    assert (state / "sessions" / MIXED_S).is_symlink()
+    assert sorted(p.name for p in old.iterdir()) == ["link-to-dir", "link-to-file", "subagents"]
+    assert [p.name for p in (old / "subagents").iterdir()] == ["agent-b2.jsonl"]
 
 
 def test_retention_uses_the_clock_by_default_and_checks_its_limit(tmp_path: Path) -> None:
-    write_agent(tmp_path)
+    write_agent(tmp_path, session_id=OLD_S)
     assert clean_old_transcripts(tmp_path, 1) == []
     assert clean_old_transcripts(tmp_path / "missing", 1) == []
     for bad in (0, -1, float("nan"), float("inf"), True):
