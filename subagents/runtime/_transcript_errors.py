@@ -47,7 +47,7 @@ class TranscriptNotFound(TranscriptError):
                 f"No transcript for agent {agent_id!r} under {self.where}. Check the agent id "
                 "(`subagents transcripts` lists the ones there) and that the state directory "
                 "is the one the agent ran with; transcripts older than the retention limit "
-                "are removed at start-up."
+                "are removed when a runtime closes."
             )
         super().__init__(text)
 

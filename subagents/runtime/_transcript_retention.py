@@ -166,6 +166,8 @@ def _session(
         if inner is None:
             return None
         with _closing(inner):
+            if _fresh(inner, cutoff) is not False:
+                return None
             own, foreign = _scan(inner, session_id)
             if not own:
                 return None
@@ -208,6 +210,25 @@ def _session(
         left,
         folder_removed=gone,
     )
+
+
+def _fresh(inner: int, cutoff: float) -> bool | None:
+    """Whether a transcript-named file in ``inner`` was written since ``cutoff`` (by ``lstat``).
+
+    A fresh session is left before any file is opened, so a runtime closing
+    next to a thousand fresh transcripts reads none of them. ``None`` when the
+    folder cannot be read.
+    """
+    try:
+        with os.scandir(inner) as entries:
+            for entry in entries:
+                if _NAME.fullmatch(entry.name) and entry.stat(follow_symlinks=False).st_mtime >= (
+                    cutoff
+                ):
+                    return True
+    except OSError:
+        return None
+    return False
 
 
 def _scan(inner: int, session_id: str) -> tuple[list[_Own], list[str]]:

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import pickle
 from pathlib import Path
 
+import attrs
 import pytest
 import trio
 import trio.testing
-from runtime_world import World
+from runtime_world import LEAD_TOOLS, World, tool_results
 
 from subagents import testing
 from subagents.runtime import (
     AgentInUse,
     MetaRecord,
+    ModelRequest,
+    Reply,
     ScriptedProvider,
     TranscriptNotFound,
     TranscriptWriter,
@@ -133,3 +137,41 @@ async def test_a_second_runtime_cannot_resume_an_agent_live_in_the_first(
     transcript = load_transcript(first.transcript_path(agent) or "")
     assert transcript.problems == ()
     assert len(transcript.metas) == 1
+
+
+async def test_resume_agent_of_a_child_live_in_another_runtime_is_a_tool_error(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    world.agent("lead", tools=LEAD_TOOLS)
+
+    def child_of(request: ModelRequest) -> str:
+        return str(json.loads(tool_results(request.messages)[0].content)["agent_id"])
+
+    def lead(request: ModelRequest) -> Reply:
+        if request.turn == 0:
+            return testing.call("spawn_agent", agent_type="general-purpose", message="Work.")
+        if request.turn == 1:
+            return testing.call("wait", ids=[child_of(request)], timeout_ms=30_000)
+        if request.turn == 2:
+            return testing.call("close_agent", id=child_of(request))
+        if request.turn == 3:  # by then another runtime has taken the child
+            call = testing.call("resume_agent", id=child_of(request), message="Again.")
+            return attrs.evolve(call, latency=100.0)
+        return testing.say("Lead done.")
+
+    provider = ScriptedProvider(policies={"lead": lead, "*": lambda r: testing.say("done")})
+    async with (
+        world.open(ScriptedProvider(lambda r: testing.hang())) as other,
+        world.open(provider) as rt,
+    ):
+        lead_id = (await rt.spawn("lead", "Lead the work.")).agent_id
+        await trio.sleep(50)
+        [child] = [row.id for row in rt.list(include_closed=True) if row.id != lead_id]
+        await other.resume(child, "Mine now")
+        await rt.wait([lead_id], timeout=1000)
+        refused = tool_results(rt.conversation(lead_id).messages)[-1]
+        await other.close(child, grace=0)
+    assert refused.is_error
+    assert "is running in this process" in refused.content
+    assert "wait for it or close it" in refused.content
