@@ -39,6 +39,7 @@ from subagents.runtime._scripted import ScriptedProvider
 from subagents.runtime._services import Services
 from subagents.runtime._settings import load_config
 from subagents.runtime._settings_values import RuntimeConfig
+from subagents.runtime._transcript_errors import TranscriptError
 from subagents.runtime._transcript_retention import PrunedSession, clean_old_transcripts
 from subagents.tools import (
     ApprovalCallback,
@@ -190,11 +191,15 @@ async def open_runtime(
                 runtime._shut()
                 events.close()
         removed = 0
-        if body_error is None:
-            pruned = await trio.to_thread.run_sync(_retention, config)
-            removed = sum(len(item.transcripts) for item in pruned)
-        log.logger().info(
-            "runtime closed", agents=len(services.records), transcripts_removed=removed
-        )
+        try:
+            if body_error is None:
+                pruned = await trio.to_thread.run_sync(_retention, config)
+                removed = sum(len(item.transcripts) for item in pruned)
+        except (OSError, TranscriptError) as exc:  # the run has succeeded: say it, go on
+            log.logger().warning("old transcripts not removed", error=str(exc))
+        finally:
+            log.logger().info(
+                "runtime closed", agents=len(services.records), transcripts_removed=removed
+            )
     if body_error is not None:
         raise body_error

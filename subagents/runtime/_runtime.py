@@ -272,6 +272,10 @@ class Runtime:
         With ``prompt`` it runs on it. Without one it carries on if it was
         stopped mid-run, and otherwise comes back idle with the status of its
         last run (final and open, ready for :meth:`send_input`).
+
+        Its transcript is locked before it is read and for as long as the agent
+        is open here: :class:`AgentInUse` (naming the holder's process) is
+        raised when another runtime, in this process or another, runs it.
         """
         return await self._resume(agent_id, prompt, fallback_parent=None)
 

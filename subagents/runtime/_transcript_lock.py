@@ -20,6 +20,7 @@ import errno
 import fcntl
 import os
 from pathlib import Path
+from typing import Final
 
 from subagents.runtime._exceptions import _HOST, AgentInUse
 from subagents.runtime._transcript_errors import TranscriptError, TranscriptNotFound
@@ -34,12 +35,24 @@ def this_host() -> str:
     return _HOST
 
 
+#: What ``flock`` says on a file system without locks: the file is used unlocked.
+_NO_LOCKS: Final = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL})
+
+
 def try_lock(fd: int) -> bool:
-    """Take the exclusive lock of the open file ``fd`` without waiting; whether it was free."""
+    """Take the exclusive lock of the open file ``fd`` without waiting; whether it was free.
+
+    On a file system that has no locks the answer is ``True``: transcripts are
+    written there as before, without the protection of the lock.
+    """
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
+    except OSError as exc:
+        if exc.errno in _NO_LOCKS:
+            return True
+        raise
     return True
 
 
@@ -60,7 +73,8 @@ def is_locked(fd: int) -> bool:
     """Whether another open file holds the lock of the file ``fd`` is open on (probed, not kept)."""
     if not try_lock(fd):
         return True
-    fcntl.flock(fd, fcntl.LOCK_UN)
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_UN)
     return False
 
 

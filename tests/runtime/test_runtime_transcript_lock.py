@@ -175,3 +175,19 @@ async def test_resume_agent_of_a_child_live_in_another_runtime_is_a_tool_error(
     assert refused.is_error
     assert "is running in this process" in refused.content
     assert "wait for it or close it" in refused.content
+
+
+def test_on_a_file_system_without_locks_transcripts_are_written_unlocked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr("subagents.runtime._transcript_lock.fcntl.flock", no_locks)
+    path = transcript_path(tmp_path, "s1", "a1")
+    with TranscriptWriter(path, _meta()) as writer:
+        assert not writer.in_memory
+    claimed = claim_transcript(path, "a1")
+    with TranscriptWriter.resume(load_transcript(path), file=claimed) as writer:
+        assert not writer.in_memory
+    assert len(load_transcript(path).metas) == 2
