@@ -27,6 +27,7 @@ next one arrives.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import final
 
@@ -50,7 +51,6 @@ from subagents.runtime._messages import Conversation, Message, Origin
 from subagents.runtime._result import AgentResult
 from subagents.runtime._services import Services
 from subagents.runtime._transcript import TranscriptWriter
-from subagents.runtime._transcript_file import TranscriptFile
 from subagents.runtime._transcript_load import Transcript
 from subagents.runtime._transcript_records import FinalStatus, MetaRecord, transcript_path
 from subagents.tools import (
@@ -109,8 +109,8 @@ class AgentRecord:
     :meth:`init` binds the ones the kernel gave. ``transcript`` is the loaded
     transcript a resumed agent goes on writing; ``restore`` the result a
     resumed agent comes back idle with (its first activation runs nothing);
-    ``claimed`` the resumed transcript's file, opened and locked, that its
-    writer takes over.
+    ``claimed`` the resumed transcript's lock (a claim), that its writer
+    takes over.
     """
 
     __slots__ = (
@@ -158,7 +158,7 @@ class AgentRecord:
         agent_id: str = "",
         nickname: str = "",
         transcript: Transcript | None = None,
-        claimed: TranscriptFile | None = None,
+        claimed: io.FileIO | None = None,
         restore: AgentResult | None = None,
     ) -> None:
         self.services = services
@@ -411,7 +411,7 @@ class AgentRecord:
     def close_transcript(self) -> None:
         """Close the transcript writer, releasing its lock (the agent is closed); idempotent.
 
-        A claimed file no writer took (the start failed first) is closed too.
+        A claim no writer took (the start failed first) is let go too.
         """
         self.ledger.close()
         claimed, self._claimed = self._claimed, None

@@ -16,6 +16,7 @@ behavior returns, so the result is on disk before the final status.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import final
 
@@ -30,7 +31,6 @@ from subagents.runtime._transcript_errors import (
     TranscriptError,
     TranscriptWriteError,
 )
-from subagents.runtime._transcript_file import TranscriptFile
 from subagents.runtime._transcript_load import Transcript
 from subagents.runtime._transcript_records import FinalStatus, MetaRecord
 
@@ -63,12 +63,12 @@ class RunLedger:
         *,
         resumed: Transcript | None,
         policy: DiskErrorPolicy,
-        claimed: TranscriptFile | None = None,
+        claimed: io.FileIO | None = None,
     ) -> None:
         """Open the transcript, write the conversation so far, then follow the conversation.
 
-        ``claimed`` is the resumed transcript's file, opened and locked before it
-        was read; the writer takes it. Raises :class:`TranscriptWriteError` under
+        ``claimed`` is the resumed transcript's lock, taken before it was read;
+        the writer takes it over. Raises :class:`TranscriptWriteError` under
         the ``"stop"`` policy when the file cannot be written.
         """
         if resumed is None:
@@ -79,7 +79,7 @@ class RunLedger:
                 meta=msgspec.structs.replace(meta, created=resumed.meta.created),
                 on_disk_error=policy,
                 on_report=self._problem,
-                file=claimed,
+                lock=claimed,
             )
         try:
             writer.append_new(self._conversation)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import io
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, final
@@ -61,7 +62,6 @@ from subagents.runtime._resume import load_resumable, plan_resume
 from subagents.runtime._services import Services
 from subagents.runtime._settings_values import RuntimeConfig
 from subagents.runtime._task import prepare_task
-from subagents.runtime._transcript_file import TranscriptFile
 from subagents.runtime._transcript_load import find_transcript
 from subagents.runtime._transcript_lock import claim_transcript
 
@@ -294,7 +294,7 @@ class Runtime:
         if old is not None:
             old.close_transcript()
         path: Path | None = None
-        claimed: TranscriptFile | None = None
+        claimed: io.FileIO | None = None
         if services.transcripts_enabled:  # locked before it is read: one writer at a time
             path = find_transcript(services.config.state_dir, agent_id)
             claimed = claim_transcript(path, agent_id)

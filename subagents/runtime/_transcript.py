@@ -31,6 +31,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import errno
+import io
 import os
 import time
 from collections.abc import Callable
@@ -113,9 +114,10 @@ class TranscriptWriter:
     module docstring); under ``"memory"``, ``on_report`` is called once with the
     :class:`TranscriptWriteError` and up to ``max_buffered_lines`` lines are held
     (the oldest message lines are dropped first, the meta and result lines
-    last). ``opener`` opens the file (tests inject failing files); ``file``,
-    when given, is an open file already locked for this writer (a resume's
-    claim), which it owns from then on.
+    last). ``opener`` opens the file (tests inject failing files); ``lock``,
+    when given, is the transcript opened read-only and locked by a resume's
+    claim: the writer holds it until its own file holds the lock (or until it
+    is closed, when the file never opened).
 
     The writer holds the file's lock (:mod:`subagents.runtime._transcript_lock`)
     as long as the file is open: a second writer of the same transcript, in
@@ -132,6 +134,7 @@ class TranscriptWriter:
         "_failed",
         "_file",
         "_fsync",
+        "_held",
         "_max_buffered",
         "_meta",
         "_next_seq",
@@ -157,7 +160,7 @@ class TranscriptWriter:
         max_buffered_lines: int = DEFAULT_MAX_BUFFERED_LINES,
         fsync_results: bool = True,
         opener: Callable[[Path], TranscriptFile] = open_append,
-        file: TranscriptFile | None = None,
+        lock: io.FileIO | None = None,
     ) -> None:
         if on_disk_error not in ("memory", "stop"):
             raise TranscriptError(
@@ -187,10 +190,11 @@ class TranscriptWriter:
         self._written = 0
         self._dropped = 0
         line = _line(self._meta)
+        self._held = lock
         try:
-            if file is None:
+            if lock is None:
                 self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self._file = self._open(file)
+            self._file = self._open()
         except OSError as exc:
             self._fault(exc, _META, line)
         else:
@@ -207,13 +211,13 @@ class TranscriptWriter:
         max_buffered_lines: int = DEFAULT_MAX_BUFFERED_LINES,
         fsync_results: bool = True,
         opener: Callable[[Path], TranscriptFile] = open_append,
-        file: TranscriptFile | None = None,
+        lock: io.FileIO | None = None,
     ) -> TranscriptWriter:
         """A writer that goes on with a loaded transcript, in the same file.
 
         It appends a new meta line (``meta``, by default the transcript's own:
         pass one with another ``model`` when the resumed agent runs on another
-        model) and numbers messages and runs after the transcript's. ``file``
+        model) and numbers messages and runs after the transcript's. ``lock``
         is the file :func:`~subagents.runtime._transcript_lock.claim_transcript`
         opened and locked before the transcript was read (the writer owns it).
         """
@@ -228,7 +232,7 @@ class TranscriptWriter:
             max_buffered_lines=max_buffered_lines,
             fsync_results=fsync_results,
             opener=opener,
-            file=file,
+            lock=lock,
         )
 
     @property
@@ -353,6 +357,9 @@ class TranscriptWriter:
         if self._buffer:
             self.retry()
         self._drop_file()
+        held, self._held = self._held, None
+        if held is not None:
+            held.close()
         self._closed = True
 
     def __enter__(self) -> TranscriptWriter:
@@ -367,13 +374,18 @@ class TranscriptWriter:
 
     # -- internals ------------------------------------------------------------------
 
-    def _open(self, claimed: TranscriptFile | None = None) -> TranscriptFile:
-        """The file opened (or the one claimed) and locked, ended by a newline if torn."""
-        if claimed is None:
-            file = self._opener(self._path)
-            lock_file(file, self._path)
-        else:
-            file = claimed
+    def _open(self) -> TranscriptFile:
+        """The file opened and locked, ended by a newline if torn.
+
+        A lock held from a resume's claim is let go just before the new file
+        takes it; should another runtime take it in between, this file is
+        refused (``EAGAIN``) and the lines stay in memory: never two writers.
+        """
+        file = self._opener(self._path)
+        held, self._held = self._held, None
+        if held is not None:
+            held.close()
+        lock_file(file, self._path)
         try:
             if _needs_newline(self._path):
                 _write_all(file, b"\n")

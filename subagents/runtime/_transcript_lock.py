@@ -6,8 +6,10 @@ crash, since the operating system closes the file. No other descriptor is
 opened for it, so an agent costs one descriptor, as before.
 
 A resume first claims the file (:func:`claim_transcript`): it opens the
-existing file for appending and locks it before reading it, so no two runtimes,
-in one process or two, ever append to one transcript. A refused claim raises
+existing file read-only (so a read-only state directory can still be resumed
+from, in memory) and locks it before reading it; the resumed writer holds that
+lock until its own file holds it. So no two runtimes, in one process or two,
+ever append to one transcript. A refused claim raises
 :class:`~subagents.runtime.AgentInUse` naming the holder, which wrote its pid and
 host in the newest meta record. Retention asks :func:`is_locked` and leaves a
 locked session alone.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import io
 import os
 from pathlib import Path
 from typing import Final
@@ -79,11 +82,14 @@ def is_locked(fd: int) -> bool:
 
 
 def _open_existing(path: Path) -> int:
-    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+    return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
 
 
-def claim_transcript(path: Path, agent_id: str) -> TranscriptFile:
-    """Open the existing transcript at ``path`` for appending, locked, for a resumed writer.
+def claim_transcript(path: Path, agent_id: str) -> io.FileIO:
+    """Open the existing transcript at ``path`` read-only and lock it, for a resumed writer.
+
+    The file returned holds the lock until it is closed (a resumed writer
+    closes it once its own file holds the lock).
 
     Raises :class:`~subagents.runtime.AgentInUse` when a live runtime holds it
     (naming the holder), :class:`TranscriptNotFound` when the file is gone (or
@@ -96,9 +102,9 @@ def claim_transcript(path: Path, agent_id: str) -> TranscriptFile:
     except OSError as exc:
         raise TranscriptError(
             f"Could not open the transcript {path} to resume agent {agent_id!r}: "
-            f"{exc.strerror or exc}. Check that it is a writable file (not a link)."
+            f"{exc.strerror or exc}. Check that it is a readable file (not a link)."
         ) from exc
-    file = open(fd, "ab", buffering=0)  # noqa: SIM115 - handed to the writer, which closes it
+    file = io.FileIO(fd, "r")
     try:
         problem = _check_claim(fd, path, agent_id)
     except BaseException:

@@ -21,6 +21,7 @@ from subagents.runtime import (
     ModelRequest,
     Reply,
     ScriptedProvider,
+    TranscriptFile,
     TranscriptNotFound,
     TranscriptWriter,
     clean_old_transcripts,
@@ -70,8 +71,9 @@ def test_a_claim_refuses_a_held_transcript_naming_its_holder(tmp_path: Path) -> 
     assert "agent Ada (a1) is running in this process" in str(refused.value)
     assert "wait for it or close it" in str(refused.value)
     claimed = claim_transcript(path, "a1")
-    with TranscriptWriter.resume(load_transcript(path), file=claimed) as writer:
+    with TranscriptWriter.resume(load_transcript(path), lock=claimed) as writer:
         assert not writer.in_memory
+        assert claimed.closed  # the writer's own file holds the lock now
     assert _fds() == before
 
 
@@ -188,6 +190,22 @@ def test_on_a_file_system_without_locks_transcripts_are_written_unlocked(
     with TranscriptWriter(path, _meta()) as writer:
         assert not writer.in_memory
     claimed = claim_transcript(path, "a1")
-    with TranscriptWriter.resume(load_transcript(path), file=claimed) as writer:
+    with TranscriptWriter.resume(load_transcript(path), lock=claimed) as writer:
         assert not writer.in_memory
     assert len(load_transcript(path).metas) == 2
+
+
+def test_a_resume_that_cannot_write_keeps_the_lock_it_claimed(tmp_path: Path) -> None:
+    path = transcript_path(tmp_path, "s1", "a1")
+    TranscriptWriter(path, _meta()).close()
+
+    def refuse(path: Path) -> TranscriptFile:
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    claimed = claim_transcript(path, "a1")  # read-only: a read-only state dir can be resumed
+    with TranscriptWriter.resume(load_transcript(path), lock=claimed, opener=refuse) as writer:
+        assert writer.in_memory
+        with pytest.raises(AgentInUse):
+            claim_transcript(path, "a1")
+    assert claimed.closed
+    claim_transcript(path, "a1").close()
