@@ -14,7 +14,8 @@ that comes at the same moment finds it gone rather than half-removed.
 
 Every folder is opened relative to its parent's descriptor, never through a
 link (``O_NOFOLLOW``), so a link swapped in anywhere under the state directory
-leads nowhere. This does blocking file I/O: from Trio, run it in a thread.
+leads nowhere (the state directory itself, as configured, may be a link).
+This does blocking file I/O: from Trio, run it in a thread.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class _Own:
     mtime: float
 
 
-def _open_dir(name: str | os.PathLike[str], parent: int | None = None) -> int | None:
+def _open_dir(name: str, parent: int) -> int | None:
     try:
         return os.open(name, _DIR_FLAGS, dir_fd=parent)
     except OSError:
@@ -125,8 +126,9 @@ def clean_old_transcripts(
     """
     _check_days(older_than_days)
     cutoff = (time.time() if now is None else now) - older_than_days * _DAY
-    state = _open_dir(os.fspath(state_dir))
-    if state is None:
+    try:  # the configured state directory may itself be a link; nothing under it is followed
+        state = os.open(state_dir, _DIR_FLAGS & ~os.O_NOFOLLOW)
+    except OSError:
         return []
     with _closing(state):
         sessions = _open_dir("sessions", state)

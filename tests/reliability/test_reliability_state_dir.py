@@ -172,6 +172,11 @@ def test_retention_never_follows_a_link_out_of_the_state_dir(tmp_path: Path) -> 
     assert load_transcript(elsewhere / "subagents" / "agent-a1.jsonl").problems == ()
     assert (inner / "subagents").is_symlink()
     assert (bare / "agent-a1.jsonl").is_symlink()
+    # The configured state directory itself may be a link: what is under it is ours.
+    (tmp_path / "state-link").symlink_to(outside)
+    [pruned] = clean_old_transcripts(tmp_path / "state-link", 1)
+    assert pruned.folder_removed
+    assert not elsewhere.exists()
 
 
 def test_a_session_locked_by_a_live_process_is_kept_until_it_ends(tmp_path: Path) -> None:
