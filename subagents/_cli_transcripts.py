@@ -1,12 +1,14 @@
-"""The ``subagents transcripts list|show`` commands.
+"""The ``subagents transcripts list|show|prune`` commands.
 
 Every agent's transcript is a JSON-lines file under
 ``<state_dir>/sessions/<session>/subagents/agent-<id>.jsonl``. ``list`` shows
 them all, newest first; ``show ID`` one of them, readably: who the agent is,
 each message (tool calls and results shortened), the result of each run, and
 any line the loader left out or repaired. ``--json`` prints the same for
-programs. Everything a transcript holds is untrusted (model text, tool
-arguments and results, names): it is shown by :func:`~subagents._visible.visible`.
+programs. ``prune`` removes old transcripts now (``--dry-run``: says what would
+go), with the rules the runtime applies when it closes. Everything a transcript
+holds is untrusted (model text, tool arguments and results, names): it is shown
+by :func:`~subagents._visible.visible`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from subagents._visible import json_safe, visible
 from subagents.runtime import (
     MessageRecord,
     MetaRecord,
+    PrunedSession,
     RedactedThinkingBlock,
     ResultRecord,
     TextBlock,
@@ -38,6 +41,7 @@ from subagents.runtime import (
     TranscriptInfo,
     TranscriptNotFound,
     TranscriptProblem,
+    clean_old_transcripts,
     find_transcript,
     list_transcripts,
     load_config,
@@ -121,6 +125,44 @@ def add_transcripts_commands(
     )
     show.add_argument("agent_id", metavar="ID", help="the agent's id (see transcripts list)")
     show.set_defaults(func=_cmd_show)
+
+    prune = sub.add_parser(
+        "prune",
+        parents=[common],
+        help="remove old transcripts now (--dry-run: list what would go)",
+        description=(
+            "Remove the transcripts of sessions last written more than --older-than days\n"
+            "ago (default: transcripts.retention_days), as a runtime does when it closes.\n"
+            "Only what subagents wrote goes: folders named like a session id holding\n"
+            "agent-<id>.jsonl transcripts with their meta record. Other files and folders,\n"
+            "links, and sessions with an agent running (a locked transcript) are left."
+        ),
+        epilog=(
+            "examples:\n"
+            "  subagents transcripts prune --dry-run\n"
+            "  subagents transcripts prune --older-than 7\n"
+            "  subagents transcripts prune --state-dir ./state --json"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    prune.add_argument(
+        "--older-than",
+        type=_days,
+        metavar="DAYS",
+        help="remove sessions last written more than DAYS ago (default: the retention)",
+    )
+    prune.add_argument("--dry-run", action="store_true", help="remove nothing; list what would go")
+    prune.set_defaults(func=_cmd_prune)
+
+
+def _days(text: str) -> float:
+    try:
+        days = float(text)
+    except ValueError:
+        days = float("nan")
+    if not 0 < days < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of days, got {text!r}")
+    return days
 
 
 def not_found_message(agent_id: str, state_dir: Path) -> str:
@@ -391,4 +433,58 @@ def _cmd_show(args: argparse.Namespace) -> int:
         lines += _problem_lines(transcript.notes)
     # Every line is one line: shown with its controls as signs (tabs kept).
     out.write("\n".join(visible(line, newlines=True) for line in lines) + "\n")
+    return 0
+
+
+# -- prune -------------------------------------------------------------------------------
+
+
+def _pruned_record(item: PrunedSession) -> dict[str, Any]:
+    return {
+        "session_id": item.session_id,
+        "path": str(item.path),
+        "newest": item.newest,
+        "transcripts": [str(p) for p in item.transcripts],
+        "left": [str(p) for p in item.left],
+        "skipped": item.skipped,
+        "folder_removed": item.folder_removed,
+    }
+
+
+def _cmd_prune(args: argparse.Namespace) -> int:
+    try:
+        state_dir = _state_dir(args)
+        days = args.older_than
+        if days is None:
+            days = load_config(cwd=Path.cwd(), env=os.environ).transcripts.retention_days
+        found = clean_old_transcripts(state_dir, days, dry_run=args.dry_run)
+    except SubagentsError as exc:
+        return _fail("prune", " ".join(str(exc).split()))
+    out = sys.stdout
+    if args.json:
+        records = [_pruned_record(item) for item in found]
+        payload = {"dry_run": args.dry_run, "older_than_days": days, "sessions": records}
+        out.write(json_safe(json.dumps(payload, indent=2, ensure_ascii=False)) + "\n")
+        return 0
+    gone = [item for item in found if item.skipped is None]
+    count = sum(len(item.transcripts) for item in gone)
+    verb = "Would remove" if args.dry_run else "Removed"
+    print(
+        f"{verb} {plural(count, 'transcript')} in {plural(len(gone), 'session')} last written "
+        f"more than {days:g} days ago under {visible(str(state_dir))}.",
+        file=out,
+    )
+    for item in found:
+        when = _when(item.newest)
+        if item.skipped is not None:
+            print(f"  kept {item.session_id}  (last written {when}): {item.skipped}", file=out)
+            continue
+        folder = "the folder" if item.folder_removed else "not the folder"
+        print(
+            f"  {item.session_id}  {plural(len(item.transcripts), 'transcript')}, {folder}  "
+            f"(last written {when})",
+            file=out,
+        )
+        for path in item.left:
+            print(f"    left (not written by subagents): {visible(str(path))}", file=out)
     return 0

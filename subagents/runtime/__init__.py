@@ -76,6 +76,7 @@ from subagents.runtime._events import (
     UsageReported,
 )
 from subagents.runtime._exceptions import (
+    AgentInUse,
     AgentRunFailed,
     AgentRuntimeError,
     AuthenticationFailed,
@@ -227,7 +228,6 @@ from subagents.runtime._transcript_load import (
     Transcript,
     TranscriptInfo,
     TranscriptProblem,
-    clean_old_transcripts,
     find_transcript,
     list_transcripts,
     load_transcript,
@@ -241,6 +241,11 @@ from subagents.runtime._transcript_records import (
     ResultRecord,
     TranscriptRecord,
     transcript_path,
+)
+from subagents.runtime._transcript_retention import (
+    PrunedSession,
+    clean_old_transcripts,
+    is_session_id,
 )
 from subagents.runtime._trust_check import check_project_trust
 from subagents.runtime._trust_store import (
@@ -342,7 +347,9 @@ __all__ = [
     "parse_transcript",
     "find_transcript",
     "list_transcripts",
+    "PrunedSession",
     "clean_old_transcripts",
+    "is_session_id",
     "DEFAULT_MAX_BUFFERED_LINES",
     "FORMAT_VERSION",
     # logging
@@ -471,6 +478,7 @@ __all__ = [
     "InvalidInputs",
     "InvalidOutputSchema",
     "InvalidLimits",
+    "AgentInUse",
     "AgentRunFailed",
     "SpawnNotAllowed",
     "RuntimeClosed",

@@ -27,6 +27,7 @@ next one arrives.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import final
 
@@ -107,10 +108,13 @@ class AgentRecord:
     ``agent_id`` and ``nickname`` are the ones to restore (resume) until
     :meth:`init` binds the ones the kernel gave. ``transcript`` is the loaded
     transcript a resumed agent goes on writing; ``restore`` the result a
-    resumed agent comes back idle with (its first activation runs nothing).
+    resumed agent comes back idle with (its first activation runs nothing);
+    ``claimed`` the resumed transcript's lock (a claim), that its writer
+    takes over.
     """
 
     __slots__ = (
+        "_claimed",
         "_transcript",
         "actor",
         "agent_hooks",
@@ -154,6 +158,7 @@ class AgentRecord:
         agent_id: str = "",
         nickname: str = "",
         transcript: Transcript | None = None,
+        claimed: io.FileIO | None = None,
         restore: AgentResult | None = None,
     ) -> None:
         self.services = services
@@ -173,6 +178,7 @@ class AgentRecord:
         self.children: list[str] = []
         self.restore = restore
         self._transcript = transcript
+        self._claimed = claimed
         self.site: HookSite | None = None
         self.tools: ToolSelection | None = None
         self.router: ApprovalRouter | None = None
@@ -301,8 +307,9 @@ class AgentRecord:
                 meta,
                 resumed=resumed,
                 policy=services.config.transcripts.on_disk_error,
+                claimed=self._claimed,
             )
-        self._transcript = None
+        self._transcript = self._claimed = None
         services.records[ctx.id] = self
         self.logger.info(
             "agent spawned",
@@ -403,5 +410,11 @@ class AgentRecord:
         return True
 
     def close_transcript(self) -> None:
-        """Close the transcript writer (the agent is closed); idempotent."""
+        """Close the transcript writer, releasing its lock (the agent is closed); idempotent.
+
+        A claim no writer took (the start failed first) is let go too.
+        """
         self.ledger.close()
+        claimed, self._claimed = self._claimed, None
+        if claimed is not None:
+            claimed.close()

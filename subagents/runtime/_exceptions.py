@@ -24,6 +24,7 @@ request id the provider gave, when there was one::
         ├── AgentRunFailed            a run ended without reaching its goal
         ├── SpawnNotAllowed           a spawn tool's scope (``Agent(a, b)``) excludes the type
         ├── RuntimeClosed             the runtime is closed or closing
+        ├── AgentInUse                the agent is live in another runtime (transcript locked)
         ├── TranscriptError           (_transcript_errors.py) a transcript could not be read/written
         │   ├── TranscriptNotFound        no transcript for that agent id or path
         │   └── TranscriptWriteError      a line could not be written (disk full, removed...)
@@ -37,14 +38,20 @@ bad setting, naming its file or variable and key) and ``HookConfigError``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+import socket
+from typing import TYPE_CHECKING, Final
 
 from subagents._exceptions import SubagentsError
 
 if TYPE_CHECKING:
     from subagents.runtime._result import AgentResult
 
+#: This machine's name, as transcripts record who holds them.
+_HOST: Final = socket.gethostname()
+
 __all__ = [
+    "AgentInUse",
     "AgentRunFailed",
     "AgentRuntimeError",
     "AuthenticationFailed",
@@ -234,6 +241,54 @@ class RuntimeClosed(AgentRuntimeError):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (type(self), ())
+
+
+class AgentInUse(AgentRuntimeError):
+    """The agent is live in a runtime that holds its transcript's lock, so it cannot be resumed.
+
+    ``pid`` and ``host`` name the process that holds it (from the newest meta
+    record of the transcript; ``None`` when the holder did not write them).
+    """
+
+    def __init__(
+        self,
+        agent_id: str,
+        *,
+        nickname: str | None = None,
+        pid: int | None = None,
+        host: str | None = None,
+        path: str | None = None,
+    ) -> None:
+        self.agent_id = agent_id
+        self.nickname = nickname
+        self.pid = pid
+        self.host = host
+        self.path = path
+        who = f"agent {nickname} ({agent_id})" if nickname else f"agent {agent_id}"
+        if pid is None:
+            where = "another process"
+        elif pid == os.getpid() and host in (None, _HOST):
+            where = f"this process ({pid}), in another runtime"
+        else:
+            where = f"process {pid}"
+        if host is not None and host != _HOST:
+            where += f" on host {host}"
+        locked = f" (its transcript {path} is locked)" if path else ""
+        super().__init__(
+            f"{who} is running in {where}; wait for it or close it, then resume it{locked}."
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (
+            _rebuild_in_use,
+            (self.agent_id, self.nickname, self.pid, self.host, self.path),
+        )
+
+
+def _rebuild_in_use(
+    agent_id: str, nickname: str | None, pid: int | None, host: str | None, path: str | None
+) -> AgentInUse:
+    return AgentInUse(agent_id, nickname=nickname, pid=pid, host=host, path=path)
 
 
 _BY_TYPE: dict[str, type[ProviderError]] = {

@@ -16,6 +16,7 @@ behavior returns, so the result is on disk before the final status.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import final
 
@@ -62,11 +63,13 @@ class RunLedger:
         *,
         resumed: Transcript | None,
         policy: DiskErrorPolicy,
+        claimed: io.FileIO | None = None,
     ) -> None:
         """Open the transcript, write the conversation so far, then follow the conversation.
 
-        Raises :class:`TranscriptWriteError` under the ``"stop"`` policy when the
-        file cannot be written.
+        ``claimed`` is the resumed transcript's lock, taken before it was read;
+        the writer takes it over. Raises :class:`TranscriptWriteError` under
+        the ``"stop"`` policy when the file cannot be written.
         """
         if resumed is None:
             writer = TranscriptWriter(path, meta, on_disk_error=policy, on_report=self._problem)
@@ -76,6 +79,7 @@ class RunLedger:
                 meta=msgspec.structs.replace(meta, created=resumed.meta.created),
                 on_disk_error=policy,
                 on_report=self._problem,
+                lock=claimed,
             )
         try:
             writer.append_new(self._conversation)

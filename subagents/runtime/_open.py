@@ -1,12 +1,16 @@
 """Opening a runtime: configuration, agent types, provider, log, supervisor, progress.
 
 :func:`open_runtime` is the one way to get a :class:`~subagents.runtime.Runtime`.
-It reads what start-up needs (the configuration files, the agent definitions,
-and the old transcripts to remove) in a worker thread, picks and opens the
-provider unless one is given, opens the session's log, the supervisor and the
-progress follower, and closes them all, in reverse order, when its block is
-left: agents end Shutdown, every transcript is closed, then the progress
-follower, the provider and the log.
+It reads what start-up needs (the configuration files, the agent definitions)
+in a worker thread, picks and opens the provider unless one is given, opens the
+session's log, the supervisor and the progress follower, and closes them all,
+in reverse order, when its block is left: agents end Shutdown, every
+transcript is closed, then the progress follower, the provider and the log.
+
+Old transcripts are removed when the block is left normally, not at start-up:
+by then every agent the runtime resumed has written to its transcript, so the
+session of an agent being resumed is never old, and a session with an agent
+live in another runtime is locked, so retention leaves it alone.
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ from subagents.runtime._scripted import ScriptedProvider
 from subagents.runtime._services import Services
 from subagents.runtime._settings import load_config
 from subagents.runtime._settings_values import RuntimeConfig
-from subagents.runtime._transcript_load import clean_old_transcripts
+from subagents.runtime._transcript_errors import TranscriptError
+from subagents.runtime._transcript_retention import PrunedSession, clean_old_transcripts
 from subagents.runtime._trust_store import load_trust_store, project_folder
 from subagents.runtime._workspace_trust import ProjectTrust, restrict_catalog, trust_notice
 from subagents.tools import (
@@ -62,7 +67,6 @@ class _Setup:
     catalog: AgentCatalog
     cwd: Path
     home: Path
-    removed: tuple[Path, ...]
     #: Whether the trust decision came from the user's trust store (nobody was asked).
     from_store: bool = False
 
@@ -91,7 +95,7 @@ def _setup(
     agents_json: str | None,
     trust_project: bool | None = None,
 ) -> _Setup:
-    """The blocking part of start-up (files read, old transcripts removed), run in a thread."""
+    """The blocking part of start-up (files read), run in a thread."""
     root = Path(os.path.abspath(Path.cwd() if cwd is None else cwd))
     home_dir = Path.home() if home is None else Path(home)
     given = config
@@ -109,8 +113,7 @@ def _setup(
         catalog, ignored = restriction.catalog, (*ignored, *restriction.ignored)
     project = ProjectTrust(project_folder(root), trusted, ignored)
     config = attrs.evolve(config, project=project)
-    removed = clean_old_transcripts(config.state_dir, config.transcripts.retention_days)
-    return _Setup(config, catalog, root, home_dir, tuple(removed), from_store)
+    return _Setup(config, catalog, root, home_dir, from_store)
 
 
 def _log_trust(log: RuntimeLog, config: RuntimeConfig, *, quiet: bool) -> None:
@@ -123,6 +126,11 @@ def _log_trust(log: RuntimeLog, config: RuntimeConfig, *, quiet: bool) -> None:
         log.logger().info("project not trusted", notice=notice)
     else:
         log.logger().warning("project not trusted", notice=notice)
+
+
+def _retention(config: RuntimeConfig) -> list[PrunedSession]:
+    """Old transcripts removed as the runtime closes (see the module docstring)."""
+    return clean_old_transcripts(config.state_dir, config.transcripts.retention_days)
 
 
 def _chosen_provider(
@@ -172,8 +180,11 @@ async def open_runtime(
     project had ignored is in ``runtime.config.project`` and in the log (a
     warning, on stderr too, when the trust store decided).
 
-    At start-up, transcripts older than ``transcripts.retention_days`` are
-    removed. Start-up reads files in a worker thread: under a mock clock that
+    When the block is left without an error, transcripts older than
+    ``transcripts.retention_days`` are removed (only what this runtime wrote,
+    and no session with a live agent: see
+    :func:`~subagents.runtime.clean_old_transcripts`). Start-up, and that
+    clean-up, read files in a worker thread: under a mock clock that
     autojumps (tests), a deadline already running outside the block can be
     jumped to meanwhile, so start such deadlines inside it.
     """
@@ -239,7 +250,6 @@ async def open_runtime(
                         state_dir=str(config.state_dir),
                         provider=getattr(chosen, "name", type(chosen).__name__),
                         agent_types=len(catalog),
-                        transcripts_removed=len(setup.removed),
                     )
                     for problem in catalog.errors:
                         log.logger().warning("agent definition problem", problem=problem.format())
@@ -252,6 +262,16 @@ async def open_runtime(
             finally:
                 runtime._shut()
                 events.close()
-        log.logger().info("runtime closed", agents=len(services.records))
+        removed = 0
+        try:
+            if body_error is None:
+                pruned = await trio.to_thread.run_sync(_retention, config)
+                removed = sum(len(item.transcripts) for item in pruned)
+        except (OSError, TranscriptError) as exc:  # the run has succeeded: say it, go on
+            log.logger().warning("old transcripts not removed", error=str(exc))
+        finally:
+            log.logger().info(
+                "runtime closed", agents=len(services.records), transcripts_removed=removed
+            )
     if body_error is not None:
         raise body_error

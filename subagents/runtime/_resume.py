@@ -24,6 +24,8 @@ jump in, which would make resumes in tests non-deterministic.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import attrs
 
 from subagents.agents import AgentCatalog, AgentDefinition, build_system_prompt
@@ -89,9 +91,16 @@ def _task_text(conversation: Conversation) -> str:
 
 
 def load_resumable(
-    services: Services, catalog: AgentCatalog, agent_id: str, record: AgentRecord | None
+    services: Services,
+    catalog: AgentCatalog,
+    agent_id: str,
+    record: AgentRecord | None,
+    path: Path | None = None,
 ) -> Resumable:
     """What resuming ``agent_id`` starts from; ``record`` is its record if still in memory.
+
+    ``path`` is its transcript when already found (and claimed), else it is
+    looked up in the state directory.
 
     Raises :class:`TranscriptNotFound` when there is neither a transcript nor a
     record, :class:`TranscriptError` for a file that is not a transcript, and
@@ -112,7 +121,9 @@ def load_resumable(
             last_result=record.last_result,
             last_status=record.last_status,
         )
-    transcript = load_transcript(find_transcript(config.state_dir, agent_id))
+    transcript = load_transcript(
+        find_transcript(config.state_dir, agent_id) if path is None else path
+    )
     log = services.log.for_agent(
         agent_id=agent_id, nickname=transcript.meta.nickname, depth=transcript.meta.depth
     )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import io
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, final
@@ -61,6 +62,8 @@ from subagents.runtime._resume import load_resumable, plan_resume
 from subagents.runtime._services import Services
 from subagents.runtime._settings_values import RuntimeConfig
 from subagents.runtime._task import prepare_task
+from subagents.runtime._transcript_load import find_transcript
+from subagents.runtime._transcript_lock import claim_transcript
 
 __all__ = ["Runtime", "RuntimeStatistics"]
 
@@ -269,6 +272,10 @@ class Runtime:
         With ``prompt`` it runs on it. Without one it carries on if it was
         stopped mid-run, and otherwise comes back idle with the status of its
         last run (final and open, ready for :meth:`send_input`).
+
+        Its transcript is locked before it is read and for as long as the agent
+        is open here: :class:`AgentInUse` (naming the holder's process) is
+        raised when another runtime, in this process or another, runs it.
         """
         return await self._resume(agent_id, prompt, fallback_parent=None)
 
@@ -286,24 +293,41 @@ class Runtime:
         old = services.records.get(agent_id)
         if old is not None:
             old.close_transcript()
-        source = load_resumable(services, self.catalog, agent_id, old)
-        plan = plan_resume(source, prompt)
-        original = source.parent_id
-        parent = original if original is not None and self._is_open(original) else fallback_parent
-        record = AgentRecord(
-            services,
-            definition=source.definition,
-            conversation=source.conversation,
-            system_prompt=source.system_prompt,
-            prompt=plan.prompt,
-            model=self._model(source.model, None, None),
-            agent_hooks=hooks_from_specs(source.definition.hooks),
-            agent_id=agent_id,
-            nickname=source.nickname,
-            transcript=source.transcript,
-            restore=plan.restore,
-        )
-        await self._start(record, parent)
+        path: Path | None = None
+        claimed: io.FileIO | None = None
+        if services.transcripts_enabled:  # locked before it is read: one writer at a time
+            path = find_transcript(services.config.state_dir, agent_id)
+            claimed = claim_transcript(path, agent_id)
+        record: AgentRecord | None = None
+        try:
+            source = load_resumable(services, self.catalog, agent_id, old, path)
+            plan = plan_resume(source, prompt)
+            original = source.parent_id
+            parent = (
+                original if original is not None and self._is_open(original) else fallback_parent
+            )
+            record = AgentRecord(
+                services,
+                definition=source.definition,
+                conversation=source.conversation,
+                system_prompt=source.system_prompt,
+                prompt=plan.prompt,
+                model=self._model(source.model, None, None),
+                agent_hooks=hooks_from_specs(source.definition.hooks),
+                agent_id=agent_id,
+                nickname=source.nickname,
+                transcript=source.transcript,
+                claimed=claimed,
+                restore=plan.restore,
+            )
+            await self._start(record, parent)
+        except BaseException:  # re-raised: the lock is let go unless the agent got going
+            if not self._is_open(agent_id):
+                if record is not None:
+                    record.close_transcript()
+                if claimed is not None:
+                    claimed.close()
+            raise
         self._closed_order.pop(agent_id, None)
         record.logger.info("agent resumed", idle=plan.restore is not None, parent_id=parent)
         return sup.status(agent_id)

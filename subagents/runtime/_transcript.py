@@ -31,6 +31,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import errno
+import io
 import os
 import time
 from collections.abc import Callable
@@ -54,6 +55,7 @@ from subagents.runtime._transcript_file import (
     _write_all,
     open_append,
 )
+from subagents.runtime._transcript_lock import lock_file, this_host
 from subagents.runtime._transcript_records import (
     FinalStatus,
     MessageRecord,
@@ -112,7 +114,16 @@ class TranscriptWriter:
     module docstring); under ``"memory"``, ``on_report`` is called once with the
     :class:`TranscriptWriteError` and up to ``max_buffered_lines`` lines are held
     (the oldest message lines are dropped first, the meta and result lines
-    last). ``opener`` opens the file (tests inject failing files).
+    last). ``opener`` opens the file (tests inject failing files); ``lock``,
+    when given, is the transcript opened read-only and locked by a resume's
+    claim: the writer holds it until its own file holds the lock (or until it
+    is closed, when the file never opened).
+
+    The writer holds the file's lock (:mod:`subagents.runtime._transcript_lock`)
+    as long as the file is open: a second writer of the same transcript, in
+    this process or another, cannot open it, and treats it as a file it cannot
+    write. Its meta line records this process's pid and host, the holder's
+    name in a refused resume.
     """
 
     __slots__ = (
@@ -123,6 +134,7 @@ class TranscriptWriter:
         "_failed",
         "_file",
         "_fsync",
+        "_held",
         "_max_buffered",
         "_meta",
         "_next_seq",
@@ -148,6 +160,7 @@ class TranscriptWriter:
         max_buffered_lines: int = DEFAULT_MAX_BUFFERED_LINES,
         fsync_results: bool = True,
         opener: Callable[[Path], TranscriptFile] = open_append,
+        lock: io.FileIO | None = None,
     ) -> None:
         if on_disk_error not in ("memory", "stop"):
             raise TranscriptError(
@@ -158,7 +171,9 @@ class TranscriptWriter:
                 f"max_buffered_lines must be at least 2 (got {max_buffered_lines!r})."
             )
         self._path = Path(path)
-        self._meta = msgspec.structs.replace(meta, time=time.time())
+        self._meta = msgspec.structs.replace(
+            meta, time=time.time(), pid=os.getpid(), host=this_host()
+        )
         self._next_seq = next_seq
         self._runs = runs
         self._synced = synced
@@ -175,8 +190,10 @@ class TranscriptWriter:
         self._written = 0
         self._dropped = 0
         line = _line(self._meta)
+        self._held = lock
         try:
-            self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if lock is None:
+                self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             self._file = self._open()
         except OSError as exc:
             self._fault(exc, _META, line)
@@ -194,12 +211,15 @@ class TranscriptWriter:
         max_buffered_lines: int = DEFAULT_MAX_BUFFERED_LINES,
         fsync_results: bool = True,
         opener: Callable[[Path], TranscriptFile] = open_append,
+        lock: io.FileIO | None = None,
     ) -> TranscriptWriter:
         """A writer that goes on with a loaded transcript, in the same file.
 
         It appends a new meta line (``meta``, by default the transcript's own:
         pass one with another ``model`` when the resumed agent runs on another
-        model) and numbers messages and runs after the transcript's.
+        model) and numbers messages and runs after the transcript's. ``lock``
+        is the file :func:`~subagents.runtime._transcript_lock.claim_transcript`
+        opened and locked before the transcript was read (the writer owns it).
         """
         return cls(
             transcript.path,
@@ -212,6 +232,7 @@ class TranscriptWriter:
             max_buffered_lines=max_buffered_lines,
             fsync_results=fsync_results,
             opener=opener,
+            lock=lock,
         )
 
     @property
@@ -336,6 +357,9 @@ class TranscriptWriter:
         if self._buffer:
             self.retry()
         self._drop_file()
+        held, self._held = self._held, None
+        if held is not None:
+            held.close()
         self._closed = True
 
     def __enter__(self) -> TranscriptWriter:
@@ -351,7 +375,17 @@ class TranscriptWriter:
     # -- internals ------------------------------------------------------------------
 
     def _open(self) -> TranscriptFile:
+        """The file opened and locked, ended by a newline if torn.
+
+        A lock held from a resume's claim is let go just before the new file
+        takes it; should another runtime take it in between, this file is
+        refused (``EAGAIN``) and the lines stay in memory: never two writers.
+        """
         file = self._opener(self._path)
+        held, self._held = self._held, None
+        if held is not None:
+            held.close()
+        lock_file(file, self._path)
         try:
             if _needs_newline(self._path):
                 _write_all(file, b"\n")

@@ -47,7 +47,7 @@ class TranscriptNotFound(TranscriptError):
                 f"No transcript for agent {agent_id!r} under {self.where}. Check the agent id "
                 "(`subagents transcripts` lists the ones there) and that the state directory "
                 "is the one the agent ran with; transcripts older than the retention limit "
-                "are removed at start-up."
+                "are removed when a runtime closes."
             )
         super().__init__(text)
 
@@ -63,6 +63,8 @@ _ADVICE: Final[dict[int, str]] = {
     errno.EROFS: "The file system is read-only: point state_dir at a writable one.",
     errno.ENOENT: "The state directory was removed while the agent ran; do not delete it "
     "during a run.",
+    errno.EAGAIN: "Another runtime holds this transcript's lock (the agent runs there); "
+    "close it there first.",
 }
 
 

@@ -1,4 +1,4 @@
-"""Reading transcripts back: load one, find one by agent id, list them, clean old ones.
+"""Reading transcripts back: load one, find one by agent id, list them.
 
 :func:`load_transcript` is forgiving line by line and strict about identity.
 A torn last line (a write cut short by a crash) is left out with a note; any
@@ -10,16 +10,15 @@ agent raises :class:`TranscriptError`. The agent is the one the file name
 
 Every function here does blocking file I/O; from Trio call it through
 ``trio.to_thread.run_sync``. Symbolic links inside the state directory are
-never followed: a linked session or file is skipped, and never removed through.
+never followed: a linked session or file is skipped. Retention (removing old
+ones) is in :mod:`subagents.runtime._transcript_retention`.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final, Protocol, TypeVar
@@ -42,7 +41,6 @@ __all__ = [
     "Transcript",
     "TranscriptInfo",
     "TranscriptProblem",
-    "clean_old_transcripts",
     "find_transcript",
     "list_transcripts",
     "load_transcript",
@@ -67,7 +65,9 @@ _QUOTE: Final = 60
 _HEAD_LIMIT: Final = 1 << 20
 #: The block size :func:`list_transcripts` reads backwards to find the last result.
 _BLOCK: Final = 1 << 16
-_DAY: Final = 86_400.0
+#: How a result line starts: the encoder writes the tag first, and inside a JSON
+#: string a quote is always escaped, so this text only ever starts a result record.
+_RESULT_TAG: Final = b'{"record":"result"'
 
 
 @attrs.frozen
@@ -429,80 +429,54 @@ def _summarize(path: Path, session_id: str, agent_id: str, info: os.stat_result)
 
 
 def _last_result(file: _Readable, size: int, agent_id: str) -> ResultRecord | None:
-    """The last result line of ``agent_id``, read backwards block by block."""
-    end = size
-    carry = b""
-    while end > 0:
-        start = max(0, end - _BLOCK)
-        file.seek(start)
-        lines = (file.read(end - start) + carry).split(b"\n")
-        carry = lines.pop(0) if start > 0 else b""
-        for raw in reversed(lines):
-            if b'"record":"result"' not in raw:
-                continue
-            try:
-                record = _result_decoder.decode(raw)
-            except (msgspec.MsgspecError, RecursionError):
-                continue
-            if record.agent_id == agent_id:
-                return record
-        end = start
-    return None
+    """The last result line of ``agent_id``, found by reading backwards block by block.
 
-
-# -- retention -------------------------------------------------------------------------
-
-
-def clean_old_transcripts(
-    state_dir: str | os.PathLike[str], older_than_days: float, now: float | None = None
-) -> list[Path]:
-    """Remove the session folders whose newest file is older than ``older_than_days``.
-
-    ``now`` is a wall time (default: the current one). Links are not followed:
-    a linked session folder is left alone and a link inside a removed session
-    is removed itself, never its target. A session that cannot be read or
-    removed entirely is skipped. Returns the folders removed.
+    Each byte is read once while looking for line ends, and only a line that
+    starts as a result record is read whole (once more) to be decoded, so a
+    huge last line costs one pass and one block of memory, not a copy per block.
     """
-    if (
-        isinstance(older_than_days, bool)
-        or not isinstance(older_than_days, int | float)
-        or not older_than_days > 0
-        or older_than_days == float("inf")
-    ):
-        raise TranscriptError(
-            f"The transcript retention must be a positive number of days (got "
-            f"{older_than_days!r}); to keep transcripts forever, do not clean them."
-        )
-    cutoff = (time.time() if now is None else now) - older_than_days * _DAY
-    removed: list[Path] = []
-    for _, session in _sessions(Path(state_dir)):
-        newest = _newest(session)
-        if newest is None or newest >= cutoff:
-            continue
-        try:
-            shutil.rmtree(session)
-        except OSError:
-            continue
-        removed.append(session)
-    return removed
-
-
-def _newest(folder: Path) -> float | None:
-    """The newest modification time in ``folder`` (links not followed); ``None`` if unreadable."""
-    failed = False
-
-    def _failed(_: OSError) -> None:
-        nonlocal failed
-        failed = True
-
-    try:
-        newest = os.lstat(folder).st_mtime
-    except OSError:
+    line_end = size
+    pos = size
+    while pos > 0:
+        start = max(0, pos - _BLOCK)
+        file.seek(start)
+        block = file.read(pos - start)
+        cut = len(block)
+        while (newline := block.rfind(b"\n", 0, cut)) >= 0:
+            record = _result_line(file, block, start, start + newline + 1, line_end, agent_id)
+            if record is not None:
+                return record
+            line_end = start + newline
+            cut = newline
+        pos = start
+    if line_end == 0:
         return None
-    for top, folders, files in os.walk(folder, onerror=_failed):
-        for name in (*folders, *files):
-            try:
-                newest = max(newest, os.lstat(os.path.join(top, name)).st_mtime)
-            except OSError:
-                failed = True
-    return None if failed else newest
+    file.seek(0)
+    return _result_line(file, file.read(min(line_end, _BLOCK)), 0, 0, line_end, agent_id)
+
+
+def _result_line(
+    file: _Readable, block: bytes, block_start: int, start: int, end: int, agent_id: str
+) -> ResultRecord | None:
+    """The result record of ``agent_id`` at bytes ``start..end``, if that line is one.
+
+    ``block`` holds the file's bytes from ``block_start``, ``start`` among them;
+    the rest of a longer line is read from ``file`` only when it is a result.
+    """
+    offset = start - block_start
+    head = block[offset : offset + len(_RESULT_TAG)]
+    if len(head) < len(_RESULT_TAG) and end - start > len(head):  # the head crosses the block
+        file.seek(start)
+        head = file.read(min(len(_RESULT_TAG), end - start))
+    if head != _RESULT_TAG:
+        return None
+    if end - block_start <= len(block):
+        raw = block[offset : end - block_start]
+    else:
+        file.seek(start)
+        raw = file.read(end - start)
+    try:
+        record = _result_decoder.decode(raw)
+    except (msgspec.MsgspecError, RecursionError):
+        return None
+    return record if record.agent_id == agent_id else None

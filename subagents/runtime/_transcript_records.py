@@ -60,6 +60,8 @@ class MetaRecord(_Record, frozen=True, kw_only=True, tag="meta", gc=False):
     """Who the agent is: written first, and again by every writer that resumes it.
 
     ``created`` is when the agent was first spawned (kept across resumes);
+    ``pid`` and ``host`` name the process that wrote the line (while that
+    process runs the agent it holds the transcript's lock);
     ``definition_source`` is the scope its definition came from (``builtin``,
     ``project``...) and ``definition_path`` the file, so a resume can find it.
     """
@@ -74,6 +76,9 @@ class MetaRecord(_Record, frozen=True, kw_only=True, tag="meta", gc=False):
     session_id: str = ""
     created: float = msgspec.field(default_factory=time.time)
     version: int = FORMAT_VERSION
+    #: The process (and host) whose writer wrote this line and holds the file's lock.
+    pid: int | None = None
+    host: str | None = None
 
     @classmethod
     def for_definition(

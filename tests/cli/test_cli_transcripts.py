@@ -296,6 +296,7 @@ COMMANDS = [
     ["transcripts"],
     ["transcripts", "list"],
     ["transcripts", "show"],
+    ["transcripts", "prune"],
     ["demo"],
     ["agents"],
     ["agents", "list"],

@@ -26,14 +26,17 @@ from subagents.actors import (
 from subagents.agents import UnknownAgentError
 from subagents.runtime import (
     InvalidInputs,
+    MetaRecord,
     Origin,
     ResultRecord,
     RuntimeClosed,
     ScriptedProvider,
     TerminateReason,
     TranscriptsConfig,
+    TranscriptWriter,
     load_transcript,
     open_runtime,
+    transcript_path,
 )
 from subagents.tools import ApprovalDecision, ApprovalRequest
 
@@ -278,16 +281,23 @@ async def test_log_lines_name_the_agent(
         )
 
 
-async def test_old_sessions_are_removed_at_start_up(tmp_path: Path) -> None:
+async def test_old_sessions_are_removed_when_the_runtime_closes(tmp_path: Path) -> None:
     world = World(tmp_path)
-    old = world.state / "sessions" / "20200101-000000-abcdef" / "subagents"
-    old.mkdir(parents=True)
-    (old / "agent-x.jsonl").write_text("{}\n")
+    session = "20200101-000000-abcdef"
+    old = transcript_path(world.state, session, "x")
+    meta = MetaRecord(agent_id="x", agent_type="Explore", nickname="Ada", session_id=session)
+    TranscriptWriter(old, meta).close()
+    (old.parents[1].parent / "20200101-000000-abcdee").mkdir()  # not ours: no transcript
     stale = time.time() - 90 * 86_400
-    for path in (old / "agent-x.jsonl", old, old.parent):
+    for path in (old, old.parent, old.parents[1]):
         os.utime(path, (stale, stale))
-    async with world.open(ScriptedProvider([testing.say("ok")])):
-        assert not old.parent.exists()
+    async with world.open(ScriptedProvider([testing.say("ok")])) as rt:
+        assert old.exists()  # not at start-up: an agent of it may be resumed in this block
+    assert not old.parents[1].exists()
+    assert (old.parents[1].parent / "20200101-000000-abcdee").is_dir()
+    log = world.state / "logs" / f"{rt.session_id}.jsonl"
+    closed = json.loads(log.read_text().splitlines()[-1])
+    assert (closed["event"], closed["transcripts_removed"]) == ("runtime closed", 1)
 
 
 async def test_leaving_the_block_shuts_everything_down(

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
+import tracemalloc
+import unittest.mock
 from pathlib import Path
 
 import msgspec
 import pytest
 import trio
+from hypothesis import given
+from hypothesis import strategies as st
 
 from subagents._exceptions import SubagentsError
 from subagents.agents import AgentDefinition, AgentSource
@@ -34,7 +39,7 @@ from subagents.runtime._transcript_errors import (
 )
 from subagents.runtime._transcript_load import (
     Transcript,
-    clean_old_transcripts,
+    _last_result,
     find_transcript,
     list_transcripts,
     load_transcript,
@@ -47,6 +52,7 @@ from subagents.runtime._transcript_records import (
     ResultRecord,
     transcript_path,
 )
+from subagents.runtime._transcript_retention import clean_old_transcripts
 
 DAY = 86_400.0
 
@@ -584,6 +590,108 @@ def test_list_of_an_empty_or_missing_state_dir_is_empty(tmp_path: Path) -> None:
     assert list_transcripts(tmp_path) == []
 
 
+# -- the last result, read by seeking ------------------------------------------------------
+
+
+class _CountingReader:
+    """A file that counts the bytes read through it."""
+
+    def __init__(self, data: bytes) -> None:
+        self._file = io.BytesIO(data)
+        self.bytes_read = 0
+        self.reads = 0
+
+    def seek(self, offset: int, /) -> int:
+        return self._file.seek(offset)
+
+    def read(self, size: int, /) -> bytes:
+        data = self._file.read(size)
+        self.reads += 1
+        self.bytes_read += len(data)
+        return data
+
+
+def _lines(*records: MetaRecord | MessageRecord | ResultRecord) -> bytes:
+    return b"".join(msgspec.json.encode(record) + b"\n" for record in records)
+
+
+def test_the_last_result_behind_a_huge_last_line_is_found_in_one_pass_and_a_few_blocks() -> None:
+    result = ResultRecord.from_result(FIRST, agent_id="a1", run=1)
+    huge = MessageRecord(agent_id="a1", seq=0, message=Message.user("x" * 6_000_000))
+    data = _lines(meta(), result, huge)[:-1]  # a last line still being written (no newline)
+    reader = _CountingReader(data)
+
+    tracemalloc.start()
+    try:
+        found = _last_result(reader, len(data), "a1")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert found == result
+    # Each byte is read once; the long line is never held whole (nor copied block by block).
+    assert reader.bytes_read <= len(data)
+    assert peak < 1_000_000
+
+
+def test_a_huge_last_result_line_is_read_whole_once() -> None:
+    result = ResultRecord.from_result(
+        msgspec.structs.replace(FIRST, text="y" * 3_000_000), agent_id="a1", run=4
+    )
+    data = _lines(meta(), result)
+    reader = _CountingReader(data)
+
+    tracemalloc.start()
+    try:
+        found = _last_result(reader, len(data), "a1")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert found == result
+    assert reader.bytes_read <= 2 * len(data)
+    # The line itself, and its decoded text: not a copy per block.
+    assert peak < 4 * len(data)
+
+
+@given(
+    st.lists(
+        st.sampled_from(["meta", "message", "result", "foreign", "junk", "blank"]), max_size=12
+    ),
+    st.sampled_from([1, 7, 64, 1 << 16]),
+    st.booleans(),
+)
+def test_the_last_result_is_the_last_good_result_line_whatever_the_block_size(
+    kinds: list[str], block: int, torn: bool
+) -> None:
+    records: list[bytes] = []
+    expected: ResultRecord | None = None
+    for number, kind in enumerate(kinds):
+        if kind == "meta":
+            records.append(msgspec.json.encode(meta()))
+        elif kind == "message":
+            records.append(
+                msgspec.json.encode(
+                    MessageRecord(agent_id="a1", seq=number, message=Message.user("m" * number))
+                )
+            )
+        elif kind == "result":
+            expected = ResultRecord.from_result(SECOND, agent_id="a1", run=number)
+            records.append(msgspec.json.encode(expected))
+        elif kind == "foreign":
+            records.append(
+                msgspec.json.encode(ResultRecord.from_result(SECOND, agent_id="zz", run=1))
+            )
+        elif kind == "junk":
+            records.append(b'{"record":"result",' + b"z" * number)
+        else:
+            records.append(b"")
+    data = b"\n".join(records) + (b"" if torn else b"\n")
+    with unittest.mock.patch("subagents.runtime._transcript_load._BLOCK", block):
+        found = _last_result(io.BytesIO(data), len(data), "a1")
+    assert found == expected
+
+
 # -- retention ---------------------------------------------------------------------------
 
 
@@ -594,47 +702,65 @@ def _age(folder: Path, when: float) -> None:
     os.utime(folder, (when, when))
 
 
+OLD_S, MIXED_S, FRESH_S = (
+    "20250101-000000-0000aa",
+    "20250101-000000-0000bb",
+    "20250101-000000-0000cc",
+)
+
+
 def test_retention_removes_sessions_whose_newest_file_is_too_old(tmp_path: Path) -> None:
     now = 100 * DAY
-    old = write_agent(tmp_path, session_id="old").parents[1]
-    mixed = write_agent(tmp_path, session_id="mixed").parents[1]
-    write_agent(tmp_path, agent_id="b2", session_id="mixed")
-    fresh = write_agent(tmp_path, session_id="fresh").parents[1]
+    old = write_agent(tmp_path, session_id=OLD_S).parents[1]
+    mixed = write_agent(tmp_path, session_id=MIXED_S).parents[1]
+    write_agent(tmp_path, agent_id="b2", session_id=MIXED_S)
+    fresh = write_agent(tmp_path, session_id=FRESH_S).parents[1]
     _age(old, now - 31 * DAY)
     _age(mixed, now - 40 * DAY)
-    os.utime(transcript_path(tmp_path, "mixed", "b2"), (now - DAY, now - DAY))
+    os.utime(transcript_path(tmp_path, MIXED_S, "b2"), (now - DAY, now - DAY))
     _age(fresh, now - 29 * DAY)
 
     removed = clean_old_transcripts(tmp_path, 30, now=now)
 
-    assert removed == [old]
+    assert [(p.path, p.folder_removed, p.left, p.skipped) for p in removed] == [
+        (old, True, (), None)
+    ]
+    assert removed[0].transcripts == (old / "subagents" / "agent-a1.jsonl",)
+    assert removed[0].newest == now - 31 * DAY
     assert not old.exists()
     assert mixed.exists()
     assert fresh.exists()
-    assert clean_old_transcripts(tmp_path, 2, now=now) == [fresh]
-    assert [p.name for p in (tmp_path / "sessions").iterdir()] == ["mixed"]
+    assert [p.path for p in clean_old_transcripts(tmp_path, 2, now=now)] == [fresh]
+    assert [p.name for p in (tmp_path / "sessions").iterdir()] == [MIXED_S]
 
 
 def test_retention_never_follows_links_out_of_the_state_dir(tmp_path: Path) -> None:
     now = 100 * DAY
     outside = tmp_path / "outside"
-    precious = write_agent(outside, session_id="precious")
-    _age(outside / "sessions" / "precious", 0.0)
+    precious = write_agent(outside, session_id=FRESH_S)
+    _age(outside / "sessions" / FRESH_S, 0.0)
     state = tmp_path / "state"
-    old = write_agent(state, session_id="old").parents[1]
+    old = write_agent(state, session_id=OLD_S).parents[1]
     (old / "link-to-file").symlink_to(precious)
-    (old / "link-to-dir").symlink_to(outside / "sessions" / "precious")
-    (state / "sessions" / "linked-session").symlink_to(outside / "sessions" / "precious")
+    (old / "subagents" / "agent-b2.jsonl").symlink_to(precious)
+    (old / "link-to-dir").symlink_to(outside / "sessions" / FRESH_S)
+    (state / "sessions" / MIXED_S).symlink_to(outside / "sessions" / FRESH_S)
     _age(old, 0.0)
 
-    assert clean_old_transcripts(state, 1, now=now) == [old]
+    [pruned] = clean_old_transcripts(state, 1, now=now)
+
+    assert pruned.path == old
+    assert pruned.transcripts == (old / "subagents" / "agent-a1.jsonl",)
+    assert not pruned.folder_removed
     assert precious.exists()
     assert load_transcript(precious).problems == ()
-    assert (state / "sessions" / "linked-session").is_symlink()
+    assert (state / "sessions" / MIXED_S).is_symlink()
+    assert sorted(p.name for p in old.iterdir()) == ["link-to-dir", "link-to-file", "subagents"]
+    assert [p.name for p in (old / "subagents").iterdir()] == ["agent-b2.jsonl"]
 
 
 def test_retention_uses_the_clock_by_default_and_checks_its_limit(tmp_path: Path) -> None:
-    write_agent(tmp_path)
+    write_agent(tmp_path, session_id=OLD_S)
     assert clean_old_transcripts(tmp_path, 1) == []
     assert clean_old_transcripts(tmp_path / "missing", 1) == []
     for bad in (0, -1, float("nan"), float("inf"), True):
