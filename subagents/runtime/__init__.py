@@ -76,6 +76,8 @@ from subagents.runtime._events import (
     UsageReported,
 )
 from subagents.runtime._exceptions import (
+    AgentBusy,
+    AgentNotLoaded,
     AgentRunFailed,
     AgentRuntimeError,
     AuthenticationFailed,
@@ -89,6 +91,7 @@ from subagents.runtime._exceptions import (
     ProviderNotOpen,
     ProviderTimeout,
     RateLimited,
+    ResumeNotAllowed,
     RuntimeClosed,
     ScriptError,
     ServerError,
@@ -446,6 +449,9 @@ __all__ = [
     "InvalidLimits",
     "AgentRunFailed",
     "SpawnNotAllowed",
+    "AgentBusy",
+    "AgentNotLoaded",
+    "ResumeNotAllowed",
     "RuntimeClosed",
     "TranscriptError",
     "TranscriptNotFound",
