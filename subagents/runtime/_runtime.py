@@ -283,6 +283,11 @@ class Runtime:
         With ``prompt`` it runs on it. Without one it carries on if it was
         stopped mid-run, and otherwise comes back idle with the status of its
         last run (final and open, ready for :meth:`send_input`).
+
+        Any agent of the state directory may be resumed this way (it is what
+        ``subagents resume`` calls); the sessions its transcript records join
+        :attr:`lineage`, so the models of this runtime may resume the agents of
+        those sessions too (a lead's children from before its process ended).
         """
         return await self._resume(agent_id, prompt, fallback_parent=None, by_user=True)
 

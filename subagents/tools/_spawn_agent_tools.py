@@ -8,7 +8,7 @@ refusal by the host comes back as a tool error (see
 
 from __future__ import annotations
 
-from typing import final
+from typing import Final, final
 
 import attrs
 
@@ -32,6 +32,10 @@ from subagents.tools._lifecycle_shared import _DATA_NOTE, _FLAGS, _refusal, _typ
 from subagents.tools._protocol import ToolResult
 
 __all__ = ["CloseAgentTool", "ResumeAgentTool", "SendInputTool", "SpawnAgentTool", "WaitTool"]
+
+#: At most this many ``not_found`` ids of one ``wait`` get a hint: each one looks
+#: for a transcript on disk, and a model may pass any number of ids.
+_MAX_HINTS: Final = 4
 
 
 def _ms(seconds: float) -> str:
@@ -154,11 +158,11 @@ class WaitTool:
         except SubagentsError as exc:
             return _refusal(exc, self.host)
         answer: dict[str, object] = {"status": result.statuses, "timed_out": result.timed_out}
+        unknown = [i for i, status in result.statuses.items() if isinstance(status, NotFound)]
         hints = {
             agent_id: hint
-            for agent_id, status in result.statuses.items()
-            if isinstance(status, NotFound)
-            and (hint := self.host.explain_not_found(ctx, agent_id)) is not None
+            for agent_id in unknown[:_MAX_HINTS]
+            if (hint := self.host.explain_not_found(ctx, agent_id)) is not None
         }
         if hints:
             answer["hints"] = hints

@@ -387,6 +387,16 @@ async def test_wait_adds_the_hosts_hints_for_unknown_ids(
     assert "hints" in tools["wait"].description
 
 
+async def test_wait_looks_up_hints_for_a_few_unknown_ids_only(
+    tools: dict[str, Tool], host: FakeHost, ctx: ToolContext
+) -> None:
+    ids = [f"gone-{n}" for n in range(1000)]
+    host.wait_value = WaitResult(statuses=dict.fromkeys(ids, NOT_FOUND), timed_out=False)
+    host.hints = dict.fromkeys(ids, "Its transcript exists.")
+    result = await run(tools["wait"], {"ids": ids}, ctx)
+    assert list(json.loads(result.content)["hints"]) == ids[:4]
+
+
 async def test_wait_reports_a_timeout(
     tools: dict[str, Tool], host: FakeHost, ctx: ToolContext
 ) -> None:
