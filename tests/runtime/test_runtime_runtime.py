@@ -191,7 +191,9 @@ async def test_input_to_a_full_mailbox_waits_as_long_as_its_timeout_says(
         # input gets through well within the timeout.
         started = trio.current_time()
         finish = testing.directive(testing.Behavior.FINISH)
-        assert await rt.send_input(agent, finish, interrupt=True, timeout=3) == Running()
+        status = await rt.send_input(agent, finish, interrupt=True, timeout=3)
+        # The agent may have run on its input already by the time the send returns.
+        assert status in (Running(), Completed("done (finish)"))
         assert trio.current_time() - started < 3
         waited = await rt.wait([agent], timeout=10)
         assert waited.statuses[agent] == Completed("done (finish)")
