@@ -76,7 +76,9 @@ from subagents.runtime._events import (
     UsageReported,
 )
 from subagents.runtime._exceptions import (
+    AgentBusy,
     AgentInUse,
+    AgentNotLoaded,
     AgentRunFailed,
     AgentRuntimeError,
     AuthenticationFailed,
@@ -90,6 +92,7 @@ from subagents.runtime._exceptions import (
     ProviderNotOpen,
     ProviderTimeout,
     RateLimited,
+    ResumeNotAllowed,
     RuntimeClosed,
     ScriptError,
     ServerError,
@@ -481,6 +484,9 @@ __all__ = [
     "AgentInUse",
     "AgentRunFailed",
     "SpawnNotAllowed",
+    "AgentBusy",
+    "AgentNotLoaded",
+    "ResumeNotAllowed",
     "RuntimeClosed",
     "TranscriptError",
     "TranscriptNotFound",

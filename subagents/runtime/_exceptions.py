@@ -23,6 +23,10 @@ request id the provider gave, when there was one::
         ├── InvalidLimits             a run limit is out of range
         ├── AgentRunFailed            a run ended without reaching its goal
         ├── SpawnNotAllowed           a spawn tool's scope (``Agent(a, b)``) excludes the type
+        ├── AgentBusy                 a busy agent's mailbox had no room in time (a ``MailboxFull``)
+        ├── AgentNotLoaded            an id this runtime does not hold, whose transcript exists
+        │                             (an ``AgentNotFound``)
+        ├── ResumeNotAllowed          a model's resume of an agent outside its session lineage
         ├── RuntimeClosed             the runtime is closed or closing
         ├── AgentInUse                the agent is live in another runtime (transcript locked)
         ├── TranscriptError           (_transcript_errors.py) a transcript could not be read/written
@@ -43,6 +47,7 @@ import socket
 from typing import TYPE_CHECKING, Final
 
 from subagents._exceptions import SubagentsError
+from subagents.actors import AgentNotFound, MailboxFull
 
 if TYPE_CHECKING:
     from subagents.runtime._result import AgentResult
@@ -52,6 +57,8 @@ _HOST: Final = socket.gethostname()
 
 __all__ = [
     "AgentInUse",
+    "AgentBusy",
+    "AgentNotLoaded",
     "AgentRunFailed",
     "AgentRuntimeError",
     "AuthenticationFailed",
@@ -66,6 +73,7 @@ __all__ = [
     "ProviderTimeout",
     "RateLimited",
     "ScriptError",
+    "ResumeNotAllowed",
     "RuntimeClosed",
     "ServerError",
     "SpawnNotAllowed",
@@ -228,6 +236,116 @@ class SpawnNotAllowed(AgentRuntimeError):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (type(self), (self.agent_type, self.allowed))
+
+
+def _who(agent_id: str, nickname: str | None) -> str:
+    return f"{nickname} ({agent_id})" if nickname else agent_id
+
+
+class AgentBusy(AgentRuntimeError, MailboxFull):
+    """Input for an agent found its mailbox full and no room came within ``waited`` seconds.
+
+    The agent is busy (a long model call or tool) and has not read its
+    mailbox; the message was not delivered. ``interrupted`` says its turn was
+    stopped first (``interrupt=True``), which usually makes room at once.
+    """
+
+    def __init__(
+        self,
+        agent_id: str,
+        capacity: int,
+        waited: float,
+        *,
+        nickname: str | None = None,
+        interrupted: bool = False,
+    ) -> None:
+        self.agent_id = agent_id
+        self.capacity = capacity
+        self.waited = waited
+        self.nickname = nickname
+        self.interrupted = interrupted
+        stopped = " Its current turn was stopped, but" if interrupted else ""
+        AgentRuntimeError.__init__(
+            self,
+            f"Agent {_who(agent_id, nickname)} is busy: {capacity} messages already wait in "
+            f"its mailbox.{stopped} No room came within {waited:g} s, so this message was not "
+            "delivered. Wait for the agent to finish its turn (wait), then send it again; or "
+            "send it with interrupt=true to stop its current turn first.",
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (
+            _rebuild_busy,
+            (self.agent_id, self.capacity, self.waited, self.nickname, self.interrupted),
+        )
+
+
+def _rebuild_busy(
+    agent_id: str, capacity: int, waited: float, nickname: str | None, interrupted: bool
+) -> AgentBusy:
+    return AgentBusy(agent_id, capacity, waited, nickname=nickname, interrupted=interrupted)
+
+
+class AgentNotLoaded(AgentRuntimeError, AgentNotFound):
+    """The runtime holds no agent with this id, but its transcript exists (an earlier process).
+
+    ``resumable`` says whether the caller may resume it itself (it belongs to the
+    session lineage, see :class:`ResumeNotAllowed`); else only the user can,
+    with ``subagents resume ID``.
+    """
+
+    def __init__(self, agent_id: str, nickname: str | None, *, resumable: bool) -> None:
+        self.agent_id = agent_id
+        self.nickname = nickname
+        self.resumable = resumable
+        AgentRuntimeError.__init__(self, not_loaded_message(agent_id, nickname, resumable))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_not_loaded, (self.agent_id, self.nickname, self.resumable))
+
+
+def _rebuild_not_loaded(agent_id: str, nickname: str | None, resumable: bool) -> AgentNotLoaded:
+    return AgentNotLoaded(agent_id, nickname, resumable=resumable)
+
+
+def not_loaded_message(agent_id: str, nickname: str | None, resumable: bool) -> str:
+    """What to do about an agent this runtime does not hold but whose transcript exists."""
+    who = _who(agent_id, nickname)
+    if resumable:
+        return (
+            f"Agent {who} is not running in this session: it lived in a process that has "
+            f"ended, and its transcript exists. Call resume_agent with id {agent_id!r} to "
+            "bring it back with its conversation, then use it again."
+        )
+    return (
+        f"Agent {who} is not part of this session: its transcript exists, but it belongs to "
+        "an unrelated earlier session, which you may not resume. The user can bring it back "
+        f"with `subagents resume {agent_id}`."
+    )
+
+
+class ResumeNotAllowed(AgentRuntimeError):
+    """A model asked to resume an agent outside its session lineage.
+
+    By default a model's ``resume_agent`` (or ``Task`` with ``resume``) may bring
+    back only agents whose transcript records a session of the runtime's
+    lineage: its own session, and the sessions of agents the user resumed into
+    it (``Runtime.resume``, ``subagents resume``). Those two may resume any agent.
+    """
+
+    def __init__(self, agent_id: str, sessions: tuple[str, ...]) -> None:
+        self.agent_id = agent_id
+        self.sessions = sessions
+        recorded = ", ".join(sessions) or "none recorded"
+        super().__init__(
+            f"You may not resume agent {agent_id}: it belongs to an unrelated earlier session "
+            f"({recorded}). A model may resume only agents of its own session lineage (this "
+            "session, and sessions of agents the user resumed into it). The user can resume "
+            f"it with `subagents resume {agent_id}`."
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.agent_id, self.sessions))
 
 
 class RuntimeClosed(AgentRuntimeError):

@@ -36,6 +36,7 @@ from subagents.actors import (
     AgentNotFound,
     Bus,
     BusStatistics,
+    MailboxFull,
     Status,
     Subscription,
     Supervisor,
@@ -46,9 +47,10 @@ from subagents.actors import (
 from subagents.agents import AgentCatalog
 from subagents.runtime._agent_record import AgentHandle, AgentRecord
 from subagents.runtime._config import DEFAULT_MODEL
-from subagents.runtime._exceptions import RuntimeClosed
+from subagents.runtime._exceptions import AgentBusy, RuntimeClosed
 from subagents.runtime._follower import ProgressFollower
 from subagents.runtime._hook_values import HookRunnerStatistics, hooks_from_specs
+from subagents.runtime._lineage import SessionLineage
 from subagents.runtime._messages import Conversation
 from subagents.runtime._model import resolve_model
 from subagents.runtime._progress import ProgressTracker
@@ -97,6 +99,7 @@ class Runtime:
         "_closed_order",
         "_closing",
         "_follower",
+        "_lineage",
         "_sup",
         "bus",
         "catalog",
@@ -118,6 +121,7 @@ class Runtime:
         self._sup: Supervisor | None = None
         self._closing = False
         self._closed_order: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self._lineage = SessionLineage(services.session_id)
 
     def __repr__(self) -> str:
         return f"<Runtime session={self.session_id} agents={len(self.services.records)}>"
@@ -131,6 +135,16 @@ class Runtime:
     def session_id(self) -> str:
         """This runtime's session id (its transcripts and log are filed under it)."""
         return self.services.session_id
+
+    @property
+    def lineage(self) -> frozenset[str]:
+        """The sessions whose agents this runtime's models may resume.
+
+        This session, and every session recorded in the transcript of an agent
+        brought back with :meth:`resume` (a model's ``resume_agent`` does not
+        widen it). :meth:`resume` itself may bring back any agent.
+        """
+        return self._lineage.sessions
 
     @property
     def tracker(self) -> ProgressTracker:
@@ -276,18 +290,34 @@ class Runtime:
         Its transcript is locked before it is read and for as long as the agent
         is open here: :class:`AgentInUse` (naming the holder's process) is
         raised when another runtime, in this process or another, runs it.
+
+        Any agent of the state directory may be resumed this way (it is what
+        ``subagents resume`` calls); the sessions its transcript records join
+        :attr:`lineage`, so the models of this runtime may resume the agents of
+        those sessions too (a lead's children from before its process ended).
         """
-        return await self._resume(agent_id, prompt, fallback_parent=None)
+        return await self._resume(agent_id, prompt, fallback_parent=None, by_user=True)
 
     async def _resume(
-        self, agent_id: str, prompt: str | None, *, fallback_parent: str | None
+        self,
+        agent_id: str,
+        prompt: str | None,
+        *,
+        fallback_parent: str | None,
+        by_user: bool = False,
+        input_timeout: float | None = None,
     ) -> Status:
+        """Resume for :meth:`resume` (``by_user``: its sessions join the lineage) or a tool.
+
+        ``input_timeout`` bounds the wait for mailbox room when ``prompt`` goes
+        to an open agent (see :meth:`send_input`).
+        """
         sup = self._open_supervisor()
         if not isinstance(agent_id, str):  # no transcript can be named by it
             raise AgentNotFound(agent_id)
         if self._is_open(agent_id):
             if prompt is not None:
-                await self.send_input(agent_id, prompt)
+                await self.send_input(agent_id, prompt, timeout=input_timeout)
             return sup.status(agent_id)
         services = self.services
         old = services.records.get(agent_id)
@@ -301,6 +331,8 @@ class Runtime:
         record: AgentRecord | None = None
         try:
             source = load_resumable(services, self.catalog, agent_id, old, path)
+            if by_user and source.transcript is not None:
+                self._lineage.add(meta.session_id for meta in source.transcript.metas)
             plan = plan_resume(source, prompt)
             original = source.parent_id
             parent = (
@@ -334,23 +366,57 @@ class Runtime:
 
     # -- driving agents -------------------------------------------------------------------
 
-    async def send_input(self, agent_id: str, text: str, *, interrupt: bool = False) -> Status:
+    async def send_input(
+        self,
+        agent_id: str,
+        text: str,
+        *,
+        interrupt: bool = False,
+        timeout: float | None = None,
+    ) -> Status:
         """Queue ``text`` for the agent; return its status after.
 
         A final agent that is still open starts a new run with its context kept
         (it takes a slot again, so this can raise ``AgentLimitReached``).
         ``interrupt=True`` aborts the run under way first, and the agent goes on
         at once with ``text``. Raises ``AgentNotFound`` or ``AgentClosed``.
+
+        A busy agent reads its mailbox only between turns. When the mailbox is
+        full, this waits for room: with ``timeout=None`` as long as it takes
+        (the caller's own deadline bounds it), else at most ``timeout`` seconds,
+        then raises :class:`AgentBusy` (a ``MailboxFull``) and nothing is
+        delivered. With ``interrupt=True`` a full mailbox makes the run under
+        way stop first, so room comes as soon as the agent has read its mailbox.
+        The lifecycle tools a model calls always wait a bounded time
+        (:data:`~subagents.tools.SEND_INPUT_WAIT_SECONDS`).
         """
         sup = self._open_supervisor()
+        record = self.services.records.get(agent_id)
+        interrupted = False
         try:
-            await sup.send(agent_id, text)
+            try:
+                sup.send_nowait(agent_id, text)
+            except MailboxFull as full:
+                if interrupt and record is not None and record.actor is not None:
+                    interrupted = record.actor.interrupt()
+                if timeout is None:
+                    await sup.send(agent_id, text)
+                else:
+                    with trio.move_on_after(timeout) as waiting:
+                        await sup.send(agent_id, text)
+                    if waiting.cancelled_caught:
+                        raise AgentBusy(
+                            agent_id,
+                            full.capacity,
+                            timeout,
+                            nickname=None if record is None else record.nickname,
+                            interrupted=interrupted,
+                        ) from None
         except SupervisorClosed:
             raise RuntimeClosed from None
-        record = self.services.records.get(agent_id)
         if record is not None:
             record.prompt = text
-            if interrupt and record.actor is not None:
+            if interrupt and not interrupted and record.actor is not None:
                 record.actor.interrupt()
         return sup.status(agent_id)
 

@@ -51,6 +51,7 @@ from subagents.tools._filter import (
 from subagents.tools._glob import GlobArgs, GlobTool
 from subagents.tools._grep import GrepArgs, GrepTool
 from subagents.tools._lifecycle import (
+    SEND_INPUT_WAIT_SECONDS,
     AgentHost,
     AgentReport,
     SpawnedAgent,
@@ -168,6 +169,7 @@ __all__ = [
     "builtin_tools",
     "run_command",
     # lifecycle tools and the runtime they talk to
+    "SEND_INPUT_WAIT_SECONDS",
     "AgentHost",
     "AgentReport",
     "SpawnedAgent",

@@ -27,6 +27,7 @@ from subagents.tools._context import ToolContext
 
 __all__ = [
     "DEFAULT_AGENT_TYPE",
+    "SEND_INPUT_WAIT_SECONDS",
     "WAIT_DEFAULT_SECONDS",
     "WAIT_MAX_SECONDS",
     "WAIT_MIN_SECONDS",
@@ -50,6 +51,11 @@ WAIT_DEFAULT_SECONDS: Final = 30.0
 WAIT_MIN_SECONDS: Final = 10.0
 #: The longest wait a model may ask for; longer ones are cut to it.
 WAIT_MAX_SECONDS: Final = 300.0
+#: How long input from a model (``send_input``, ``resume_agent`` or ``Task`` with
+#: ``resume`` of an open agent) waits for room in a busy agent's full mailbox
+#: before it fails with a tool error saying the agent is busy. Short: a busy
+#: agent reads its mailbox only between turns, and the caller should not stall.
+SEND_INPUT_WAIT_SECONDS: Final = 5.0
 
 _RESULT_TAG: Final = "agent_result"
 # Anything a parser (or a model) could take for the closing tag: ``</agent_result``,
@@ -144,9 +150,11 @@ class AgentHost(Protocol):
 
     Every method takes the calling agent's :class:`ToolContext` first. Methods
     report a refusal by raising the kernel's errors (``AgentLimitReached``,
-    ``DepthLimitReached``, ``AgentNotFound``, ``AgentClosed``), an
-    ``UnknownAgentError`` for an unknown type, or any other ``SubagentsError``
-    with a message for the model; the tools turn those into tool errors.
+    ``DepthLimitReached``, ``AgentNotFound``, ``AgentClosed``, ``MailboxFull``),
+    an ``UnknownAgentError`` for an unknown type, or any other
+    ``SubagentsError`` with a message for the model; the tools turn those into
+    tool errors. Input to an agent whose mailbox is full waits at most
+    :data:`SEND_INPUT_WAIT_SECONDS` for room, then raises ``MailboxFull``.
     """
 
     @property
@@ -184,7 +192,8 @@ class AgentHost(Protocol):
     ) -> Status:
         """Queue ``message`` for the agent (a final agent starts a new turn); its status after.
 
-        ``interrupt=True`` cancels the turn in progress first.
+        ``interrupt=True`` cancels the turn in progress first. A full mailbox is
+        waited on at most :data:`SEND_INPUT_WAIT_SECONDS`, then ``MailboxFull``.
         """
         ...
 
@@ -204,6 +213,7 @@ class AgentHost(Protocol):
         """Bring the agent back (from its transcript if it is no longer in memory).
 
         ``message``, when given, becomes its next input. Returns its status after.
+        A host may refuse agents the caller may not resume (another session's).
         """
         ...
 
@@ -215,6 +225,14 @@ class AgentHost(Protocol):
 
     def agent_types(self) -> Sequence[tuple[str, str]]:
         """Every agent type that can be spawned, as ``(name, description)``."""
+        ...
+
+    def explain_not_found(self, caller: ToolContext, agent_id: str) -> str | None:
+        """Why ``agent_id`` is unknown here and how to bring it back; ``None`` if nothing is known.
+
+        ``wait`` adds it to a ``not_found`` status (an agent of a process that
+        has ended: its transcript exists, and whether ``resume_agent`` brings it back).
+        """
         ...
 
 

@@ -8,14 +8,19 @@ refusal by the host comes back as a tool error (see
 
 from __future__ import annotations
 
-from typing import final
+from typing import Final, final
 
 import attrs
 
 from subagents._exceptions import SubagentsError
-from subagents.actors import kind_of
+from subagents.actors import NotFound, kind_of
 from subagents.tools._context import ToolContext
-from subagents.tools._lifecycle import DEFAULT_AGENT_TYPE, AgentHost, encode_json
+from subagents.tools._lifecycle import (
+    DEFAULT_AGENT_TYPE,
+    SEND_INPUT_WAIT_SECONDS,
+    AgentHost,
+    encode_json,
+)
 from subagents.tools._lifecycle_args import (
     CloseAgentArgs,
     ResumeAgentArgs,
@@ -27,6 +32,10 @@ from subagents.tools._lifecycle_shared import _DATA_NOTE, _FLAGS, _refusal, _typ
 from subagents.tools._protocol import ToolResult
 
 __all__ = ["CloseAgentTool", "ResumeAgentTool", "SendInputTool", "SpawnAgentTool", "WaitTool"]
+
+#: At most this many ``not_found`` ids of one ``wait`` get a hint: each one looks
+#: for a transcript on disk, and a model may pass any number of ids.
+_MAX_HINTS: Final = 4
 
 
 def _ms(seconds: float) -> str:
@@ -54,7 +63,9 @@ def _wait_description(tool: WaitTool) -> str:
         f"{_ms(bounds.max_seconds)} ms). Returns "
         '{"status": {id: status}, "timed_out": bool}, where a status is {"kind": ...}: '
         "pending_init, running, completed (with result), errored (with message), shutdown, or "
-        f"not_found for an unknown id. {_DATA_NOTE}"
+        "not_found for an unknown id. For a not_found agent whose transcript exists (it lived "
+        'in a process that has ended), "hints" says whether resume_agent brings it back. '
+        f"{_DATA_NOTE}"
     )
 
 
@@ -102,7 +113,10 @@ class SendInputTool:
     name = "send_input"
     description = (
         "Send a message to an agent you spawned. A finished agent starts a new turn with its "
-        "context kept; interrupt=true stops what it is doing first. Returns "
+        "context kept; interrupt=true stops what it is doing first. A working agent reads "
+        "messages only between its turns: when its mailbox is full, this waits at most "
+        f"{SEND_INPUT_WAIT_SECONDS:g} s for room, then fails saying the agent is busy (wait "
+        "for it, or send with interrupt=true). Returns "
         '{"status": {"kind": ...}}, the agent\'s status after the message was queued.'
     )
     arguments_type = SendInputArgs
@@ -143,8 +157,17 @@ class WaitTool:
             result = await self.host.wait(ctx, ids, timeout=timeout)
         except SubagentsError as exc:
             return _refusal(exc, self.host)
+        answer: dict[str, object] = {"status": result.statuses, "timed_out": result.timed_out}
+        unknown = [i for i, status in result.statuses.items() if isinstance(status, NotFound)]
+        hints = {
+            agent_id: hint
+            for agent_id in unknown[:_MAX_HINTS]
+            if (hint := self.host.explain_not_found(ctx, agent_id)) is not None
+        }
+        if hints:
+            answer["hints"] = hints
         return ToolResult.ok(
-            encode_json({"status": result.statuses, "timed_out": result.timed_out}),
+            encode_json(answer),
             timed_out=result.timed_out,
             timeout_seconds=timeout,
         )
@@ -186,8 +209,13 @@ class ResumeAgentTool:
 
     name = "resume_agent"
     description = (
-        "Bring back an agent that finished or was closed (even one from an earlier session) "
-        "with its context, id and nickname. With message, it starts working on it. Returns "
+        "Bring back an agent that finished or was closed, with its context, id and nickname. "
+        "You may resume only agents of your own session lineage: agents of this session, "
+        "and agents of an earlier session that the user resumed into this one (such as your "
+        "own children from before your process ended); an agent of an unrelated session is "
+        "refused, and only the user can bring it back (subagents resume ID). With message, "
+        "it starts working on it (an agent still open gets message as input, waiting at most "
+        f"{SEND_INPUT_WAIT_SECONDS:g} s for room if it is busy). Returns "
         '{"status": {"kind": ...}}, its status once back.'
     )
     arguments_type = ResumeAgentArgs

@@ -44,7 +44,9 @@ def _task_description(tool: TaskTool) -> str:
         'With run_in_background=true the call returns at once with {"status": '
         '"async_launched", "agent_id", "nickname", "output_file"}; collect the result with '
         "TaskOutput. To continue an earlier agent with its context kept, set resume to its "
-        "agent_id; prompt is then its next input."
+        "agent_id; prompt is then its next input. Only agents of your own session lineage "
+        "can be resumed (this session's, and those of earlier sessions the user resumed "
+        "into it)."
     )
 
 

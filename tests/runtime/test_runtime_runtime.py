@@ -20,11 +20,13 @@ from subagents.actors import (
     Completed,
     Errored,
     InvalidConfiguration,
+    MailboxFull,
     Running,
     Shutdown,
 )
 from subagents.agents import UnknownAgentError
 from subagents.runtime import (
+    AgentBusy,
     InvalidInputs,
     MetaRecord,
     Origin,
@@ -165,6 +167,41 @@ async def test_interrupt_aborts_the_run_and_goes_on_with_the_input(
         ("shutdown", TerminateReason.ABORTED),
         ("completed", TerminateReason.GOAL),
     ]
+
+
+async def test_input_to_a_full_mailbox_waits_as_long_as_its_timeout_says(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path, limits={"mailbox_size": 2})
+    recorder = testing.RecordingPolicy(testing.directive_policy)
+    async with world.open(ScriptedProvider(recorder)) as rt:
+        hang = testing.directive(testing.Behavior.HANG)
+        agent = (await rt.spawn("general-purpose", hang)).agent_id
+        await trio.sleep(1)  # in its endless model call: it reads no input
+        await rt.send_input(agent, "one")
+        await rt.send_input(agent, "two")
+        started = trio.current_time()
+        with pytest.raises(AgentBusy, match=r"busy: 2 messages .* within 3 s") as busy:
+            await rt.send_input(agent, "three", timeout=3)
+        assert trio.current_time() - started == pytest.approx(3)
+        assert isinstance(busy.value, MailboxFull)
+        assert busy.value.nickname == rt.handle(agent).nickname
+        # No timeout: the embedder's own deadline bounds the wait (backpressure).
+        with trio.move_on_after(100) as waiting:
+            await rt.send_input(agent, "three")
+        assert waiting.cancelled_caught
+        # A full mailbox with interrupt=True: the run stops, its mailbox drains, and the
+        # input gets through well within the timeout.
+        started = trio.current_time()
+        finish = testing.directive(testing.Behavior.FINISH)
+        status = await rt.send_input(agent, finish, interrupt=True, timeout=3)
+        # The agent may have run on its input already by the time the send returns.
+        assert status in (Running(), Completed("done (finish)"))
+        assert trio.current_time() - started < 3
+        waited = await rt.wait([agent], timeout=10)
+        assert waited.statuses[agent] == Completed("done (finish)")
+    _, shown = recorder.requests[-1]
+    assert [m.text for m in shown][-3:] == ["one", "two", finish]
 
 
 async def test_close_ends_the_agent_and_its_transcript(

@@ -23,11 +23,13 @@ from subagents.actors import (
     Completed,
     DepthLimitReached,
     Errored,
+    MailboxFull,
     Status,
     WaitResult,
 )
 from subagents.agents import UnknownAgentError
 from subagents.tools import (
+    SEND_INPUT_WAIT_SECONDS,
     SPAWN_TOOL_NAMES,
     AgentHost,
     AgentReport,
@@ -84,6 +86,7 @@ class FakeHost:
     )
     error: BaseException | None = None
     hang: bool = False
+    hints: dict[str, str] = attrs.field(factory=dict)
     calls: list[tuple[str, dict[str, Any]]] = attrs.field(factory=list)
 
     async def _enter(self, name: str, caller: ToolContext, **kwargs: Any) -> None:
@@ -159,6 +162,10 @@ class FakeHost:
 
     def agent_types(self) -> Sequence[tuple[str, str]]:
         return self.types
+
+    def explain_not_found(self, caller: ToolContext, agent_id: str) -> str | None:
+        assert isinstance(caller, ToolContext)
+        return self.hints.get(agent_id)
 
 
 def _conforms(host: FakeHost) -> AgentHost:
@@ -360,6 +367,36 @@ async def test_wait(tools: dict[str, Tool], host: FakeHost, ctx: ToolContext) ->
     assert host.calls == [("wait", {"agent_ids": ["a1", "a2", "a3", "a4", "zz"], "timeout": 30.0})]
 
 
+async def test_wait_adds_the_hosts_hints_for_unknown_ids(
+    tools: dict[str, Tool], host: FakeHost, ctx: ToolContext
+) -> None:
+    host.wait_value = WaitResult(
+        statuses={"a1": RUNNING, "old": NOT_FOUND, "zz": NOT_FOUND}, timed_out=False
+    )
+    host.hints = {"old": "Its transcript exists: resume_agent brings it back.", "a1": "unused"}
+    result = await run(tools["wait"], {"ids": ["a1", "old", "zz"]}, ctx)
+    assert json.loads(result.content) == {
+        "status": {
+            "a1": {"kind": "running"},
+            "old": {"kind": "not_found"},
+            "zz": {"kind": "not_found"},
+        },
+        "timed_out": False,
+        "hints": {"old": "Its transcript exists: resume_agent brings it back."},
+    }
+    assert "hints" in tools["wait"].description
+
+
+async def test_wait_looks_up_hints_for_a_few_unknown_ids_only(
+    tools: dict[str, Tool], host: FakeHost, ctx: ToolContext
+) -> None:
+    ids = [f"gone-{n}" for n in range(1000)]
+    host.wait_value = WaitResult(statuses=dict.fromkeys(ids, NOT_FOUND), timed_out=False)
+    host.hints = dict.fromkeys(ids, "Its transcript exists.")
+    result = await run(tools["wait"], {"ids": ids}, ctx)
+    assert list(json.loads(result.content)["hints"]) == ids[:4]
+
+
 async def test_wait_reports_a_timeout(
     tools: dict[str, Tool], host: FakeHost, ctx: ToolContext
 ) -> None:
@@ -415,6 +452,26 @@ async def test_wait_needs_ids(tools: dict[str, Tool], host: FakeHost, ctx: ToolC
     result = await tools["wait"].call(tools["wait"].arguments_type(ids=[]), ctx)
     assert result == ToolResult.error("wait needs at least one agent id in ids.")
     assert host.calls == []
+
+
+async def test_send_input_to_a_busy_agent_is_a_tool_error_that_says_what_to_do(
+    tools: dict[str, Tool], host: FakeHost, ctx: ToolContext
+) -> None:
+    host.error = MailboxFull("a1", 64)
+    result = await run(tools["send_input"], {"id": "a1", "message": "one more"}, ctx)
+    assert result.is_error
+    assert "a1" in result.content
+    assert "full" in result.content
+    description = tools["send_input"].description
+    assert f"at most {SEND_INPUT_WAIT_SECONDS:g} s" in description
+    assert "busy" in description
+    assert "interrupt=true" in description
+
+
+def test_resume_descriptions_state_the_lineage_rule(tools: dict[str, Tool]) -> None:
+    assert "session lineage" in tools["resume_agent"].description
+    assert "subagents resume ID" in tools["resume_agent"].description
+    assert "session lineage" in tools["Task"].description
 
 
 async def test_close_agent(tools: dict[str, Tool], host: FakeHost, ctx: ToolContext) -> None:
