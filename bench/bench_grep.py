@@ -32,7 +32,7 @@ from typing import Any
 import re2
 import regex
 
-from subagents.tools._grep import _line_matches, _line_starts, _multiline_matches
+from subagents.tools._grep import _line_matches, _multiline_matches
 from subagents.tools._regex import compile_linear
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,11 +128,10 @@ def search_re2(files: list[bytes], pattern: str, icase: bool, multiline: bool) -
     total = 0
     for data in files:
         data.decode()  # Grep decodes every file for its lines; keep the work comparable
-        starts = _line_starts(data)
         if multiline:
-            total += len(_multiline_matches(compiled, data, starts, stop))
+            total += len(_multiline_matches(compiled, data, stop))
         else:
-            total += len(_line_matches(compiled, data, starts, stop)[0])
+            total += len(_line_matches(compiled, data, stop)[0])
     return total
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import bisect
 import os
 import stat
 from collections.abc import Iterator
@@ -284,14 +283,13 @@ class GrepTool:
             # RE2 searches UTF-8; searching the repaired text keeps positions and lines aligned.
             text = data.decode("utf-8", errors="replace")
             data = text.encode("utf-8")
-        starts = _line_starts(data)
         if multiline:
             if len(data) > regex.window_bytes():
                 yield _Skipped("costly")
                 return
-            matched = _multiline_matches(regex, data, starts, stop)
+            matched = _multiline_matches(regex, data, stop)
         else:
-            matched, too_long = _line_matches(regex, data, starts, stop)
+            matched, too_long = _line_matches(regex, data, stop)
             if too_long:
                 yield _Skipped("long_lines", too_long)
         if matched:
@@ -322,20 +320,14 @@ def _file_filter(glob: str | None) -> _FileFilter | None:
     return _FileFilter(regex=compile_glob(glob), by_path="/" in glob.removeprefix("./"))
 
 
-def _line_starts(data: bytes) -> list[int]:
-    """Byte offset of each line's start (a final newline starts no line)."""
-    starts = [0] if data else []
-    at = data.find(b"\n")
-    while at != -1:
-        if at + 1 < len(data):
-            starts.append(at + 1)
-        at = data.find(b"\n", at + 1)
-    return starts
+def _line_count(data: bytes) -> int:
+    """Lines in ``data`` as Grep counts them: none when empty, none after a final newline."""
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
-def _line_matches(
-    regex: LinearRegex, data: bytes, starts: list[int], stop: StopFlag
-) -> tuple[list[int], int]:
+def _line_matches(regex: LinearRegex, data: bytes, stop: StopFlag) -> tuple[list[int], int]:
     """Indices of the lines ``regex`` matches, and how many lines were too long to search.
 
     Whole lines are searched in windows of at most ``regex.window_bytes()`` (the
@@ -343,48 +335,61 @@ def _line_matches(
     one), and ``stop`` is checked between calls; a line longer than a window is
     counted and left out rather than searched in one unbounded call.
     """
-    # bounds[k + 1] - 1 is where line k ends (its newline, or the end of data).
-    bounds = [*starts, len(data) + (0 if data.endswith(b"\n") else 1)]
     window = regex.window_bytes()
+    # Where the last line ends: its newline, or the end of the data.
+    last_end = len(data) - 1 if data.endswith(b"\n") else len(data)
     matched: list[int] = []
     too_long = 0
-    i, count = 0, len(starts)
-    while i < count and not stop.is_set():
-        low = starts[i]
-        j = min(bisect.bisect_right(bounds, low + window + 1, i + 1) - 1, count)
-        if j == i:
-            too_long += 1
-            i += 1
-            continue
-        end = bounds[j] - 1
-        pos = low
-        while pos <= end:
-            span = regex.search(data, pos, end)
+    pos = line = 0  # ``pos`` is always the start of line ``line``
+    while pos < len(data) and not stop.is_set():
+        if last_end - pos <= window:
+            end = last_end
+        else:
+            end = data.rfind(b"\n", pos, pos + window + 1)
+            if end == -1:
+                too_long += 1
+                newline = data.find(b"\n", pos)
+                pos = len(data) if newline == -1 else newline + 1
+                line += 1
+                continue
+        # Search lines pos..end (``end`` is the last line's newline or the data's end).
+        cursor, cursor_line = pos, line
+        while True:
+            span = regex.search(data, cursor, end)
             if span is None:
                 break
-            line = bisect.bisect_right(starts, span[0]) - 1
-            matched.append(line)
-            pos = bounds[line + 1]
-        i = j
+            cursor_line += data.count(b"\n", cursor, span[0])
+            matched.append(cursor_line)
+            newline = data.find(b"\n", span[0], end)
+            if newline == -1:
+                break
+            cursor, cursor_line = newline + 1, cursor_line + 1
+        line += data.count(b"\n", pos, end) + 1
+        pos = end + 1
     return matched, too_long
 
 
-def _multiline_matches(
-    regex: LinearRegex, data: bytes, starts: list[int], stop: StopFlag
-) -> list[int]:
+def _multiline_matches(regex: LinearRegex, data: bytes, stop: StopFlag) -> list[int]:
     """Indices of the lines touched by any match of ``regex`` in the whole of ``data``."""
-    # A match may start at the very end, after a final newline: that starts no line.
-    ends = [*starts, len(data)] if data.endswith(b"\n") else starts
     touched: set[int] = set()
+    # Line numbers are counted forward from the last position seen (matches only move on).
+    seen, seen_line = 0, 0
+
+    def line_at(offset: int) -> int:
+        nonlocal seen, seen_line
+        seen_line += data.count(b"\n", seen, offset)
+        seen = offset
+        return seen_line
+
     pos, size = 0, len(data)
     while pos <= size and not stop.is_set():
         span = regex.search(data, pos, size)
         if span is None:
             break
         start, end = span
-        first = bisect.bisect_right(ends, start) - 1
-        last = bisect.bisect_right(ends, max(end - 1, start)) - 1
-        touched.update(range(max(first, 0), last + 1))
+        first = line_at(start)
+        last = line_at(max(end - 1, start))
+        touched.update(range(first, last + 1))
         if end > start:
             pos = end
         else:
@@ -392,7 +397,8 @@ def _multiline_matches(
             pos = end + 1
             while pos < size and data[pos] & 0xC0 == 0x80:
                 pos += 1
-    return sorted(i for i in touched if i < len(starts))
+    count = _line_count(data)
+    return sorted(i for i in touched if i < count)
 
 
 def _content_lines(
