@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import random
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +122,57 @@ def random_ab_lines(count: int, width: int) -> bytes:
     table = bytes(ord("ab"[byte & 1]) for byte in range(256))
     noise = random.Random(7).randbytes(count * width).translate(table)
     return b"".join(noise[i : i + width] + b"\n" for i in range(0, len(noise), width))
+
+
+_INTERRUPTED = r"""
+import sys
+from pathlib import Path
+
+import trio
+
+from subagents.tools import GrepTool, ToolContext, ToolRegistry
+
+
+async def main() -> None:
+    registry = ToolRegistry([GrepTool()])
+    ctx = ToolContext(agent_id="attacker", depth=1, workspace_root=Path(sys.argv[1]))
+
+    async def announce() -> None:
+        await trio.sleep(0)
+        await trio.sleep(0)  # the search has entered its worker thread by now
+        print("searching", flush=True)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(announce)
+        await registry.call("Grep", {"pattern": "(?:a|b)*a(?:a|b){200}c"}, ctx)
+    print("finished", flush=True)
+
+
+trio.run(main)
+"""
+
+
+def test_ctrl_c_ends_a_slow_grep_promptly(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_bytes(random_ab_lines(8000, 1000))
+    child = subprocess.Popen(
+        [sys.executable, "-c", _INTERRUPTED, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "searching\n"
+        interrupted = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=CHILD_TIMEOUT)
+        took = time.monotonic() - interrupted
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert "KeyboardInterrupt" in stderr
+    assert took < 2.0
 
 
 def deep_tree(root: Path, depth: int) -> None:
