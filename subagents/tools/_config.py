@@ -21,6 +21,8 @@ __all__ = [
     "READ_DEFAULT_LINE_LIMIT",
     "READ_MAX_LINE_CHARS",
     "READ_MAX_OUTPUT_CHARS",
+    "REGEX_MAX_MEMORY_BYTES",
+    "REGEX_WORK_PER_CALL",
     "TOOL_NAME_PATTERN",
     "VCS_DIRECTORIES",
 ]
@@ -52,6 +54,13 @@ GREP_DEFAULT_HEAD_LIMIT: Final = 1000
 #: Grep skips (and reports) files larger than this rather than scanning them.
 GREP_MAX_FILE_BYTES: Final = 16 * 1024 * 1024
 LS_MAX_ENTRIES: Final = 1000
+
+#: Memory RE2 may use per compiled pattern (program and DFA cache); larger patterns are refused.
+REGEX_MAX_MEMORY_BYTES: Final = 8 * 1024 * 1024
+#: Most RE2 work (program instructions x bytes searched) in one uninterruptible call: its
+#: worst case (DFA thrashing, NFA fallback) was 6 to 11 ns a unit on the 2-core bench machine, so a
+#: call ends within about 0.6 s and a deadline or cancel is honoured between calls.
+REGEX_WORK_PER_CALL: Final = 50_000_000
 
 #: Directories Glob and Grep never descend into.
 VCS_DIRECTORIES: Final = frozenset({".git", ".hg", ".svn"})

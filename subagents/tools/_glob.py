@@ -87,7 +87,7 @@ class GlobTool:
                     if not entry.is_file(follow_symlinks=False):
                         continue
                     relative = f"{relative_dir}/{entry.name}" if relative_dir else entry.name
-                    if matcher.fullmatch(relative) is None:
+                    if not matcher.fullmatch(relative):
                         continue
                     mtime = entry.stat(follow_symlinks=False).st_mtime
                 except OSError:

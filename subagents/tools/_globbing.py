@@ -3,6 +3,8 @@
 Patterns match paths relative to the search directory, with ``/`` separators.
 ``*`` and ``?`` stay inside one path segment, ``**/`` spans zero or more
 directories, and hidden files are matched like any other (as ``find`` does).
+The expressions run on RE2 (linear time), and runs of ``**/`` collapse into one,
+so no glob can make matching backtrack.
 """
 
 from __future__ import annotations
@@ -10,13 +12,16 @@ from __future__ import annotations
 import re
 
 from subagents.tools._exceptions import ToolError
+from subagents.tools._regex import LinearRegex, compile_linear
 
 __all__ = ["compile_glob"]
 
 _MAX_ALTERNATIVES = 256
+#: A class that matches no character (RE2 has no ``(?!)``).
+_NOTHING = r"[^\x00-\x{10FFFF}]"
 
 
-def compile_glob(pattern: str) -> re.Pattern[str]:
+def compile_glob(pattern: str) -> LinearRegex:
     """The regular expression matching exactly the paths ``pattern`` names."""
     if not pattern:
         raise ToolError("The glob pattern is empty.")
@@ -32,10 +37,8 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
     if ".." in pattern.split("/"):
         raise ToolError("Glob patterns cannot contain '..'; pass the directory as `path` instead.")
     alternatives = _expand_braces(pattern)
-    try:
-        return re.compile("|".join(f"(?:{_translate(p)})" for p in alternatives), re.DOTALL)
-    except re.error as exc:
-        raise ToolError(f"Invalid glob pattern {pattern!r}: {exc}.") from None
+    regex = "|".join(f"(?:{_translate(p)})" for p in alternatives)
+    return compile_linear(regex, lines=False, dot_all=True, what="glob pattern", shown=pattern)
 
 
 def _expand_braces(pattern: str) -> list[str]:
@@ -91,6 +94,8 @@ def _translate(pattern: str) -> str:
             if i < n and pattern[i] == "/":
                 out.append("(?:[^/]*/)*")
                 i += 1
+                # '**/**/' spans what '**/' spans: one group, however many are written.
+                i = _skip_repeated_globstars(pattern, i)
             else:
                 out.append(".*")
             continue
@@ -108,13 +113,26 @@ def _translate(pattern: str) -> str:
                 if negate:
                     body = body[1:]
                 body = "".join(ch if ch == "-" else re.escape(ch) for ch in body)
-                out.append(f"[{'^/' if negate else ''}{body}]" if body else "(?!)")
+                out.append(f"[{'^/' if negate else ''}{body}]" if body else _NOTHING)
                 i = end + 1
                 continue
         else:
             out.append(re.escape(c))
         i += 1
     return "".join(out)
+
+
+def _skip_repeated_globstars(pattern: str, i: int) -> int:
+    """Where the run of ``**/`` (or ``***/``) starting at ``i`` ends."""
+    n = len(pattern)
+    while pattern.startswith("**", i):
+        j = i + 2
+        while j < n and pattern[j] == "*":
+            j += 1
+        if j >= n or pattern[j] != "/":
+            break
+        i = j + 1
+    return i
 
 
 def _class_end(pattern: str, start: int) -> int | None:

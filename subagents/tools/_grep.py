@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import bisect
 import os
-import re
 import stat
 from collections.abc import Iterator
 from typing import Annotated, Literal, final
@@ -22,6 +20,7 @@ from subagents.tools._context import ToolContext
 from subagents.tools._exceptions import ToolError
 from subagents.tools._globbing import compile_glob
 from subagents.tools._protocol import ToolFlags, ToolResult
+from subagents.tools._regex import SYNTAX_NOTE, LinearRegex, compile_linear
 from subagents.tools._text import clip_line, is_binary, read_at_most
 from subagents.tools._threads import StopFlag, run_in_thread
 from subagents.tools._workspace import Workspace, WorkspacePath, require_regular
@@ -39,7 +38,7 @@ class GrepArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
         msgspec.Meta(
             min_length=1,
             max_length=10_000,
-            description="Regular expression (Python `re` syntax) to search for.",
+            description=f"Regular expression to search for, in {SYNTAX_NOTE}",
         ),
     ]
     path: (
@@ -111,6 +110,14 @@ class _FileMatches:
     matched: list[int]
 
 
+@attrs.frozen
+class _Skipped:
+    """A file (or some of its lines) left unsearched, and why."""
+
+    reason: Literal["binary", "large", "costly", "long_lines"]
+    count: int = 1
+
+
 @final
 @attrs.frozen
 class GrepTool:
@@ -122,11 +129,11 @@ class GrepTool:
 
     name = "Grep"
     description = (
-        "Search file contents with a regular expression (Python syntax), recursively like "
-        "`grep -r`. output_mode 'files_with_matches' (default) lists files, 'content' shows "
+        "Search file contents with a regular expression, recursively like `grep -r`. "
+        "output_mode 'files_with_matches' (default) lists files, 'content' shows "
         "matching lines as path:line:text (with -A/-B/-C context), 'count' gives matches per "
         "file. Filter files with `glob`; limit output with head_limit. Binary files, "
-        "symlinks and .git/.hg/.svn directories are skipped."
+        f"symlinks and .git/.hg/.svn directories are skipped. Patterns use {SYNTAX_NOTE}"
     )
     arguments_type = GrepArgs
     flags = ToolFlags(read_only=True, background_safe=True, needs_approval=False)
@@ -137,13 +144,12 @@ class GrepTool:
         return await run_in_thread(lambda stop: self._grep(workspace, args, stop))
 
     def _grep(self, workspace: Workspace, args: GrepArgs, stop: StopFlag) -> ToolResult:
-        flags = re.IGNORECASE if args.case_insensitive else 0
-        if args.multiline:
-            flags |= re.MULTILINE | re.DOTALL
-        try:
-            regex = re.compile(args.pattern, flags)
-        except (re.error, OverflowError, RecursionError) as exc:
-            raise ToolError(f"Invalid regular expression {args.pattern!r}: {exc}.") from None
+        regex = compile_linear(
+            args.pattern,
+            ignore_case=args.case_insensitive,
+            lines=not args.multiline,
+            dot_all=args.multiline,
+        )
         base = workspace.resolve(args.path or ".")
         file_filter = _file_filter(args.glob)
         limit = args.head_limit or self.default_head_limit
@@ -153,15 +159,12 @@ class GrepTool:
         grouped = any(n is not None for n in (args.before, args.after, args.context))
 
         out: list[str] = []
-        skipped_binary = skipped_large = 0
+        skipped = dict.fromkeys(("binary", "large", "costly", "long_lines"), 0)
         files = total = 0
         limited = False
         for scanned in self._scan(workspace, base, file_filter, regex, args.multiline, stop):
-            if isinstance(scanned, str):
-                if scanned == "binary":
-                    skipped_binary += 1
-                else:
-                    skipped_large += 1
+            if isinstance(scanned, _Skipped):
+                skipped[scanned.reason] += scanned.count
                 continue
             files += 1
             total += len(scanned.matched)
@@ -185,10 +188,23 @@ class GrepTool:
             notes.append(
                 f"[output limited to {limit} lines; raise head_limit or narrow the search]"
             )
-        if skipped_binary:
-            notes.append(f"[{skipped_binary} binary files skipped]")
-        if skipped_large:
-            notes.append(f"[{skipped_large} files larger than {self.max_file_bytes} bytes skipped]")
+        if skipped["binary"]:
+            notes.append(f"[{skipped['binary']} binary files skipped]")
+        if skipped["large"]:
+            notes.append(
+                f"[{skipped['large']} files larger than {self.max_file_bytes} bytes skipped]"
+            )
+        if skipped["long_lines"]:
+            notes.append(
+                f"[{skipped['long_lines']} lines longer than {regex.window_bytes()} bytes not "
+                "searched: too long for a pattern this complex; simplify the pattern]"
+            )
+        if skipped["costly"]:
+            notes.append(
+                f"[{skipped['costly']} files larger than {regex.window_bytes()} bytes not "
+                "searched in multiline mode with a pattern this complex; simplify the pattern "
+                "or search without multiline]"
+            )
         if not out:
             return ToolResult.ok("\n".join(["No matches found.", *notes]), files=0, matches=0)
         return ToolResult.ok("\n".join([*out, *notes]), files=files, matches=total, limited=limited)
@@ -198,11 +214,11 @@ class GrepTool:
         workspace: Workspace,
         base: WorkspacePath,
         file_filter: _FileFilter | None,
-        regex: re.Pattern[str],
+        regex: LinearRegex,
         multiline: bool,
         stop: StopFlag,
-    ) -> Iterator[_FileMatches | str]:
-        """Matches per file in walk order; ``"binary"``/``"large"`` for skipped files."""
+    ) -> Iterator[_FileMatches | _Skipped]:
+        """Matches per file in walk order, and what was skipped."""
         st = workspace.lstat(base)
         if st is None:
             raise ToolError(f"'{base.display}' does not exist.")
@@ -211,7 +227,7 @@ class GrepTool:
             parent = workspace.open_directory(_parent(base))
             try:
                 yield from self._scan_file(
-                    workspace, parent, base.parts[-1], base.display, regex, multiline
+                    workspace, parent, base.parts[-1], base.display, regex, multiline, stop
                 )
             finally:
                 os.close(parent)
@@ -234,7 +250,7 @@ class GrepTool:
                     continue
                 shown = f"{listing.display}/{entry.name}" if listing.parts else entry.name
                 yield from self._scan_file(
-                    workspace, listing.fd, entry.name, shown, regex, multiline
+                    workspace, listing.fd, entry.name, shown, regex, multiline, stop
                 )
 
     def _scan_file(
@@ -243,32 +259,43 @@ class GrepTool:
         dir_fd: int,
         name: str,
         shown: str,
-        regex: re.Pattern[str],
+        regex: LinearRegex,
         multiline: bool,
-    ) -> Iterator[_FileMatches | str]:
+        stop: StopFlag,
+    ) -> Iterator[_FileMatches | _Skipped]:
         try:
             fd, st = workspace.open_file_at(dir_fd, name, shown)
         except ToolError:
             return
         try:
             if st.st_size > self.max_file_bytes:
-                yield "large"
+                yield _Skipped("large")
                 return
             data = read_at_most(fd, self.max_file_bytes)
         finally:
             os.close(fd)
         if is_binary(data):
-            yield "binary"
+            yield _Skipped("binary")
             return
-        text = data.decode("utf-8", errors="replace")
-        lines = text.split("\n") if text else []
-        if text.endswith("\n"):
-            lines.pop()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            # RE2 searches UTF-8; searching the repaired text keeps positions and lines aligned.
+            text = data.decode("utf-8", errors="replace")
+            data = text.encode("utf-8")
         if multiline:
-            matched = _multiline_matches(regex, text)
+            if len(data) > regex.window_bytes():
+                yield _Skipped("costly")
+                return
+            matched = _multiline_matches(regex, data, stop)
         else:
-            matched = [i for i, line in enumerate(lines) if regex.search(line) is not None]
+            matched, too_long = _line_matches(regex, data, stop)
+            if too_long:
+                yield _Skipped("long_lines", too_long)
         if matched:
+            lines = text.split("\n")
+            if text.endswith("\n"):
+                lines.pop()
             yield _FileMatches(shown=shown, lines=lines, matched=matched)
 
 
@@ -280,11 +307,11 @@ def _parent(target: WorkspacePath) -> WorkspacePath:
 class _FileFilter:
     """A glob with a '/' is matched against the path below the search root, else the name."""
 
-    regex: re.Pattern[str]
+    regex: LinearRegex
     by_path: bool
 
     def matches(self, relative: str, name: str) -> bool:
-        return self.regex.fullmatch(relative if self.by_path else name) is not None
+        return self.regex.fullmatch(relative if self.by_path else name)
 
 
 def _file_filter(glob: str | None) -> _FileFilter | None:
@@ -293,18 +320,85 @@ def _file_filter(glob: str | None) -> _FileFilter | None:
     return _FileFilter(regex=compile_glob(glob), by_path="/" in glob.removeprefix("./"))
 
 
-def _multiline_matches(regex: re.Pattern[str], text: str) -> list[int]:
-    """Indices of the lines touched by any match of ``regex`` in the whole ``text``."""
-    starts = [0]
-    starts.extend(newline.end() for newline in re.finditer("\n", text))
+def _line_count(data: bytes) -> int:
+    """Lines in ``data`` as Grep counts them: none when empty, none after a final newline."""
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def _line_matches(regex: LinearRegex, data: bytes, stop: StopFlag) -> tuple[list[int], int]:
+    """Indices of the lines ``regex`` matches, and how many lines were too long to search.
+
+    Whole lines are searched in windows of at most ``regex.window_bytes()`` (the
+    pattern cannot match a newline, so a window searches like its lines one by
+    one), and ``stop`` is checked between calls; a line longer than a window is
+    counted and left out rather than searched in one unbounded call.
+    """
+    window = regex.window_bytes()
+    # Where the last line ends: its newline, or the end of the data.
+    last_end = len(data) - 1 if data.endswith(b"\n") else len(data)
+    matched: list[int] = []
+    too_long = 0
+    pos = line = 0  # ``pos`` is always the start of line ``line``
+    while pos < len(data) and not stop.is_set():
+        if last_end - pos <= window:
+            end = last_end
+        else:
+            end = data.rfind(b"\n", pos, pos + window + 1)
+            if end == -1:
+                too_long += 1
+                newline = data.find(b"\n", pos)
+                pos = len(data) if newline == -1 else newline + 1
+                line += 1
+                continue
+        # Search lines pos..end (``end`` is the last line's newline or the data's end).
+        cursor, cursor_line = pos, line
+        while True:
+            span = regex.search(data, cursor, end)
+            if span is None:
+                break
+            cursor_line += data.count(b"\n", cursor, span[0])
+            matched.append(cursor_line)
+            newline = data.find(b"\n", span[0], end)
+            if newline == -1:
+                break
+            cursor, cursor_line = newline + 1, cursor_line + 1
+        line += data.count(b"\n", pos, end) + 1
+        pos = end + 1
+    return matched, too_long
+
+
+def _multiline_matches(regex: LinearRegex, data: bytes, stop: StopFlag) -> list[int]:
+    """Indices of the lines touched by any match of ``regex`` in the whole of ``data``."""
     touched: set[int] = set()
-    for match in regex.finditer(text):
-        first = bisect.bisect_right(starts, match.start()) - 1
-        end = max(match.end() - 1, match.start())
-        last = bisect.bisect_right(starts, end) - 1
+    # Line numbers are counted forward from the last position seen (matches only move on).
+    seen, seen_line = 0, 0
+
+    def line_at(offset: int) -> int:
+        nonlocal seen, seen_line
+        seen_line += data.count(b"\n", seen, offset)
+        seen = offset
+        return seen_line
+
+    pos, size = 0, len(data)
+    while pos <= size and not stop.is_set():
+        span = regex.search(data, pos, size)
+        if span is None:
+            break
+        start, end = span
+        first = line_at(start)
+        last = line_at(max(end - 1, start))
         touched.update(range(first, last + 1))
-    line_count = len(starts) - (1 if text.endswith("\n") else 0)
-    return sorted(i for i in touched if i < line_count)
+        if end > start:
+            pos = end
+        else:
+            # Step over one whole UTF-8 character after an empty match.
+            pos = end + 1
+            while pos < size and data[pos] & 0xC0 == 0x80:
+                pos += 1
+    count = _line_count(data)
+    return sorted(i for i in touched if i < count)
 
 
 def _content_lines(

@@ -1,11 +1,13 @@
 """Running blocking file work in a worker thread that stops when the caller is cancelled.
 
 ``trio.to_thread.run_sync`` either abandons a thread on cancellation (which
-then outlives the scope that started it) or ignores cancellation until the
-thread returns. Here the thread is never abandoned: a watcher task sets a
-``threading.Event`` when the caller is cancelled, the work function checks it
-between files and chunks and returns early, and only then does the
-cancellation propagate.
+then outlives the scope that started it) or ignores cancellation, and Ctrl-C,
+until the thread returns. Here the thread is let go of only long enough for
+the cancellation or ``KeyboardInterrupt`` to reach the caller: the stop flag
+is set, the caller waits (shielded) until the work function, which checks the
+flag between files and chunks, has returned, and only then does the
+cancellation or interrupt propagate. So a worker never outlives the call, and
+the call ends as soon as the worker sees its flag.
 """
 
 from __future__ import annotations
@@ -27,23 +29,22 @@ StopFlag = threading.Event
 async def run_in_thread(fn: Callable[[StopFlag], T]) -> T:
     """Run ``fn(stop)`` in a worker thread; set ``stop`` if the caller is cancelled."""
     stop = StopFlag()
-    failure: Exception | None = None
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_set_on_cancel, stop)
+    finished = threading.Event()
+
+    def work(stop: StopFlag) -> T:
         try:
-            result = await trio.to_thread.run_sync(fn, stop)
-        except Exception as exc:
-            # Raised again below, outside the nursery, so callers see the
-            # exception itself rather than an ExceptionGroup around it.
-            failure = exc
-        nursery.cancel_scope.cancel()
-    if failure is not None:
-        raise failure
-    return result
+            return fn(stop)
+        finally:
+            finished.set()
 
-
-async def _set_on_cancel(stop: StopFlag) -> None:
     try:
-        await trio.sleep_forever()
-    finally:
+        # Abandoning lets a Cancelled or a KeyboardInterrupt (which cannot be
+        # refused the way a cancellation can) leave this wait at once...
+        return await trio.to_thread.run_sync(work, stop, abandon_on_cancel=True)
+    except BaseException:
+        # ...and here the worker is told to stop and waited for, then it is raised on.
         stop.set()
+        if not finished.is_set():
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(finished.wait)
+        raise

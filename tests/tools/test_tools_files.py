@@ -399,6 +399,103 @@ async def test_grep_errors(registry: ToolRegistry, ctx: ToolContext, project: Pa
     assert "$.output_mode" in mode.content
 
 
+@pytest.mark.parametrize(
+    ("pattern", "says"),
+    [
+        (r"(a)\1", "backreferences"),
+        (r"(?P<x>a)(?P=x)", "backreferences"),
+        (r"foo(?=bar)", "lookahead and lookbehind"),
+        (r"(?<!x)foo", "lookahead and lookbehind"),
+        (r"a++", "possessive"),
+        (r"(?x) a b", "verbose mode"),
+        (r"a{5000}", "repetition counts"),
+    ],
+)
+async def test_grep_explains_what_re2_refuses(
+    registry: ToolRegistry, ctx: ToolContext, project: Path, pattern: str, says: str
+) -> None:
+    result = await call(registry, ctx, "Grep", pattern=pattern)
+    assert result.is_error
+    assert result.content.startswith(f"Unsupported regular expression {pattern!r}")
+    assert says in result.content
+    assert "RE2 syntax" in result.content
+
+
+async def test_grep_python_spellings_re2_lacks(
+    registry: ToolRegistry, ctx: ToolContext, tmp_path: Path
+) -> None:
+    (tmp_path / "f.txt").write_text("caf\u00e9 ok\nend\n\nlast")
+    assert await grep(registry, ctx, pattern=r"caf\u00e9", output_mode="content") == [
+        "f.txt:1:caf\u00e9 ok"
+    ]
+    # Per line, \A and \Z are the line's ends (as with Python's re on each line).
+    assert await grep(registry, ctx, pattern=r"\Aend\Z", output_mode="content") == ["f.txt:2:end"]
+    assert await grep(registry, ctx, pattern=r"^$", output_mode="content") == ["f.txt:3:"]
+    # Over the whole text (multiline) they are the text's ends.
+    assert await grep(registry, ctx, pattern=r"last\Z", multiline=True, output_mode="content") == [
+        "f.txt:4:last"
+    ]
+    assert await grep(registry, ctx, pattern=r"end\Z", multiline=True) == []
+
+
+async def test_grep_matches_never_span_lines(
+    registry: ToolRegistry, ctx: ToolContext, tmp_path: Path
+) -> None:
+    (tmp_path / "f.txt").write_text("alpha\nbeta\n")
+    assert await grep(registry, ctx, pattern=r"alpha\sbeta") == []
+    assert await grep(registry, ctx, pattern=r"a[^x]b") == []
+    assert await grep(registry, ctx, pattern=r"alpha\sbeta", multiline=True) == ["f.txt"]
+
+
+async def test_grep_searches_invalid_utf8_as_replacement_characters(
+    registry: ToolRegistry, ctx: ToolContext, tmp_path: Path
+) -> None:
+    (tmp_path / "f.txt").write_bytes(b"a\xffb\nnext\n")
+    assert await grep(registry, ctx, pattern="a.b", output_mode="content") == ["f.txt:1:a\ufffdb"]
+    assert await grep(registry, ctx, pattern="^next$", output_mode="content") == ["f.txt:2:next"]
+
+
+async def test_grep_leaves_out_lines_too_long_for_a_complex_pattern(
+    registry: ToolRegistry, ctx: ToolContext, tmp_path: Path
+) -> None:
+    pattern = "(?:x|y){1000}z"  # thousands of RE2 instructions: small windows
+    (tmp_path / "f.txt").write_text("z\n" + "x" * 100_000 + "\nz\n")
+    result = await call(registry, ctx, "Grep", pattern=pattern, output_mode="count")
+    lines = result.content.splitlines()
+    assert lines[0] == "No matches found."
+    assert lines[1].startswith("[1 lines longer than ")
+    assert "too long for a pattern this complex" in lines[1]
+    # A simple pattern searches the same line.
+    assert await grep(registry, ctx, pattern="^x+$", output_mode="count") == ["f.txt:1"]
+    costly = await call(registry, ctx, "Grep", pattern=pattern, multiline=True)
+    assert "[1 files larger than" in costly.content
+    assert "not searched in multiline mode" in costly.content
+
+
+async def test_grep_many_windows_find_every_line(
+    tmp_path: Path, make_ctx: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from subagents.tools import _regex
+
+    monkeypatch.setattr(_regex, "REGEX_WORK_PER_CALL", 200)  # windows of a few lines
+    text = "".join(f"line {i} {'hit' if i % 7 == 0 else 'miss'}\n" for i in range(200))
+    (tmp_path / "f.txt").write_text(text)
+    registry = ToolRegistry([GrepTool()])
+    result = await registry.call("Grep", {"pattern": "hit$", "output_mode": "count"}, make_ctx())
+    assert result.content == f"f.txt:{len(range(0, 200, 7))}"
+
+
+async def test_glob_collapses_globstars_and_empty_classes(
+    registry: ToolRegistry, ctx: ToolContext, project: Path
+) -> None:
+    assert sorted(await glob(registry, ctx, "**/**/***/**/*.py")) == [
+        "src/app.py",
+        "src/ui/.hidden.py",
+    ]
+    assert await glob(registry, ctx, "src/**/**/view.tsx") == ["src/ui/view.tsx"]
+    assert await glob(registry, ctx, "src/[]app.py") == []
+
+
 # -- LS ---------------------------------------------------------------------------------
 
 
