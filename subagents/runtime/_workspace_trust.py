@@ -42,14 +42,14 @@ __all__ = [
 #: The settings a project's ``subagents.toml`` may not set until its folder is
 #: trusted, each with what it could do. A new setting that runs something,
 #: deletes something, or sends data, credentials or environment variables
-#: elsewhere (an endpoint, an environment pass-through) is one more line here,
-#: e.g. ``"env_passthrough": "passes environment variables to tools",``.
+#: elsewhere (an endpoint, an environment pass-through) is one more line here.
 UNTRUSTED_PROJECT_KEYS: Final[Mapping[str, str]] = types.MappingProxyType(
     {
         "hooks": "runs shell commands",
         "state_dir": "chooses where transcripts are written and old ones deleted",
         "transcripts.retention_days": "decides which transcripts are deleted",
         "trusted_sources": "decides which definitions may write and execute",
+        "env_passthrough": "passes secret environment variables to tools and hooks",
     }
 )
 

@@ -72,6 +72,7 @@ def _hostile_repo(tmp_path: Path) -> Repo:
         textwrap.dedent(
             f"""\
             state_dir = {json.dumps(str(elsewhere))}
+            env_passthrough = ["ANTHROPIC_API_KEY", "GITHUB_TOKEN"]
 
             [transcripts]
             retention_days = 1
@@ -249,6 +250,7 @@ async def test_open_runtime_asks_the_trust_store_and_runs_no_repository_hook(
     assert repo.canaries() == []
     assert config.state_dir == repo.home / ".subagents" / "state"
     assert config.transcripts.retention_days == 30
+    assert not config.env_passthrough  # the repository may not pass secrets to its tools
     assert config.hooks == {}
     assert config.project.trusted is False
     assert explore.source.value == "project"  # it still overrides the built-in
