@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final, TextIO
 
+from subagents._visible import visible
 from subagents.runtime import (
     ConfigError,
     ProjectTrust,
@@ -95,7 +96,7 @@ def _trust_command(args: argparse.Namespace) -> int:
         if not store.folders:
             print("No folder is trusted. `subagents trust PATH` trusts one.")
         for entry in store.folders:
-            print(f"{entry.path}  (since {entry.trusted_at or 'unknown'})")
+            print(f"{visible(str(entry.path))}  (since {entry.trusted_at or 'unknown'})")
         return 0
     try:
         if args.revoke is not None:
@@ -105,7 +106,7 @@ def _trust_command(args: argparse.Namespace) -> int:
             if changed == store:
                 return _fail(f"{args.revoke} is not in the trusted folders (see --list).", 1)
             changed.save()
-            print(f"No longer trusted: {args.revoke.expanduser().resolve()}")
+            print(f"No longer trusted: {visible(str(args.revoke.expanduser().resolve()))}")
             return 0
         if args.path is None:
             folder = project_folder(Path.cwd())
@@ -116,14 +117,19 @@ def _trust_command(args: argparse.Namespace) -> int:
         store.with_folder(folder).save()
     except OSError as exc:
         return _fail(f"cannot write {store.path}: {exc.strerror or exc}", 1)
-    print(f"Trusted: {Path(folder).resolve()} (and its subfolders)")
+    print(f"Trusted: {visible(str(Path(folder).resolve()))} (and its subfolders)")
     return 0
 
 
 def _ask(notice: str, folder: Path, stream: TextIO, seconds: float) -> bool:
     """Ask on the terminal whether to trust ``folder``; no answer in time, or EOF, is no."""
     print(f"subagents: {notice}", file=sys.stderr)
-    print(f"Trust {folder} and its subfolders? [y/N] ", end="", file=sys.stderr, flush=True)
+    print(
+        f"Trust {visible(str(folder))} and its subfolders? [y/N] ",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         ready, _, _ = select.select([stream], [], [], seconds)
     except (OSError, ValueError):
@@ -190,8 +196,9 @@ def trust_line(cwd: Path | None, home: Path | None) -> str:
         check: ProjectTrust = check_project_trust(cwd=cwd or Path.cwd(), home=home, env=os.environ)
     except ConfigError as exc:
         return f"Project trust unknown: {exc}"
+    shown = visible(str(check.folder))
     if check.trusted:
-        return f"Project {check.folder}: trusted (`subagents trust --revoke` takes it back)."
+        return f"Project {shown}: trusted (`subagents trust --revoke` takes it back)."
     if not check.ignored:
-        return f"Project {check.folder}: not trusted (its files ask for nothing that needs it)."
+        return f"Project {shown}: not trusted (its files ask for nothing that needs it)."
     return f"Project: {trust_notice(check.folder, check.ignored)}"

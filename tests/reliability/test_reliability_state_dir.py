@@ -220,7 +220,7 @@ def test_prune_dry_run_lists_what_would_go_and_removes_nothing(tmp_path: Path) -
     assert "Would remove 1 transcript in 1 session" in dry.stdout
     assert "20240101-000000-0000aa" in dry.stdout
     assert "\x1b" not in dry.stdout  # a name shown, not obeyed
-    assert "\\x1b]52" in dry.stdout
+    assert "\u241b]52" in dry.stdout  # shown as the sign for ESC, like every terminal output
     assert "conference-2023" not in dry.stdout
     assert (old / "subagents" / "agent-a1.jsonl").exists()
     listed = json.loads(prune("--dry-run", "--json").stdout)
