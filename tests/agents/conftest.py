@@ -11,14 +11,14 @@ import pytest
 
 from subagents._cli_agents import add_agents_commands
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "voltagent"
+#: The VoltAgent corpus, vendored with its licence (tests/fixtures/corpus/README.md).
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "voltagent"
 
 
 @pytest.fixture
 def corpus() -> Path:
-    """The VoltAgent corpus folder (skips when the shared corpus is not there)."""
-    if not CORPUS.is_dir():
-        pytest.skip(f"the agent corpus is not at {CORPUS}")
+    """The VoltAgent corpus folder, vendored under tests/fixtures."""
+    assert CORPUS.is_dir(), f"the vendored agent corpus is missing at {CORPUS}"
     return CORPUS
 
 

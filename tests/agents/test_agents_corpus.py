@@ -29,7 +29,7 @@ LENIENT_FILES = {
     "10-research-analysis/first-principles-thinking.md",
 }
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "voltagent"
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "voltagent"
 _FIELD = re.compile(r"^(name|description|tools|model): (.*)$")
 
 
@@ -49,8 +49,7 @@ def _independent_read(path: Path) -> tuple[dict[str, str], str]:
 
 @pytest.fixture(scope="module")
 def reports() -> tuple[FileReport, ...]:
-    if not CORPUS.is_dir():
-        pytest.skip(f"the agent corpus is not at {CORPUS}")
+    assert CORPUS.is_dir(), f"the vendored agent corpus is missing at {CORPUS}"
     return load_tree(CORPUS)
 
 

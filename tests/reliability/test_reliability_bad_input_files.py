@@ -3,7 +3,7 @@
 The properties, each end to end (a runtime opened with ``open_runtime``, or the
 ``subagents`` command run in-process):
 
-- **Definitions.** For any mutation of real Claude Code agent files (the shared
+- **Definitions.** For any mutation of real Claude Code agent files (the vendored
   corpus: truncated, closing ``---`` dropped, random text or bytes inserted,
   frontmatter fields of the wrong type) and any YAML/JSON document, placed in
   ``.claude/agents`` next to a good agent: the runtime opens, every bad file
@@ -70,7 +70,7 @@ from subagents.runtime import (
 )
 
 _TESTS = Path(__file__).resolve().parents[1]
-CORPUS = _TESTS.parents[1] / "shared" / "corpus" / "voltagent"
+CORPUS = _TESTS / "fixtures" / "corpus" / "voltagent"
 
 
 World = runtime_world.World
@@ -196,7 +196,6 @@ async def _definitions_scenario(root: Path, files: list[tuple[str, bytes]]) -> N
         assert (await rt.wait([agent], timeout=60)).statuses[agent] == Completed("ok")
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the agent corpus is not at {CORPUS}")
 @_settings(40)
 @given(files=st.lists(bad_definition, min_size=1, max_size=4))
 def test_bad_definition_files_are_reported_by_name_and_the_good_ones_still_load(

@@ -1,4 +1,4 @@
-"""Grep and Glob over the shared corpus give the same matches as ``grep -r`` and ``find``."""
+"""Grep and Glob over the vendored corpus give the same matches as ``grep -r`` and ``find``."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ import trio
 
 from subagents.tools import GlobTool, GrepTool, ToolContext, ToolRegistry
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
-
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus"
 
 ENV = {**os.environ, "LC_ALL": "C.UTF-8"}
 
