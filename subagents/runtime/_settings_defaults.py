@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final, Literal, TypeAlias
 
+from subagents.actors import SupervisorConfig
 from subagents.runtime._transcript_errors import DiskErrorPolicy
 
 __all__ = [
@@ -37,16 +38,19 @@ __all__ = [
     "stderr_level_for",
 ]
 
+#: The kernel's defaults, read from :class:`~subagents.actors.SupervisorConfig`
+#: (where each is written, with its validator) and never retyped here.
+_KERNEL: Final = SupervisorConfig()
 #: How many agents may be live at once (top-level ones included).
-DEFAULT_MAX_THREADS: Final = 8
+DEFAULT_MAX_THREADS: Final = _KERNEL.max_threads
 #: How deep below the lead agents may spawn (1: subagents do not spawn subagents).
-DEFAULT_MAX_DEPTH: Final = 1
+DEFAULT_MAX_DEPTH: Final = _KERNEL.max_depth
 #: Unread messages an agent's mailbox holds before senders wait.
-DEFAULT_MAILBOX_SIZE: Final = 64
+DEFAULT_MAILBOX_SIZE: Final = _KERNEL.mailbox_size
 #: Seconds a closed agent gets to stop by itself before it is cancelled.
-DEFAULT_CLOSE_GRACE_PERIOD: Final = 2.0
+DEFAULT_CLOSE_GRACE_PERIOD: Final = _KERNEL.close_grace_period
 #: Seconds a cancelled agent may take to unwind.
-DEFAULT_CANCEL_TIMEOUT: Final = 5.0
+DEFAULT_CANCEL_TIMEOUT: Final = _KERNEL.cancel_timeout
 #: The ``wait`` tool's timeout when the model gives none, and the bounds it is clamped to.
 DEFAULT_WAIT_SECONDS: Final = 30.0
 DEFAULT_WAIT_MIN_SECONDS: Final = 1.0

@@ -1,0 +1,100 @@
+"""Imports inside the package point one way: actors <- agents <- tools <- runtime <- the CLI.
+
+The kernel knows nothing about agents, definitions know nothing about tools,
+tools reach the runtime only through the Protocol they define, and only the
+top level (the CLI, the test kit, the demo) may import everything. A few
+top-level helpers that every layer uses (the root exception, the bounded
+small-file reader, the terminal sanitiser) sit below them all and import no
+layer. The check reads every module's imports, those inside functions and
+``TYPE_CHECKING`` blocks included, since a cycle there is a cycle all the same.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import subagents
+
+PACKAGE = Path(subagents.__file__).resolve().parent
+
+#: Lowest first: a module may import from its own layer and the ones before it.
+LAYERS = ("base", "actors", "agents", "tools", "runtime", "top")
+#: Top-level modules every layer may use; they import no layer themselves.
+BASE = frozenset({"subagents._exceptions", "subagents._small_file", "subagents._visible"})
+
+
+def layer_of(module: str) -> str:
+    """The layer a dotted module name belongs to."""
+    if module in BASE:
+        return "base"
+    parts = module.split(".")
+    if len(parts) > 1 and parts[1] in LAYERS:
+        return parts[1]
+    return "top"
+
+
+def module_name(path: Path, root: Path) -> str:
+    """The dotted name of ``path`` inside the package folder ``root``."""
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported(path: Path, module: str) -> list[tuple[str, int]]:
+    """Every ``subagents`` module ``path`` imports, with the line, relative imports resolved."""
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    found: list[tuple[str, int]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                names = [".".join([*base, *([node.module] if node.module else [])])]
+            else:
+                names = [node.module or ""]
+        else:
+            continue
+        found += [(name, node.lineno) for name in names if name.split(".")[0] == "subagents"]
+    return found
+
+
+def violations(root: Path = PACKAGE) -> list[str]:
+    """``module:line imports target`` for each import that points up the layers."""
+    wrong = []
+    for path in sorted(root.rglob("*.py")):
+        module = module_name(path, root)
+        mine = LAYERS.index(layer_of(module))
+        for target, line in imported(path, module):
+            if target != "subagents" and LAYERS.index(layer_of(target)) > mine:
+                wrong.append(f"{module}:{line} imports {target}")
+    return wrong
+
+
+def test_imports_point_one_way() -> None:
+    assert violations() == []
+
+
+@pytest.mark.parametrize(
+    ("source", "where", "expected"),
+    [
+        ("from subagents.runtime import open_runtime\n", "actors/_x.py", ["subagents.runtime"]),
+        ("from ..tools import Tool\n", "agents/_x.py", ["subagents.tools"]),
+        ("def f():\n    import subagents.cli\n", "_visible.py", ["subagents.cli"]),
+        ("from subagents.actors import Bus\n", "runtime/_x.py", []),
+        ("from .._exceptions import SubagentsError\n", "actors/_x.py", []),
+    ],
+)
+def test_the_check_sees_an_upward_import(
+    tmp_path: Path, source: str, where: str, expected: list[str]
+) -> None:
+    """The check itself: an upward import, relative or inside a function, is caught."""
+    root = tmp_path / "subagents"
+    path = root / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source)
+    assert [found.split(" imports ")[1] for found in violations(root)] == expected
