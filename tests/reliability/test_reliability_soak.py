@@ -86,12 +86,15 @@ def test_a_runtime_that_keeps_its_agents_breaks_the_live_objects_bound(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     soak = _load_soak()
-    kept: list[AgentRecord] = []  # a leak: every agent's record, kept for good
+    # A leak: every agent's record kept for good, with what it allocated. Weighted
+    # (500 objects an agent) so that it shows even when a loaded machine gets through
+    # only a few hundred agents in the 3 s: the detector is what this test checks.
+    kept: list[tuple[AgentRecord, list[object]]] = []
     original = AgentRecord.__init__
 
     def keeping(self: AgentRecord, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
-        kept.append(self)
+        kept.append((self, [object() for _ in range(500)]))
 
     monkeypatch.setattr(AgentRecord, "__init__", keeping)
     code = soak.main(["--seconds", "3", "--seed", "11", "--max-threads", "8"])
