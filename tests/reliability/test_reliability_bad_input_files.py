@@ -288,7 +288,7 @@ def quiet_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         if name.startswith("SUBAGENTS_") or name == "ANTHROPIC_API_KEY":
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setattr("subagents._cli_run.survey_policies", lambda: survey_policies(latency=0.0))
+    monkeypatch.setattr("subagents.cli._run.survey_policies", lambda: survey_policies(latency=0.0))
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     return project
