@@ -18,7 +18,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from subagents._demo import run_demo
 from subagents._visible import visible
 from subagents.cli._agents import add_agents_commands
 from subagents.cli._bench import add_bench_command
@@ -26,6 +25,7 @@ from subagents.cli._resume import add_resume_command
 from subagents.cli._run import add_run_command
 from subagents.cli._transcripts import add_transcripts_commands
 from subagents.cli._trust import add_trust_command
+from subagents.demo import run_demo
 
 __all__ = ["main"]
 

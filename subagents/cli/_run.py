@@ -36,6 +36,7 @@ from subagents.cli._report import print_summary, summarize
 from subagents.cli._signals import Interrupts, cancel_on_signals
 from subagents.cli._terminal_approver import TerminalApprover
 from subagents.cli._trust import add_trust_flag, decide_trust
+from subagents.demo import survey_policies
 from subagents.runtime import (
     AgentResult,
     ProgressTracker,
@@ -46,7 +47,6 @@ from subagents.runtime import (
     follow,
     load_config,
     open_runtime,
-    survey_policies,
 )
 
 __all__ = [

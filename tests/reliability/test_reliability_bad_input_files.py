@@ -55,6 +55,7 @@ from hypothesis import strategies as st
 from subagents import SubagentsError, testing
 from subagents.actors import Completed
 from subagents.cli import main
+from subagents.demo import survey_policies
 from subagents.runtime import (
     ConfigError,
     Message,
@@ -66,7 +67,6 @@ from subagents.runtime import (
     TranscriptError,
     load_transcript,
     open_runtime,
-    survey_policies,
 )
 
 _TESTS = Path(__file__).resolve().parents[1]

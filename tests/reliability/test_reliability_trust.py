@@ -27,12 +27,12 @@ import trio
 from subagents.agents import ApprovalMode
 from subagents.cli import main
 from subagents.cli._run import agents_json, wait_final
+from subagents.demo import survey_policies
 from subagents.runtime import (
     ScriptedProvider,
     load_config,
     load_trust_store,
     open_runtime,
-    survey_policies,
 )
 
 
