@@ -3,7 +3,10 @@
 The packages, lowest layer first: :mod:`subagents.actors` (the actor kernel),
 :mod:`subagents.agents` (agent definitions), :mod:`subagents.tools` (tools and
 their filtering), :mod:`subagents.runtime` (the agent loop, providers and the
-runtime that runs agents: :func:`open_runtime`).
+runtime that runs agents: :func:`open_runtime`); on top of them
+:mod:`subagents.cli` (the ``subagents`` command), :mod:`subagents.testing`
+(the public test kit) and :mod:`subagents.demo` (the kernel demo and the
+offline survey policies).
 Every error the package raises derives from :class:`SubagentsError`::
 
     async with subagents.open_runtime() as rt:

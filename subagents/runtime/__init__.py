@@ -34,6 +34,9 @@ configuration (:func:`load_config`, :class:`RuntimeConfig`), hooks
         print(rt.result(agent.agent_id))
 """
 
+import typing
+import warnings
+
 from subagents.runtime._agent_record import AgentHandle
 from subagents.runtime._anthropic import AnthropicProvider, encode_messages, request_params
 from subagents.runtime._behavior import (
@@ -213,7 +216,6 @@ from subagents.runtime._settings_values import (
     RuntimeConfig,
     TranscriptsConfig,
 )
-from subagents.runtime._survey import DEFAULT_SURVEY_LATENCY, survey_policies
 from subagents.runtime._task import PreparedTask, check_inputs, prepare_task
 from subagents.runtime._transcript import (
     DEFAULT_MAX_BUFFERED_LINES,
@@ -266,8 +268,6 @@ from subagents.runtime._workspace_trust import (
 )
 
 __all__ = [
-    "DEFAULT_SURVEY_LATENCY",
-    "survey_policies",
     # the runtime
     "open_runtime",
     "Runtime",
@@ -496,3 +496,23 @@ __all__ = [
     "HookConfigError",
     "provider_error",
 ]
+
+
+#: Names that moved to :mod:`subagents.demo`; still importable from here, with a warning.
+_MOVED_TO_DEMO = frozenset({"DEFAULT_SURVEY_LATENCY", "survey_policies"})
+
+
+def __getattr__(name: str) -> typing.Any:
+    # The offline survey policies are the demo's now (subagents.demo), a layer above
+    # the runtime: imported on first use only, so the runtime never loads the demo.
+    if name in _MOVED_TO_DEMO:
+        warnings.warn(
+            f"subagents.runtime.{name} moved to subagents.demo.{name}; "
+            "import it from subagents.demo",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        import subagents.demo
+
+        return getattr(subagents.demo, name)
+    raise AttributeError(f"module 'subagents.runtime' has no attribute {name!r}")

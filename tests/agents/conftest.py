@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from subagents._cli_agents import add_agents_commands
+from subagents.cli._agents import add_agents_commands
 
 #: The VoltAgent corpus, vendored with its licence (tests/fixtures/corpus/README.md).
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "voltagent"

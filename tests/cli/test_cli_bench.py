@@ -9,15 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from subagents import _cli_bench
-from subagents._cli_bench_scenarios import (
+from subagents.cli import _bench, build_parser
+from subagents.cli._bench.scenarios import (
     IMPLS,
     SCENARIOS,
     Sizes,
     find_bench_dir,
     load_scenarios,
 )
-from subagents.cli import build_parser
 
 TINY = Sizes(
     kernel={
@@ -44,7 +43,7 @@ RECORD_KEYS = {"scenario", "impl", "n", "unit", "min", "median", "reps"}
 def bench(*argv: str) -> tuple[int, str]:
     out = io.StringIO()
     args = build_parser().parse_args(["bench", *argv])
-    code = _cli_bench.execute(args, sizes=TINY, out=out)
+    code = _bench.execute(args, sizes=TINY, out=out)
     return code, out.getvalue()
 
 
@@ -106,11 +105,11 @@ def test_bad_requests_fail_before_running(
     code, _ = bench("--only", "nope")
     assert code == 2
     assert "unknown scenario 'nope'" in capsys.readouterr().err
-    monkeypatch.setattr(_cli_bench, "matplotlib_missing", lambda: True)
+    monkeypatch.setattr(_bench, "matplotlib_missing", lambda: True)
     code, _ = bench("--chart", "out.png")
     assert code == 2
     assert "--chart needs matplotlib" in capsys.readouterr().err
-    monkeypatch.setattr(_cli_bench, "find_bench_dir", lambda: None)
+    monkeypatch.setattr(_bench, "find_bench_dir", lambda: None)
     code, _ = bench("--only", "fan_out")
     assert code == 2
     assert "run it from a checkout" in capsys.readouterr().err

@@ -16,12 +16,6 @@ import trio
 from rich.console import Console
 from rich.live import Live
 
-from subagents._formatting import format_duration, format_tokens
-from subagents._json_lines import JsonLinesWriter, open_json_lines
-from subagents._live import LiveView, open_live_view, render_progress
-from subagents._plain_printer import PlainPrinter, open_plain_printer
-from subagents._report import print_summary, summarize, summary_table
-from subagents._terminal_approver import TerminalApprover
 from subagents.actors import (
     PENDING_INIT,
     RUNNING,
@@ -35,6 +29,12 @@ from subagents.actors import (
     Status,
     StatusChanged,
 )
+from subagents.cli._formatting import format_duration, format_tokens
+from subagents.cli._json_lines import JsonLinesWriter, open_json_lines
+from subagents.cli._live import LiveView, open_live_view, render_progress
+from subagents.cli._plain_printer import PlainPrinter, open_plain_printer
+from subagents.cli._report import print_summary, summarize, summary_table
+from subagents.cli._terminal_approver import TerminalApprover
 from subagents.runtime._events import (
     RunFinished,
     TextChunk,

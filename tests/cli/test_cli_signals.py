@@ -16,7 +16,7 @@ import pytest
 import trio
 import trio.testing
 
-from subagents._cli_signals import SHUTDOWN_SIGNALS, cancel_on_signals, silence_lost_outputs
+from subagents.cli._signals import SHUTDOWN_SIGNALS, cancel_on_signals, silence_lost_outputs
 
 
 @pytest.fixture

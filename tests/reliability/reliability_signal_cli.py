@@ -49,7 +49,7 @@ def policies(ready: str) -> dict[str, Policy]:
 
 def main(argv: list[str]) -> int:
     """Run the command line ``argv[1:]`` with the policies reporting to ``argv[0]``."""
-    import subagents._cli_run as cli_run
+    import subagents.cli._run as cli_run
     from subagents.cli import main as cli_main
 
     ready = argv[0]

@@ -55,6 +55,7 @@ from hypothesis import strategies as st
 from subagents import SubagentsError, testing
 from subagents.actors import Completed
 from subagents.cli import main
+from subagents.demo import survey_policies
 from subagents.runtime import (
     ConfigError,
     Message,
@@ -66,7 +67,6 @@ from subagents.runtime import (
     TranscriptError,
     load_transcript,
     open_runtime,
-    survey_policies,
 )
 
 _TESTS = Path(__file__).resolve().parents[1]
@@ -288,7 +288,7 @@ def quiet_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         if name.startswith("SUBAGENTS_") or name == "ANTHROPIC_API_KEY":
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setattr("subagents._cli_run.survey_policies", lambda: survey_policies(latency=0.0))
+    monkeypatch.setattr("subagents.cli._run.survey_policies", lambda: survey_policies(latency=0.0))
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     return project

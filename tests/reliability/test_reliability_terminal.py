@@ -34,10 +34,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from subagents._live import render_progress
-from subagents._terminal_approver import PROMPT_LINES, TerminalApprover
 from subagents.actors import RUNNING, AgentSpawned, Completed, StatusChanged
 from subagents.cli import main
+from subagents.cli._live import render_progress
+from subagents.cli._terminal_approver import PROMPT_LINES, TerminalApprover
 from subagents.runtime._events import ToolCallStarted
 from subagents.runtime._progress import ProgressTracker
 from subagents.tools import ApprovalDecision, ApprovalRequest, BashTool, ToolContext, dispatch

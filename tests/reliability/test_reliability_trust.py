@@ -24,15 +24,15 @@ import attrs
 import pytest
 import trio
 
-from subagents._cli_run import agents_json, wait_final
 from subagents.agents import ApprovalMode
 from subagents.cli import main
+from subagents.cli._run import agents_json, wait_final
+from subagents.demo import survey_policies
 from subagents.runtime import (
     ScriptedProvider,
     load_config,
     load_trust_store,
     open_runtime,
-    survey_policies,
 )
 
 
@@ -112,8 +112,8 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Repo:
             monkeypatch.delenv(name)
     built = _hostile_repo(tmp_path)
     monkeypatch.setenv("HOME", str(built.home))
-    monkeypatch.setattr("subagents._cli_run.survey_policies", lambda: survey_policies(latency=0.0))
-    monkeypatch.setattr("subagents._cli_trust._interactive", lambda: False)
+    monkeypatch.setattr("subagents.cli._run.survey_policies", lambda: survey_policies(latency=0.0))
+    monkeypatch.setattr("subagents.cli._trust._interactive", lambda: False)
     return built
 
 
@@ -181,8 +181,8 @@ def test_the_terminal_question_defaults_to_no_and_a_yes_is_kept(
         assert 0 < seconds <= 600  # the question has a deadline
         return answers.pop(0)
 
-    monkeypatch.setattr("subagents._cli_trust._interactive", lambda: True)
-    monkeypatch.setattr("subagents._cli_trust._ask", ask)
+    monkeypatch.setattr("subagents.cli._trust._interactive", lambda: True)
+    monkeypatch.setattr("subagents.cli._trust._ask", ask)
     answers.append(False)
     assert _run(repo) == 0
     assert repo.canaries() == []
@@ -196,7 +196,7 @@ def test_the_terminal_question_defaults_to_no_and_a_yes_is_kept(
 def test_the_terminal_question_reads_no_on_end_of_input_and_on_silence(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from subagents._cli_trust import _ask
+    from subagents.cli._trust import _ask
 
     read, write = os.pipe()
     with os.fdopen(read) as stream, os.fdopen(write, "w") as writer:
@@ -321,7 +321,7 @@ def test_a_subagents_toml_that_is_not_a_file_is_reported_in_one_line(
         if name.startswith("SUBAGENTS_") or name == "ANTHROPIC_API_KEY":
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setattr("subagents._cli_run.survey_policies", lambda: survey_policies(latency=0.0))
+    monkeypatch.setattr("subagents.cli._run.survey_policies", lambda: survey_policies(latency=0.0))
     project = _bad_project(tmp_path, kind)
     config = load_config(cwd=project, home=tmp_path / "home", env={})
     assert len(config.warnings) == 1

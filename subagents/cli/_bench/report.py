@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from subagents._cli_bench_scenarios import Record
+from subagents.cli._bench.scenarios import Record
 
 __all__ = ["draw_chart", "matplotlib_missing", "table"]
 

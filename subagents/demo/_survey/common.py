@@ -5,13 +5,13 @@ Without an API key, ``subagents run`` drives its agents with the
 two policies that do real work with the real tools, so the run is worth
 watching and its answer is right for the directory:
 
-- the lead (:class:`~subagents.runtime._survey_lead.LeadPolicy`, every agent
+- the lead (:class:`~subagents.demo._survey.lead.LeadPolicy`, every agent
   type but ``Explore``) lists the top-level folders with ``LS``, spawns one
   ``Explore`` agent per folder with ``spawn_agent`` (queuing the rest when the
   agent limit is reached), ``wait``\\ s for them, sends one follow-up with
   ``send_input`` to the agent of the largest folder, and writes a Markdown
   table of the facts with totals;
-- each ``Explore`` agent (:class:`~subagents.runtime._survey_explore.ExplorePolicy`)
+- each ``Explore`` agent (:class:`~subagents.demo._survey.explore.ExplorePolicy`)
   surveys its folder with ``Glob``, ``Grep`` and ``Read`` and reports files,
   lines, languages, TODO/FIXME lines, tests and entry points.
 
@@ -21,7 +21,7 @@ where it was. This module holds what they share: the message formats between
 lead and Explore (:func:`folder_task`, :func:`followup_question`, fenced JSON
 report blocks), the pairing of tool calls with their results, and the shape
 of their replies. The parsing of tool-result text is in
-:mod:`~subagents.runtime._survey_results`.
+:mod:`~subagents.demo._survey.results`.
 """
 
 from __future__ import annotations
@@ -34,10 +34,18 @@ from typing import Any, Final
 
 import attrs
 
-from subagents.runtime._config import COMPLETE_TASK
-from subagents.runtime._messages import Message, Origin, TextBlock, ToolResultBlock, ToolUseBlock
-from subagents.runtime._provider import ModelRequest
-from subagents.runtime._scripted_reply import Policy, Reply, ScriptedToolCall
+from subagents.runtime import (
+    COMPLETE_TASK,
+    Message,
+    ModelRequest,
+    Origin,
+    Policy,
+    Reply,
+    ScriptedToolCall,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 
 __all__ = [
     "DEFAULT_SURVEY_LATENCY",
@@ -78,8 +86,8 @@ def survey_policies(latency: float = DEFAULT_SURVEY_LATENCY) -> dict[str, Policy
     ``latency`` is each reply's delay in seconds (jittered 50-150% per turn).
     """
     # Imported here: both policy modules import this one.
-    from subagents.runtime._survey_explore import ExplorePolicy
-    from subagents.runtime._survey_lead import LeadPolicy
+    from subagents.demo._survey.explore import ExplorePolicy
+    from subagents.demo._survey.lead import LeadPolicy
 
     return {"Explore": ExplorePolicy(latency), "*": LeadPolicy(latency)}
 

@@ -3,7 +3,7 @@
 :class:`PlainPrinter` writes one readable line per significant event (a spawn,
 a status change, a tool call, a grace period, a finished run), without ANSI
 codes, for logs and pipes; :func:`open_plain_printer` runs one while the body
-runs. In a terminal the live tree of :mod:`subagents._live` is shown instead.
+runs. In a terminal the live tree of :mod:`subagents.cli._live` is shown instead.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ from typing import Final, TextIO, final
 
 import trio
 
-from subagents._formatting import format_duration, format_tokens, plural
-from subagents._line_sink import LineSink
 from subagents._visible import visible
 from subagents.actors import (
     AgentSpawned,
@@ -28,6 +26,8 @@ from subagents.actors import (
     Subscription,
     kind_of,
 )
+from subagents.cli._formatting import format_duration, format_tokens, plural
+from subagents.cli._line_sink import LineSink
 from subagents.runtime._events import GracePeriodStarted, RunFinished, ToolCallStarted
 from subagents.runtime._progress_text import describe_tool_call
 

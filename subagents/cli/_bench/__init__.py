@@ -13,9 +13,9 @@ Trio (fastest correct idiom); request_reply and fan_out also on plain asyncio
 and, when it is installed (``pip install 'subagents[bench]'``), on autogen-core.
 
 This module is the command: its options, its checks and what it prints. The
-run itself is :mod:`subagents._cli_bench_run`, the table and the chart
-:mod:`subagents._cli_bench_report`, and the scenario names, workloads, records
-and the finding of the scripts :mod:`subagents._cli_bench_scenarios`.
+run itself is :mod:`subagents.cli._bench.run`, the table and the chart
+:mod:`subagents.cli._bench.report`, and the scenario names, workloads, records
+and the finding of the scripts :mod:`subagents.cli._bench.scenarios`.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from typing import TextIO
 
 import trio
 
-from subagents._cli_bench_report import draw_chart, matplotlib_missing, table
-from subagents._cli_bench_run import run_bench
-from subagents._cli_bench_scenarios import SCENARIOS, Sizes, find_bench_dir, load_scenarios
+from subagents.cli._bench.report import draw_chart, matplotlib_missing, table
+from subagents.cli._bench.run import run_bench
+from subagents.cli._bench.scenarios import SCENARIOS, Sizes, find_bench_dir, load_scenarios
 
 __all__ = ["add_bench_command", "execute"]
 

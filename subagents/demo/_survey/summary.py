@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from subagents.runtime._survey import json_blocks, shown
-from subagents.runtime._survey_replay import SKIPPED_FOLDERS, Replay, folders_to_survey, number
+from subagents.demo._survey.common import json_blocks, shown
+from subagents.demo._survey.replay import SKIPPED_FOLDERS, Replay, folders_to_survey, number
 
 __all__ = ["summary"]
 

@@ -26,16 +26,17 @@ from typing import Any, Final, TextIO
 import trio
 from rich.console import Console
 
-from subagents._cli_signals import Interrupts, cancel_on_signals
-from subagents._cli_trust import add_trust_flag, decide_trust
 from subagents._exceptions import SubagentsError
-from subagents._json_lines import open_json_lines
-from subagents._live import open_live_view
-from subagents._plain_printer import open_plain_printer
-from subagents._report import print_summary, summarize
-from subagents._terminal_approver import TerminalApprover
 from subagents._visible import visible
 from subagents.actors import Bus, Status, is_final
+from subagents.cli._json_lines import open_json_lines
+from subagents.cli._live import open_live_view
+from subagents.cli._plain_printer import open_plain_printer
+from subagents.cli._report import print_summary, summarize
+from subagents.cli._signals import Interrupts, cancel_on_signals
+from subagents.cli._terminal_approver import TerminalApprover
+from subagents.cli._trust import add_trust_flag, decide_trust
+from subagents.demo import survey_policies
 from subagents.runtime import (
     AgentResult,
     ProgressTracker,
@@ -46,7 +47,6 @@ from subagents.runtime import (
     follow,
     load_config,
     open_runtime,
-    survey_policies,
 )
 
 __all__ = [
@@ -226,7 +226,7 @@ def execute(
     ``args`` gives ``--json`` and ``--yes``. The exit code is 0 when the
     agent ``body`` names ended its last run successfully, 1 otherwise, 128 + the
     signal's number after a Ctrl-C, SIGTERM or SIGHUP (see
-    :mod:`subagents._cli_signals`); an error of ``subagents`` is one line on
+    :mod:`subagents.cli._signals`); an error of ``subagents`` is one line on
     stderr and exit code 1.
     """
     try:

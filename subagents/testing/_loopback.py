@@ -3,7 +3,7 @@
 :func:`open_loopback_anthropic` runs a :class:`LoopbackAnthropic` for the
 duration of an ``async with`` block: it reads each request (keep-alive,
 ``content-length`` bodies), records it, and sends the next reply of its script
-(the values of :mod:`subagents._testing_wire`), misbehaving where a reply says
+(the values of :mod:`subagents.testing._wire`), misbehaving where a reply says
 so. It is bounded in requests, idle time and body size, so a test cannot hang on
 it. Re-exported by :mod:`subagents.testing`.
 """
@@ -19,7 +19,7 @@ from typing import Final, final
 
 import trio
 
-from subagents._testing_wire import (
+from subagents.testing._wire import (
     Disconnect,
     ErrorReply,
     JSONReply,

@@ -33,6 +33,16 @@ from subagents.actors import (
     is_live,
 )
 from subagents.agents import AgentDefinition, builtin_agents
+from subagents.demo._survey.common import (
+    folder_task,
+    followup_question,
+    json_blocks,
+    parse_folder,
+    parse_question,
+    survey_policies,
+)
+from subagents.demo._survey.explore import ExplorePolicy
+from subagents.demo._survey.lead import LeadPolicy
 from subagents.runtime import (
     COMPLETE_TASK,
     AgentSpec,
@@ -52,16 +62,6 @@ from subagents.runtime import (
     prepare_task,
     run_agent,
 )
-from subagents.runtime._survey import (
-    folder_task,
-    followup_question,
-    json_blocks,
-    parse_folder,
-    parse_question,
-    survey_policies,
-)
-from subagents.runtime._survey_explore import ExplorePolicy
-from subagents.runtime._survey_lead import LeadPolicy
 from subagents.tools import (
     GlobTool,
     LSTool,

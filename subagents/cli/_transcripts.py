@@ -25,8 +25,8 @@ from typing import Any, Final, TextIO
 import msgspec
 
 from subagents._exceptions import SubagentsError
-from subagents._formatting import format_duration, format_tokens, plural
 from subagents._visible import json_safe, visible
+from subagents.cli._formatting import format_duration, format_tokens, plural
 from subagents.runtime import (
     MessageRecord,
     MetaRecord,

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 import trio
 
 from subagents import __version__
-from subagents._cli_bench_scenarios import COMPARED, SCENARIOS, BenchRun, Record, Sizes
+from subagents.cli._bench.scenarios import COMPARED, SCENARIOS, BenchRun, Record, Sizes
 
 __all__ = ["run_bench"]
 

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from subagents._cli_trust import trust_line
 from subagents._visible import json_safe, visible
 from subagents.agents import (
     AgentCatalog,
@@ -31,6 +30,7 @@ from subagents.agents import (
     load_paths,
     validation_record,
 )
+from subagents.cli._trust import trust_line
 from subagents.tools import builtin_tools, filter_tools, tool_policy
 
 __all__ = ["add_agents_commands"]

@@ -75,9 +75,9 @@ strategies need Hypothesis, imported only when a strategy is called):
 
 from __future__ import annotations
 
-from subagents._testing_invariants import InvariantChecker
-from subagents._testing_loopback import LoopbackAnthropic, open_loopback_anthropic
-from subagents._testing_ops import (
+from subagents.testing._invariants import InvariantChecker
+from subagents.testing._loopback import LoopbackAnthropic, open_loopback_anthropic
+from subagents.testing._ops import (
     Behavior,
     Cancel,
     Close,
@@ -95,7 +95,7 @@ from subagents._testing_ops import (
     faults,
     operations,
 )
-from subagents._testing_policies import (
+from subagents.testing._policies import (
     RecordingPolicy,
     call,
     fail,
@@ -105,7 +105,7 @@ from subagents._testing_policies import (
     say,
     tool_loop,
 )
-from subagents._testing_wire import (
+from subagents.testing._wire import (
     DEFAULT_TEST_MODEL,
     Disconnect,
     ErrorReply,

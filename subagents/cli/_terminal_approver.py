@@ -2,7 +2,7 @@
 
 :class:`TerminalApprover` is the CLI's approval callback: it prints each
 request labelled by agent, reads ``y``/``N`` from stdin within the request's
-deadline, and pauses the live view (:mod:`subagents._live`) while a prompt is
+deadline, and pauses the live view (:mod:`subagents.cli._live`) while a prompt is
 on screen. Stdin is read in a worker thread, one read at a time
 (:class:`_LineReader`), since a blocking read cannot be cancelled.
 
@@ -31,9 +31,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from subagents._formatting import plural
-from subagents._live import LiveView
 from subagents._visible import visible, visible_command
+from subagents.cli._formatting import plural
+from subagents.cli._live import LiveView
 from subagents.runtime._progress import ProgressTracker
 from subagents.runtime._progress_values import ProgressNotFound
 from subagents.tools._approval import ApprovalDecision, ApprovalRequest

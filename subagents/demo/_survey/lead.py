@@ -22,8 +22,8 @@ replays them in order and then acts:
    again as a fenced JSON block (one line per folder) for programs to read.
 
 Results may come in any order; rows are sorted by folder name. The replay is
-:class:`~subagents.runtime._survey_replay.Replay`; the summary is written by
-:func:`~subagents.runtime._survey_summary.summary`.
+:class:`~subagents.demo._survey.replay.Replay`; the summary is written by
+:func:`~subagents.demo._survey.summary.summary`.
 """
 
 from __future__ import annotations
@@ -33,9 +33,7 @@ from typing import Any, Final, final
 
 import attrs
 
-from subagents.runtime._provider import ModelRequest
-from subagents.runtime._scripted_reply import Reply
-from subagents.runtime._survey import (
+from subagents.demo._survey.common import (
     DEFAULT_SURVEY_LATENCY,
     calls_reply,
     final_reply,
@@ -45,8 +43,9 @@ from subagents.runtime._survey import (
     own_messages,
     shown,
 )
-from subagents.runtime._survey_replay import Child, Replay, folders_to_survey, number
-from subagents.runtime._survey_summary import summary
+from subagents.demo._survey.replay import Child, Replay, folders_to_survey, number
+from subagents.demo._survey.summary import summary
+from subagents.runtime import ModelRequest, Reply
 
 __all__ = ["LeadPolicy"]
 

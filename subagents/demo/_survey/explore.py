@@ -25,7 +25,7 @@ Grep. Every number comes from a tool result; the report says ``"exact":
 false`` (with notes) when a cap kept some of it out of reach.
 
 The survey itself (which calls are still needed, the facts so far) is
-:class:`~subagents.runtime._survey_folder.Survey`; this module holds the policy,
+:class:`~subagents.demo._survey.folder.Survey`; this module holds the policy,
 its report and its answers to follow-ups.
 """
 
@@ -36,10 +36,7 @@ from typing import Any, Final, final
 
 import attrs
 
-from subagents.runtime._messages import Origin
-from subagents.runtime._provider import ModelRequest
-from subagents.runtime._scripted_reply import Reply
-from subagents.runtime._survey import (
+from subagents.demo._survey.common import (
     DEFAULT_SURVEY_LATENCY,
     Exchange,
     call_key,
@@ -56,8 +53,9 @@ from subagents.runtime._survey import (
     parse_question,
     shown,
 )
-from subagents.runtime._survey_folder import EVERY_LINE, MAX_READS, TODO, Call, Survey
-from subagents.runtime._survey_results import result_lines
+from subagents.demo._survey.folder import EVERY_LINE, MAX_READS, TODO, Call, Survey
+from subagents.demo._survey.results import result_lines
+from subagents.runtime import ModelRequest, Origin, Reply
 
 __all__ = ["ExplorePolicy"]
 

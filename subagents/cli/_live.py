@@ -15,10 +15,10 @@ The view never slows the agents: publishing to a dropping subscription never
 waits, and when the terminal falls behind, events are dropped (and counted,
 and the view says how many) instead of piling up.
 
-When stdout is not a terminal, :mod:`subagents._plain_printer` writes plain
-lines instead; :mod:`subagents._terminal_approver` asks for approvals and
+When stdout is not a terminal, :mod:`subagents.cli._plain_printer` writes plain
+lines instead; :mod:`subagents.cli._terminal_approver` asks for approvals and
 pauses this view while it does. The end-of-run summary is in
-:mod:`subagents._report` and the ``--json`` stream in :mod:`subagents._json_lines`.
+:mod:`subagents.cli._report` and the ``--json`` stream in :mod:`subagents.cli._json_lines`.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from subagents._formatting import format_duration, format_tokens, status_text, tree_prefixes
 from subagents._visible import visible
 from subagents.actors import Errored, Subscription, is_final, is_live
+from subagents.cli._formatting import format_duration, format_tokens, status_text, tree_prefixes
 from subagents.runtime._progress import ProgressTracker, follow
 from subagents.runtime._progress_values import AgentProgress
 

@@ -15,7 +15,7 @@ import argparse
 import os
 from pathlib import Path
 
-from subagents._cli_run import (
+from subagents.cli._run import (
     Outcome,
     agents_json,
     base_overrides,
@@ -24,8 +24,8 @@ from subagents._cli_run import (
     fail,
     wait_final,
 )
-from subagents._cli_transcripts import not_found_message
-from subagents._cli_trust import add_trust_flag, decide_trust
+from subagents.cli._transcripts import not_found_message
+from subagents.cli._trust import add_trust_flag, decide_trust
 from subagents.runtime import (
     Runtime,
     RuntimeConfig,

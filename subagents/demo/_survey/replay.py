@@ -15,9 +15,9 @@ from typing import Any, Final, final
 
 import attrs
 
-from subagents.runtime._messages import Message, ToolResultBlock
-from subagents.runtime._survey import is_instruction, json_blocks, message_text, parse_folder
-from subagents.runtime._survey_results import parse_ls
+from subagents.demo._survey.common import is_instruction, json_blocks, message_text, parse_folder
+from subagents.demo._survey.results import parse_ls
+from subagents.runtime import Message, ToolResultBlock
 
 __all__ = ["SKIPPED_FOLDERS", "Child", "Replay", "folders_to_survey", "number"]
 

@@ -18,14 +18,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ._cli_agents import add_agents_commands
-from ._cli_bench import add_bench_command
-from ._cli_resume import add_resume_command
-from ._cli_run import add_run_command
-from ._cli_transcripts import add_transcripts_commands
-from ._cli_trust import add_trust_command
-from ._demo import run_demo
-from ._visible import visible
+from subagents._visible import visible
+from subagents.cli._agents import add_agents_commands
+from subagents.cli._bench import add_bench_command
+from subagents.cli._resume import add_resume_command
+from subagents.cli._run import add_run_command
+from subagents.cli._transcripts import add_transcripts_commands
+from subagents.cli._trust import add_trust_command
+from subagents.demo import run_demo
 
 __all__ = ["main"]
 
@@ -95,7 +95,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()  # the reader went away (``| head``): nothing more to say
         return 0
     return code
-
-
-if __name__ == "__main__":
-    sys.exit(main())

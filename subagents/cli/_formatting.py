@@ -18,7 +18,7 @@ from rich.text import Text
 from subagents.runtime._progress_values import AgentProgress
 
 if TYPE_CHECKING:
-    from subagents._report import AgentSummary
+    from subagents.cli._report import AgentSummary
 
 __all__ = [
     "STATUS_STYLES",

@@ -15,15 +15,15 @@ from typing import Any, Final, final
 
 import attrs
 
-from subagents.runtime._survey import Exchange, call_key
-from subagents.runtime._survey_files import (
+from subagents.demo._survey.common import Exchange, call_key
+from subagents.demo._survey.files import (
     entry_points_in,
     extension,
     is_test_file,
     language,
     test_dirs_in,
 )
-from subagents.runtime._survey_results import (
+from subagents.demo._survey.results import (
     Counts,
     Listing,
     parse_counts,

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from subagents.runtime._survey import Exchange
+from subagents.demo._survey.common import Exchange
 
 __all__ = [
     "Counts",

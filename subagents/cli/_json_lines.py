@@ -26,10 +26,10 @@ from typing import Any, Final, TextIO, final
 import msgspec
 import trio
 
-from subagents._line_sink import LineSink
-from subagents._report import RunSummary, summarize
 from subagents._visible import json_safe
 from subagents.actors import NOT_FOUND, Bus, Event, Lagged, Status, Subscription
+from subagents.cli._line_sink import LineSink
+from subagents.cli._report import RunSummary, summarize
 from subagents.runtime._events import RunFinished
 from subagents.runtime._progress import DEFAULT_MAX_AGENTS, ProgressTracker
 from subagents.runtime._result import AgentResult
@@ -170,7 +170,7 @@ class JsonLinesWriter:
         transcripts_dir: str | os.PathLike[str] | None = None,
     ) -> RunSummary:
         """The run's summary from every event written (``results`` and ``statuses`` win over
-        the events; see :func:`~subagents._report.summarize`)."""
+        the events; see :func:`~subagents.cli._report.summarize`)."""
         outcomes: dict[str, AgentResult | RunFinished] = dict(self._finished)
         outcomes.update(results or {})
         return summarize(

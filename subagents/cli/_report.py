@@ -9,7 +9,7 @@ of every agent, the session id and where the transcripts are) and
 :func:`summary_table` is that table alone.
 
 The same summary ends the ``--json`` stream, as its last ``run_finished``
-line: see :mod:`subagents._json_lines`.
+line: see :mod:`subagents.cli._json_lines`.
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from subagents._formatting import (
+from subagents._visible import visible
+from subagents.actors import Completed, Errored, Status, kind_of
+from subagents.cli._formatting import (
     STATUS_STYLES,
     format_duration,
     format_tokens,
     status_text,
     tree_prefixes,
 )
-from subagents._visible import visible
-from subagents.actors import Completed, Errored, Status, kind_of
 from subagents.runtime._events import RunFinished
 from subagents.runtime._progress import ProgressTracker
 from subagents.runtime._progress_values import AgentProgress

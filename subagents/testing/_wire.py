@@ -4,7 +4,7 @@ Builders (:func:`message_events`, :func:`message_body`, :func:`error_body`,
 :func:`text`, :func:`tool_use`, :func:`thinking`) make the JSON objects and
 server-sent events the API sends; the reply values (:class:`JSONReply`,
 :class:`SSEReply`, :class:`ErrorReply`, :class:`Pause`, :class:`Stall`,
-:class:`Disconnect`) say what the server in :mod:`subagents._testing_loopback`
+:class:`Disconnect`) say what the server in :mod:`subagents.testing._loopback`
 answers a request with, and :class:`RecordedRequest` is what it received.
 Re-exported by :mod:`subagents.testing`, whose docstring shows how they fit.
 """

@@ -119,7 +119,7 @@ class BenchRun:
 def find_bench_dir(candidates: Iterable[Path] | None = None) -> Path | None:
     """The ``bench`` folder of a checkout: ``./bench``, then the one beside the package."""
     if candidates is None:
-        candidates = (Path.cwd() / "bench", Path(__file__).resolve().parents[1] / "bench")
+        candidates = (Path.cwd() / "bench", Path(__file__).resolve().parents[3] / "bench")
     for folder in candidates:
         if all((folder / f"{name}.py").is_file() for name in MODULES):
             return folder
