@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Awaitable, Callable
 
 import pytest
 import trio
@@ -39,3 +40,50 @@ async def test_cancellation_stops_the_worker_before_propagating() -> None:
     assert results == []
     assert started.is_set()
     assert finished.is_set()
+
+
+def _finishes(main: Callable[[], Awaitable[object]]) -> bool:
+    """Run ``main`` under Trio in a helper thread; whether it ended within 20 s.
+
+    A regression here is a hang (a shielded wait for a worker that never
+    started), so the test must not wait on it forever.
+    """
+    runner = threading.Thread(target=trio.run, args=(main,), daemon=True)
+    runner.start()
+    runner.join(20)
+    return not runner.is_alive()
+
+
+def test_a_call_cancelled_before_its_worker_starts_returns_without_running_the_work() -> None:
+    ran: list[int] = []
+
+    async def main() -> None:
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await run_in_thread(lambda stop: ran.append(1))
+        assert scope.cancelled_caught
+
+    assert _finishes(main)
+    assert ran == []
+
+
+def test_a_call_cancelled_while_every_thread_token_is_taken_neither_hangs_nor_runs_later() -> None:
+    """Forty busy threads hold the default limiter; a call cancelled behind them just leaves."""
+    ran: list[int] = []
+
+    async def main() -> None:
+        limiter = trio.to_thread.current_default_thread_limiter()
+        holders = [object() for _ in range(int(limiter.total_tokens))]
+        for holder in holders:
+            limiter.acquire_on_behalf_of_nowait(holder)
+        try:
+            with trio.move_on_after(0.05) as scope:
+                await run_in_thread(lambda stop: ran.append(1))
+            assert scope.cancelled_caught
+        finally:
+            for holder in holders:
+                limiter.release_on_behalf_of(holder)
+        assert await run_in_thread(lambda stop: 7) == 7
+
+    assert _finishes(main)
+    assert ran == []
