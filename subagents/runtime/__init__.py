@@ -83,10 +83,13 @@ from subagents.runtime._exceptions import (
     AgentRuntimeError,
     AuthenticationFailed,
     BadRequest,
+    ConfigError,
+    HookConfigError,
     InvalidInputs,
     InvalidLimits,
     InvalidOutputSchema,
     Overloaded,
+    ProgressNotFound,
     ProviderConnectionError,
     ProviderError,
     ProviderNotOpen,
@@ -98,13 +101,15 @@ from subagents.runtime._exceptions import (
     ServerError,
     SpawnNotAllowed,
     StreamError,
+    TranscriptError,
+    TranscriptNotFound,
+    TranscriptWriteError,
     provider_error,
 )
 from subagents.runtime._fork import FORK_BOUNDARY, fork_context, fork_messages
 from subagents.runtime._hook_commands import (
     DEFAULT_HOOK_OUTPUT_CAP,
     DEFAULT_HOOK_TIMEOUT,
-    HookConfigError,
     HookEvent,
     HookPayload,
 )
@@ -157,7 +162,6 @@ from subagents.runtime._progress_values import (
     ACTIVITY_LIMIT,
     Activity,
     AgentProgress,
-    ProgressNotFound,
     ProgressStatistics,
     SubtreeTotals,
 )
@@ -201,12 +205,12 @@ from subagents.runtime._settings_defaults import (
     PROJECT_CONFIG_NAME,
     TRUST_STORE_PATH,
     USER_CONFIG_PATH,
+    DiskErrorPolicy,
     LogLevel,
     ProviderChoice,
     stderr_level_for,
 )
 from subagents.runtime._settings_env import env_variable_names
-from subagents.runtime._settings_error import ConfigError
 from subagents.runtime._settings_values import (
     LimitsConfig,
     LoggingConfig,
@@ -219,12 +223,6 @@ from subagents.runtime._transcript import (
     DEFAULT_MAX_BUFFERED_LINES,
     TranscriptWriter,
     TranscriptWriterStatistics,
-)
-from subagents.runtime._transcript_errors import (
-    DiskErrorPolicy,
-    TranscriptError,
-    TranscriptNotFound,
-    TranscriptWriteError,
 )
 from subagents.runtime._transcript_file import TranscriptFile, open_append
 from subagents.runtime._transcript_load import (

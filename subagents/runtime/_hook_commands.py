@@ -42,15 +42,14 @@ import attrs
 import msgspec
 import trio
 
-from subagents._exceptions import SubagentsError
 from subagents.agents import HookSpec
+from subagents.runtime._exceptions import HookConfigError
 from subagents.tools import ProcessSweep, child_environment, kill_group
 
 __all__ = [
     "DEFAULT_HOOK_OUTPUT_CAP",
     "DEFAULT_HOOK_TIMEOUT",
     "CommandRun",
-    "HookConfigError",
     "HookEvent",
     "HookPayload",
     "compile_matcher",
@@ -78,10 +77,6 @@ class HookEvent(enum.Enum):
     def is_tool_event(self) -> bool:
         """Whether matchers apply to the tool name (else to the agent type)."""
         return self in (HookEvent.PRE_TOOL_USE, HookEvent.POST_TOOL_USE)
-
-
-class HookConfigError(SubagentsError):
-    """A hook configuration has a bad shape; the message names the key and what it expects."""
 
 
 class HookPayload(msgspec.Struct, frozen=True, kw_only=True):

@@ -18,9 +18,9 @@ import attrs
 
 from subagents.actors import Event
 from subagents.agents import HookSpec
+from subagents.runtime._exceptions import HookConfigError
 from subagents.runtime._hook_commands import (
     DEFAULT_HOOK_TIMEOUT,
-    HookConfigError,
     HookEvent,
     HookPayload,
     compile_matcher,

@@ -70,6 +70,7 @@ from subagents.runtime._events import (
     TurnStarted,
     UsageReported,
 )
+from subagents.runtime._exceptions import ProgressNotFound
 from subagents.runtime._progress_text import (
     ERROR_WIDTH,
     describe_tool_call,
@@ -78,12 +79,7 @@ from subagents.runtime._progress_text import (
     status_message,
 )
 from subagents.runtime._progress_tree import AgentTree, Node, Tally
-from subagents.runtime._progress_values import (
-    AgentProgress,
-    ProgressNotFound,
-    ProgressStatistics,
-    SubtreeTotals,
-)
+from subagents.runtime._progress_values import AgentProgress, ProgressStatistics, SubtreeTotals
 from subagents.runtime._provider import Usage
 
 __all__ = ["DEFAULT_MAX_AGENTS", "ProgressTracker", "follow"]

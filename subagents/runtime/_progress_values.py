@@ -1,8 +1,8 @@
 """What a progress tracker tells: an agent's row, its activities, subtree totals, counters.
 
 These are the frozen values :class:`~subagents.runtime.ProgressTracker` hands
-out (a snapshot as of a given time, never a live record) and the error it
-raises for an agent it does not hold.
+out (a snapshot as of a given time, never a live record); for an agent it
+does not hold it raises :class:`~subagents.runtime.ProgressNotFound`.
 """
 
 from __future__ import annotations
@@ -12,33 +12,18 @@ from typing import Final
 import attrs
 
 from subagents.actors import Status, kind_of
-from subagents.runtime._exceptions import AgentRuntimeError
 from subagents.runtime._provider import Usage
 
 __all__ = [
     "ACTIVITY_LIMIT",
     "Activity",
     "AgentProgress",
-    "ProgressNotFound",
     "ProgressStatistics",
     "SubtreeTotals",
 ]
 
 #: How many recent activities each agent keeps (Claude Code shows the last five).
 ACTIVITY_LIMIT: Final = 5
-
-
-class ProgressNotFound(AgentRuntimeError, LookupError):
-    """The tracker has no progress for this agent id."""
-
-    def __init__(self, agent_id: str) -> None:
-        self.agent_id = agent_id
-        super().__init__(
-            f"No progress is tracked for agent {agent_id!r}: no event about it has been "
-            "seen, or it was forgotten (forget(), or dropped past max_agents after it "
-            "finished). Check the id against roots() or tree(), and start following the "
-            "bus before spawning agents you want to watch."
-        )
 
 
 @attrs.frozen

@@ -47,18 +47,14 @@ from subagents.actors import (
 from subagents.agents import AgentCatalog
 from subagents.runtime._agent_record import AgentHandle, AgentRecord
 from subagents.runtime._config import DEFAULT_MODEL
-from subagents.runtime._exceptions import AgentBusy, RuntimeClosed
+from subagents.runtime._exceptions import AgentBusy, ProgressNotFound, RuntimeClosed
 from subagents.runtime._follower import ProgressFollower
 from subagents.runtime._hook_values import HookRunnerStatistics, hooks_from_specs
 from subagents.runtime._lineage import SessionLineage
 from subagents.runtime._messages import Conversation
 from subagents.runtime._model import resolve_model
 from subagents.runtime._progress import ProgressTracker
-from subagents.runtime._progress_values import (
-    AgentProgress,
-    ProgressNotFound,
-    ProgressStatistics,
-)
+from subagents.runtime._progress_values import AgentProgress, ProgressStatistics
 from subagents.runtime._result import AgentResult
 from subagents.runtime._resume import load_resumable, plan_resume
 from subagents.runtime._services import Services

@@ -100,7 +100,8 @@ from cattrs.errors import (
 )
 
 from subagents._small_file import FileRefused, read_small_file
-from subagents.runtime._settings_checks import _check_hook_event
+from subagents.runtime._exceptions import ConfigError
+from subagents.runtime._settings_checks import _check_hook_event, _show
 from subagents.runtime._settings_defaults import (
     CONFIG_FILE_MAX_BYTES,
     ENV_PREFIX,
@@ -108,7 +109,6 @@ from subagents.runtime._settings_defaults import (
     USER_CONFIG_PATH,
 )
 from subagents.runtime._settings_env import _ENV_KINDS, _env_name, _parse_env, env_variable_names
-from subagents.runtime._settings_error import ConfigError, _show
 from subagents.runtime._settings_origins import (
     _CODE,
     _DEFAULTS,

@@ -3,11 +3,13 @@
 A value is judged by the config classes' own converters and validators, so it
 is judged the same way whether it came from a file, the environment or code;
 a wrong one raises :class:`~subagents.runtime.ConfigError` with origin ``code``,
-which the loader then moves to the source that supplied it.
+which the loader then moves to the source that supplied it. :func:`_show`
+renders a wrong value in such a message: short, TOML-like, with secrets masked.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import os
@@ -18,9 +20,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from subagents.agents import AgentSource
-from subagents.runtime._hook_commands import HookConfigError
+from subagents.runtime._exceptions import ConfigError, HookConfigError
 from subagents.runtime._hook_values import hooks_from_settings
-from subagents.runtime._settings_error import ConfigError, _show
+from subagents.runtime._logging import mask_text
 
 _AGENT_SOURCES: Final = tuple(source.value for source in AgentSource)
 
@@ -194,3 +196,41 @@ def _check_hook_event(event: str, groups: Any) -> None:
         key = f"hooks.{event}"
         reason = str(exc).removeprefix(key + " ")
         raise ConfigError("code", key, _HOOKS_EXPECTED, _show(groups), reason=reason) from None
+
+
+def _show(value: object) -> str:
+    """How a wrong value is shown in a message: TOML-like, short, with secrets masked."""
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
+    elif isinstance(value, int | float):
+        text = repr(value)
+    elif value is None:
+        text = "nothing (None)"
+    elif isinstance(value, datetime.date | datetime.time):
+        text = f"the date/time {value.isoformat()}"
+    elif isinstance(value, Path):
+        text = json.dumps(str(value), ensure_ascii=False)
+    elif isinstance(value, Mapping | list | tuple | set | frozenset):
+        try:
+            text = json.dumps(_plain(value), ensure_ascii=False, default=repr)
+        except (TypeError, ValueError, RecursionError):
+            text = repr(value)
+    else:
+        text = f"{type(value).__name__} {value!r}"
+    text = mask_text(text)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _plain(value: object) -> Any:
+    """``value`` with frozen containers turned into plain JSON-like ones."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, frozenset | set):
+        return sorted((_plain(v) for v in value), key=str)
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Final, Literal, TypeAlias
 
 from subagents.actors import SupervisorConfig
-from subagents.runtime._transcript_errors import DiskErrorPolicy
 
 __all__ = [
     "DEFAULT_CANCEL_TIMEOUT",
@@ -82,6 +81,8 @@ LOG_LEVELS: Final = ("debug", "info", "warning", "error", "critical")
 
 ProviderChoice: TypeAlias = Literal["auto", "scripted", "anthropic"]
 LogLevel: TypeAlias = Literal["debug", "info", "warning", "error", "critical"]
+DiskErrorPolicy: TypeAlias = Literal["memory", "stop"]
+"""What a transcript writer does on a disk error: keep lines in memory and go on, or raise."""
 
 
 def stderr_level_for(verbosity: int, default: LogLevel = "warning") -> LogLevel:

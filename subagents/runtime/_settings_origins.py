@@ -16,7 +16,8 @@ from typing import Any
 
 import attrs
 
-from subagents.runtime._settings_error import ConfigError, _show
+from subagents.runtime._exceptions import ConfigError
+from subagents.runtime._settings_checks import _show
 from subagents.runtime._settings_values import _SECTIONS, _section_keys
 
 

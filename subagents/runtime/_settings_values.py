@@ -42,6 +42,7 @@ from subagents.runtime._settings_checks import (
     _fail,
     _flag,
     _is_number,
+    _plain,
     _seconds,
     _to_float,
     _to_frozenset,
@@ -68,7 +69,6 @@ from subagents.runtime._settings_defaults import (
     LogLevel,
     ProviderChoice,
 )
-from subagents.runtime._settings_error import _plain
 from subagents.runtime._workspace_trust import ProjectTrust
 from subagents.tools import TrustPolicy
 

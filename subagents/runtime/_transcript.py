@@ -22,7 +22,7 @@ in a bounded buffer, reports the error once and lets the run go on
 (:meth:`TranscriptWriter.retry`, and ``close`` once, try to move them back to
 the file); ``"stop"`` raises :class:`TranscriptWriteError`. Reading back is in
 :mod:`subagents.runtime._transcript_load`; the errors are in
-:mod:`subagents.runtime._transcript_errors`, and opening and appending to the
+:mod:`subagents.runtime._exceptions`, and opening and appending to the
 file itself in :mod:`subagents.runtime._transcript_file`.
 """
 
@@ -41,13 +41,10 @@ from typing import TYPE_CHECKING, Final, final
 import attrs
 import msgspec
 
+from subagents.runtime._exceptions import TranscriptError, TranscriptWriteError
 from subagents.runtime._messages import Conversation, Message
 from subagents.runtime._result import AgentResult
-from subagents.runtime._transcript_errors import (
-    DiskErrorPolicy,
-    TranscriptError,
-    TranscriptWriteError,
-)
+from subagents.runtime._settings_defaults import DiskErrorPolicy
 from subagents.runtime._transcript_file import (
     TranscriptFile,
     _is_empty,

@@ -26,8 +26,8 @@ from typing import Final, Protocol, TypeVar
 import attrs
 import msgspec
 
+from subagents.runtime._exceptions import TranscriptError, TranscriptNotFound
 from subagents.runtime._messages import Conversation
-from subagents.runtime._transcript_errors import TranscriptError, TranscriptNotFound
 from subagents.runtime._transcript_records import (
     FORMAT_VERSION,
     MessageRecord,

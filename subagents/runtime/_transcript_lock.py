@@ -25,8 +25,7 @@ import os
 from pathlib import Path
 from typing import Final
 
-from subagents.runtime._exceptions import _HOST, AgentInUse
-from subagents.runtime._transcript_errors import TranscriptError, TranscriptNotFound
+from subagents.runtime._exceptions import _HOST, AgentInUse, TranscriptError, TranscriptNotFound
 from subagents.runtime._transcript_file import TranscriptFile
 from subagents.runtime._transcript_load import load_transcript
 

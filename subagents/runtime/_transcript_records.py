@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeAlias
 
 import msgspec
 
+from subagents.runtime._exceptions import TranscriptError
 from subagents.runtime._messages import Message
 from subagents.runtime._provider import Usage
 from subagents.runtime._result import AgentResult, TerminateReason
-from subagents.runtime._transcript_errors import TranscriptError
 
 if TYPE_CHECKING:
     from subagents.agents import AgentDefinition

@@ -32,7 +32,7 @@ from typing import Final
 import attrs
 import msgspec
 
-from subagents.runtime._transcript_errors import TranscriptError
+from subagents.runtime._exceptions import TranscriptError
 from subagents.runtime._transcript_lock import is_locked, try_lock
 from subagents.runtime._transcript_records import MetaRecord
 

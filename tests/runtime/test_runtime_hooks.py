@@ -20,12 +20,8 @@ from hypothesis import strategies as st
 from subagents import SubagentsError
 from subagents.actors import Bus
 from subagents.agents import HookSpec
-from subagents.runtime._hook_commands import (
-    DEFAULT_HOOK_TIMEOUT,
-    HookConfigError,
-    HookEvent,
-    HookPayload,
-)
+from subagents.runtime._exceptions import HookConfigError
+from subagents.runtime._hook_commands import DEFAULT_HOOK_TIMEOUT, HookEvent, HookPayload
 from subagents.runtime._hook_run import subagent_run_hooks
 from subagents.runtime._hook_values import (
     Hook,

@@ -43,9 +43,10 @@ from subagents.runtime._events import (
     TurnStarted,
     UsageReported,
 )
+from subagents.runtime._exceptions import ProgressNotFound
 from subagents.runtime._progress import ProgressTracker, follow
 from subagents.runtime._progress_text import describe_tool_call
-from subagents.runtime._progress_values import ACTIVITY_LIMIT, AgentProgress, ProgressNotFound
+from subagents.runtime._progress_values import ACTIVITY_LIMIT, AgentProgress
 from subagents.runtime._provider import Usage
 
 # -- building events by hand -------------------------------------------------------

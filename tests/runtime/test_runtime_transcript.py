@@ -31,12 +31,8 @@ from subagents.runtime import (
     ToolUseBlock,
     Usage,
 )
+from subagents.runtime._exceptions import TranscriptError, TranscriptNotFound, TranscriptWriteError
 from subagents.runtime._transcript import TranscriptWriter
-from subagents.runtime._transcript_errors import (
-    TranscriptError,
-    TranscriptNotFound,
-    TranscriptWriteError,
-)
 from subagents.runtime._transcript_load import (
     Transcript,
     _last_result,

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from subagents.runtime import AgentResult, Message, Origin, TerminateReason
+from subagents.runtime._exceptions import TranscriptWriteError
 from subagents.runtime._transcript import TranscriptWriter
-from subagents.runtime._transcript_errors import TranscriptWriteError
 from subagents.runtime._transcript_file import TranscriptFile, open_append
 from subagents.runtime._transcript_load import load_transcript
 from subagents.runtime._transcript_records import MetaRecord, transcript_path

@@ -28,8 +28,8 @@ from subagents.runtime import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from subagents.runtime._exceptions import TranscriptError, TranscriptWriteError
 from subagents.runtime._transcript import TranscriptWriter
-from subagents.runtime._transcript_errors import TranscriptError, TranscriptWriteError
 from subagents.runtime._transcript_file import TranscriptFile, open_append
 from subagents.runtime._transcript_load import Transcript, load_transcript, parse_transcript
 from subagents.runtime._transcript_records import (
