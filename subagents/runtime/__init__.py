@@ -43,22 +43,68 @@ from subagents.runtime._behavior import (
     agent_behavior,
     as_input,
 )
-from subagents.runtime._complete_task import CompleteTask, Completion, complete_task_tool
-from subagents.runtime._config import (
+from subagents.runtime._complete_task import (
+    COMPLETE_TASK,
+    CompleteTask,
+    Completion,
+    complete_task_tool,
+)
+from subagents.runtime._config.defaults import (
     API_KEY_ENV,
     BASE_URL_ENV,
-    COMPLETE_TASK,
+    DEFAULT_CANCEL_TIMEOUT,
+    DEFAULT_CLOSE_GRACE_PERIOD,
     DEFAULT_GRACE_PERIOD_SECONDS,
+    DEFAULT_MAILBOX_SIZE,
+    DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_THREADS,
     DEFAULT_MAX_TIME_SECONDS,
     DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS,
     DEFAULT_MODEL,
     DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_RETENTION_DAYS,
+    DEFAULT_STATE_DIR,
+    DEFAULT_TRUSTED_SOURCES,
+    DEFAULT_WAIT_MAX_SECONDS,
+    DEFAULT_WAIT_MIN_SECONDS,
+    DEFAULT_WAIT_SECONDS,
+    ENV_PREFIX,
     INBOX_CAPACITY,
+    LOG_LEVELS,
     MAX_ERROR_CHARS,
     MODEL_ENV,
-    Limits,
+    PROJECT_CONFIG_NAME,
+    TRUST_STORE_PATH,
+    USER_CONFIG_PATH,
+    DiskErrorPolicy,
+    LogLevel,
+    ProviderChoice,
+    stderr_level_for,
+)
+from subagents.runtime._config.env import env_variable_names
+from subagents.runtime._config.limits import Limits
+from subagents.runtime._config.loader import find_project_config, load_config
+from subagents.runtime._config.trust import (
+    UNTRUSTED_PROJECT_KEYS,
+    CatalogRestriction,
+    ProjectTrust,
+    restrict_catalog,
+    trust_notice,
+)
+from subagents.runtime._config.trust_check import check_project_trust
+from subagents.runtime._config.trusted_folders import (
+    TrustedFolder,
+    TrustStore,
+    load_trust_store,
+    project_folder,
+)
+from subagents.runtime._config.values import (
+    LimitsConfig,
+    LoggingConfig,
+    RuntimeConfig,
+    TranscriptsConfig,
 )
 from subagents.runtime._default import default_provider
 from subagents.runtime._events import (
@@ -187,36 +233,6 @@ from subagents.runtime._scripted import (
 )
 from subagents.runtime._scripted_reply import Policy, Reply, ScriptedToolCall
 from subagents.runtime._scripted_script import Script, load_scripts
-from subagents.runtime._settings import find_project_config, load_config
-from subagents.runtime._settings_defaults import (
-    DEFAULT_CANCEL_TIMEOUT,
-    DEFAULT_CLOSE_GRACE_PERIOD,
-    DEFAULT_MAILBOX_SIZE,
-    DEFAULT_MAX_DEPTH,
-    DEFAULT_MAX_THREADS,
-    DEFAULT_RETENTION_DAYS,
-    DEFAULT_STATE_DIR,
-    DEFAULT_TRUSTED_SOURCES,
-    DEFAULT_WAIT_MAX_SECONDS,
-    DEFAULT_WAIT_MIN_SECONDS,
-    DEFAULT_WAIT_SECONDS,
-    ENV_PREFIX,
-    LOG_LEVELS,
-    PROJECT_CONFIG_NAME,
-    TRUST_STORE_PATH,
-    USER_CONFIG_PATH,
-    DiskErrorPolicy,
-    LogLevel,
-    ProviderChoice,
-    stderr_level_for,
-)
-from subagents.runtime._settings_env import env_variable_names
-from subagents.runtime._settings_values import (
-    LimitsConfig,
-    LoggingConfig,
-    RuntimeConfig,
-    TranscriptsConfig,
-)
 from subagents.runtime._survey import DEFAULT_SURVEY_LATENCY, survey_policies
 from subagents.runtime._task import PreparedTask, check_inputs, prepare_task
 from subagents.runtime._transcript import (
@@ -247,20 +263,6 @@ from subagents.runtime._transcript_retention import (
     PrunedSession,
     clean_old_transcripts,
     is_session_id,
-)
-from subagents.runtime._trust_check import check_project_trust
-from subagents.runtime._trust_store import (
-    TrustedFolder,
-    TrustStore,
-    load_trust_store,
-    project_folder,
-)
-from subagents.runtime._workspace_trust import (
-    UNTRUSTED_PROJECT_KEYS,
-    CatalogRestriction,
-    ProjectTrust,
-    restrict_catalog,
-    trust_notice,
 )
 
 __all__ = [

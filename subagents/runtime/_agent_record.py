@@ -38,7 +38,7 @@ from structlog.typing import FilteringBoundLogger
 from subagents.actors import ActorContext, ChildFinished
 from subagents.agents import AgentDefinition, PermissionMode
 from subagents.runtime._behavior import AgentActor
-from subagents.runtime._config import Limits
+from subagents.runtime._config.limits import Limits
 from subagents.runtime._events import ActivationStarted, Publisher
 from subagents.runtime._exceptions import AgentRunFailed
 from subagents.runtime._hook_commands import HookEvent, HookPayload

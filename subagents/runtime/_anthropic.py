@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final, Self, final
 
 import msgspec
 
-from subagents.runtime._config import (
+from subagents.runtime._config.defaults import (
     API_KEY_ENV,
     BASE_URL_ENV,
     DEFAULT_MAX_RETRIES,

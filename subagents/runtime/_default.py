@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from subagents.runtime._anthropic import AnthropicProvider
-from subagents.runtime._config import API_KEY_ENV
+from subagents.runtime._config.defaults import API_KEY_ENV
 from subagents.runtime._scripted import ScriptedProvider
 
 __all__ = ["default_provider"]

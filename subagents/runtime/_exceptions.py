@@ -57,9 +57,9 @@ from subagents._exceptions import SubagentsError
 from subagents.actors import AgentNotFound, MailboxFull
 
 if TYPE_CHECKING:
+    from subagents.runtime._config.defaults import DiskErrorPolicy
+    from subagents.runtime._config.origins import _Origin
     from subagents.runtime._result import AgentResult
-    from subagents.runtime._settings_defaults import DiskErrorPolicy
-    from subagents.runtime._settings_origins import _Origin
 
 #: This machine's name, as transcripts record who holds them.
 _HOST: Final = socket.gethostname()

@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 import msgspec
 
 from subagents.agents import ModelSettings
-from subagents.runtime._config import DEFAULT_MAX_TOKENS
+from subagents.runtime._config.defaults import DEFAULT_MAX_TOKENS
 from subagents.runtime._messages import Block, Message
 
 __all__ = [

@@ -46,7 +46,8 @@ from subagents.actors import (
 )
 from subagents.agents import AgentCatalog
 from subagents.runtime._agent_record import AgentHandle, AgentRecord
-from subagents.runtime._config import DEFAULT_MODEL
+from subagents.runtime._config.defaults import DEFAULT_MODEL
+from subagents.runtime._config.values import RuntimeConfig
 from subagents.runtime._exceptions import AgentBusy, ProgressNotFound, RuntimeClosed
 from subagents.runtime._follower import ProgressFollower
 from subagents.runtime._hook_values import HookRunnerStatistics, hooks_from_specs
@@ -58,7 +59,6 @@ from subagents.runtime._progress_values import AgentProgress, ProgressStatistics
 from subagents.runtime._result import AgentResult
 from subagents.runtime._resume import load_resumable, plan_resume
 from subagents.runtime._services import Services
-from subagents.runtime._settings_values import RuntimeConfig
 from subagents.runtime._task import prepare_task
 from subagents.runtime._transcript_load import find_transcript
 from subagents.runtime._transcript_lock import claim_transcript

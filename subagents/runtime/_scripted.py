@@ -21,7 +21,7 @@ from typing import Any, Self, final
 
 import trio
 
-from subagents.runtime._config import COMPLETE_TASK
+from subagents.runtime._complete_task import COMPLETE_TASK
 from subagents.runtime._exceptions import ScriptError
 from subagents.runtime._messages import Block, Message, ToolUseBlock
 from subagents.runtime._provider import (

@@ -15,7 +15,7 @@ from typing import Any, Final, TypeAlias, final
 import attrs
 import msgspec
 
-from subagents.runtime._config import COMPLETE_TASK
+from subagents.runtime._complete_task import COMPLETE_TASK
 from subagents.runtime._exceptions import ProviderError
 from subagents.runtime._messages import Block, TextBlock, ThinkingBlock
 from subagents.runtime._provider import ModelRequest, Usage

@@ -23,7 +23,7 @@ from typing import Any, final
 import msgspec
 import yaml
 
-from subagents.runtime._config import COMPLETE_TASK
+from subagents.runtime._complete_task import COMPLETE_TASK
 from subagents.runtime._exceptions import ScriptError, provider_error
 from subagents.runtime._provider import ModelRequest, Usage
 from subagents.runtime._scripted_reply import Reply, ScriptedToolCall

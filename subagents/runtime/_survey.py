@@ -34,7 +34,7 @@ from typing import Any, Final
 
 import attrs
 
-from subagents.runtime._config import COMPLETE_TASK
+from subagents.runtime._complete_task import COMPLETE_TASK
 from subagents.runtime._messages import Message, Origin, TextBlock, ToolResultBlock, ToolUseBlock
 from subagents.runtime._provider import ModelRequest
 from subagents.runtime._scripted_reply import Policy, Reply, ScriptedToolCall

@@ -41,10 +41,10 @@ from typing import TYPE_CHECKING, Final, final
 import attrs
 import msgspec
 
+from subagents.runtime._config.defaults import DiskErrorPolicy
 from subagents.runtime._exceptions import TranscriptError, TranscriptWriteError
 from subagents.runtime._messages import Conversation, Message
 from subagents.runtime._result import AgentResult
-from subagents.runtime._settings_defaults import DiskErrorPolicy
 from subagents.runtime._transcript_file import (
     TranscriptFile,
     _is_empty,

@@ -1,7 +1,16 @@
-"""The runtime's default settings, the names of its configuration files, and its value types.
+"""The runtime's defaults, the names of its files and variables, and its setting value types.
 
-Every default of :class:`~subagents.runtime.RuntimeConfig` is written here, in
-one place, so that the config classes, the loader and the documentation agree.
+Every default of :class:`~subagents.runtime.RuntimeConfig`, of a run's
+:class:`~subagents.runtime.Limits` and of the providers is written here, once,
+so that the config classes, the loop, the providers and the documentation
+agree. The kernel's defaults are read from
+:class:`~subagents.actors.SupervisorConfig`, never retyped.
+
+A subsystem's own bounds are written once beside the code they bound: a hook's
+timeout and output cap and the stop-hook grace and blocks in ``_hooks`` (which
+``_config`` reads to check hook settings, so it cannot read this module back
+without an import cycle between the two folders), a transcript writer's buffer
+in ``_transcripts``, the progress tracker's caps in ``_progress``.
 """
 
 from __future__ import annotations
@@ -12,6 +21,18 @@ from typing import Final, Literal, TypeAlias
 from subagents.actors import SupervisorConfig
 
 __all__ = [
+    "API_KEY_ENV",
+    "BASE_URL_ENV",
+    "DEFAULT_GRACE_PERIOD_SECONDS",
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_MAX_TIME_SECONDS",
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_MAX_TURNS",
+    "DEFAULT_MODEL",
+    "DEFAULT_REQUEST_TIMEOUT",
+    "INBOX_CAPACITY",
+    "MAX_ERROR_CHARS",
+    "MODEL_ENV",
     "DEFAULT_CANCEL_TIMEOUT",
     "DEFAULT_CLOSE_GRACE_PERIOD",
     "DEFAULT_ENV_PASSTHROUGH",
@@ -62,6 +83,34 @@ DEFAULT_TRUSTED_SOURCES: Final = frozenset({"builtin", "project", "cli"})
 DEFAULT_ENV_PASSTHROUGH: Final = frozenset[str]()
 #: Transcripts older than this many days are cleaned.
 DEFAULT_RETENTION_DAYS: Final = 30
+
+#: Turns a run may take before its grace turn (the seeds' default).
+DEFAULT_MAX_TURNS: Final = 50
+#: Wall-clock seconds a run may take before its grace turn (the seeds' default).
+DEFAULT_MAX_TIME_SECONDS: Final = 300.0
+#: Seconds of the one last turn after a timeout or the turn limit.
+DEFAULT_GRACE_PERIOD_SECONDS: Final = 60.0
+#: ``max_tokens`` of each model call.
+DEFAULT_MAX_TOKENS: Final = 8192
+#: The model used when nothing names one and there is no parent to inherit from.
+DEFAULT_MODEL: Final = "sonnet"
+
+#: Overrides every other model choice for every agent.
+MODEL_ENV: Final = "SUBAGENTS_MODEL"
+#: Selects :class:`AnthropicProvider` by default when set.
+API_KEY_ENV: Final = "ANTHROPIC_API_KEY"
+BASE_URL_ENV: Final = "ANTHROPIC_BASE_URL"
+
+#: Retries the SDK makes for retryable failures (429, 5xx, 529, connection errors).
+DEFAULT_MAX_RETRIES: Final = 2
+#: Seconds a whole model request may take (the SDK's read timeout applies per read).
+DEFAULT_REQUEST_TIMEOUT: Final = 600.0
+
+#: Follow-up inputs an agent holds while a run is under way.
+INBOX_CAPACITY: Final = 16
+
+#: Longest error text kept in a result or a tool error.
+MAX_ERROR_CHARS: Final = 4000
 
 #: The user file, relative to the home folder.
 USER_CONFIG_PATH: Final = Path(".subagents/config.toml")

@@ -21,15 +21,7 @@ import attrs
 
 from subagents.actors import SupervisorConfig
 from subagents.agents import ModelAliases
-from subagents.runtime._config import (
-    API_KEY_ENV,
-    DEFAULT_GRACE_PERIOD_SECONDS,
-    DEFAULT_MAX_TIME_SECONDS,
-    DEFAULT_MAX_TURNS,
-    Limits,
-)
-from subagents.runtime._hook_values import Hook, hooks_from_settings
-from subagents.runtime._settings_checks import (
+from subagents.runtime._config.checks import (
     _check_aliases,
     _check_hooks,
     _check_model,
@@ -51,13 +43,17 @@ from subagents.runtime._settings_checks import (
     _to_names,
     _to_path,
 )
-from subagents.runtime._settings_defaults import (
+from subagents.runtime._config.defaults import (
+    API_KEY_ENV,
     DEFAULT_CANCEL_TIMEOUT,
     DEFAULT_CLOSE_GRACE_PERIOD,
     DEFAULT_ENV_PASSTHROUGH,
+    DEFAULT_GRACE_PERIOD_SECONDS,
     DEFAULT_MAILBOX_SIZE,
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_THREADS,
+    DEFAULT_MAX_TIME_SECONDS,
+    DEFAULT_MAX_TURNS,
     DEFAULT_RETENTION_DAYS,
     DEFAULT_STATE_DIR,
     DEFAULT_TRUSTED_SOURCES,
@@ -69,7 +65,9 @@ from subagents.runtime._settings_defaults import (
     LogLevel,
     ProviderChoice,
 )
-from subagents.runtime._workspace_trust import ProjectTrust
+from subagents.runtime._config.limits import Limits
+from subagents.runtime._config.trust import ProjectTrust
+from subagents.runtime._hook_values import Hook, hooks_from_settings
 from subagents.tools import TrustPolicy
 
 __all__ = ["LimitsConfig", "LoggingConfig", "RuntimeConfig", "TranscriptsConfig"]

@@ -16,9 +16,9 @@ from typing import Any
 
 import attrs
 
+from subagents.runtime._config.checks import _show
+from subagents.runtime._config.values import _SECTIONS, _section_keys
 from subagents.runtime._exceptions import ConfigError
-from subagents.runtime._settings_checks import _show
-from subagents.runtime._settings_values import _SECTIONS, _section_keys
 
 
 @attrs.frozen

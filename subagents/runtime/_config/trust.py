@@ -3,7 +3,7 @@
 The project scope (the ``subagents.toml`` found from the working folder up to
 the repository root, and the agent definitions in its ``.claude`` and
 ``.subagents`` folders) came with the repository: until the user trusts the
-folder (:mod:`subagents.runtime._trust_store`), whatever in it would execute,
+folder (:mod:`subagents.runtime._config.trusted_folders`), whatever in it would execute,
 delete, or send data or credentials elsewhere is ignored, and the run goes on
 with a one-line notice (:func:`trust_notice`) naming what was ignored and the
 command that trusts the folder. User-scope settings, environment variables,

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from subagents.agents import discover_agents
-from subagents.runtime._settings import load_config
-from subagents.runtime._trust_store import load_trust_store, project_folder
-from subagents.runtime._workspace_trust import ProjectTrust, restrict_catalog
+from subagents.runtime._config.loader import load_config
+from subagents.runtime._config.trust import ProjectTrust, restrict_catalog
+from subagents.runtime._config.trusted_folders import load_trust_store, project_folder
 
 __all__ = ["check_project_trust"]
 

@@ -26,7 +26,7 @@ import attrs
 import msgspec
 
 from subagents._small_file import FileRefused, read_small_file
-from subagents.runtime._settings_defaults import TRUST_STORE_MAX_BYTES, TRUST_STORE_PATH
+from subagents.runtime._config.defaults import TRUST_STORE_MAX_BYTES, TRUST_STORE_PATH
 
 __all__ = ["TrustStore", "TrustedFolder", "load_trust_store", "project_folder"]
 

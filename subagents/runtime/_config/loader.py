@@ -100,16 +100,15 @@ from cattrs.errors import (
 )
 
 from subagents._small_file import FileRefused, read_small_file
-from subagents.runtime._exceptions import ConfigError
-from subagents.runtime._settings_checks import _check_hook_event, _show
-from subagents.runtime._settings_defaults import (
+from subagents.runtime._config.checks import _check_hook_event, _show
+from subagents.runtime._config.defaults import (
     CONFIG_FILE_MAX_BYTES,
     ENV_PREFIX,
     PROJECT_CONFIG_NAME,
     USER_CONFIG_PATH,
 )
-from subagents.runtime._settings_env import _ENV_KINDS, _env_name, _parse_env, env_variable_names
-from subagents.runtime._settings_origins import (
+from subagents.runtime._config.env import _ENV_KINDS, _env_name, _parse_env, env_variable_names
+from subagents.runtime._config.origins import (
     _CODE,
     _DEFAULTS,
     _RANK_PROJECT,
@@ -121,7 +120,9 @@ from subagents.runtime._settings_origins import (
     _shape_error,
     _unknown_key,
 )
-from subagents.runtime._settings_values import (
+from subagents.runtime._config.trust import ProjectTrust, without_untrusted_keys
+from subagents.runtime._config.trusted_folders import load_trust_store, project_folder
+from subagents.runtime._config.values import (
     _SCALARS,
     _SECTIONS,
     _TABLES,
@@ -129,8 +130,7 @@ from subagents.runtime._settings_values import (
     RuntimeConfig,
     _section_keys,
 )
-from subagents.runtime._trust_store import load_trust_store, project_folder
-from subagents.runtime._workspace_trust import ProjectTrust, without_untrusted_keys
+from subagents.runtime._exceptions import ConfigError
 
 __all__ = ["find_project_config", "load_config"]
 
@@ -170,7 +170,7 @@ class _Loader:
         ``/dev/zero`` or to nothing) or is too big is not read: for the project
         file one line in :attr:`warnings` says so, for the user's own file it
         is a :class:`ConfigError`. An untrusted file's
-        :data:`~subagents.runtime._workspace_trust.UNTRUSTED_PROJECT_KEYS` are left out.
+        :data:`~subagents.runtime._config.trust.UNTRUSTED_PROJECT_KEYS` are left out.
         """
         try:
             text = read_small_file(path, CONFIG_FILE_MAX_BYTES).decode("utf-8")

@@ -1,67 +1,27 @@
-"""Explicit defaults of the agent loop and the providers, in one place.
+"""The limits of one run: turns, wall-clock seconds and the grace turn.
 
 :class:`Limits` is the one value the loop reads its limits from: a definition's
 :class:`~subagents.agents.RunLimits` leave fields unset (``None``) and
-:meth:`Limits.for_definition` fills them from these defaults.
+:meth:`Limits.for_definition` fills them from the defaults of
+:mod:`subagents.runtime._config.defaults`.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Final
+from typing import Any
 
 import attrs
 
 from subagents.agents import AgentDefinition
+from subagents.runtime._config.defaults import (
+    DEFAULT_GRACE_PERIOD_SECONDS,
+    DEFAULT_MAX_TIME_SECONDS,
+    DEFAULT_MAX_TURNS,
+)
 from subagents.runtime._exceptions import InvalidLimits
 
-__all__ = [
-    "API_KEY_ENV",
-    "BASE_URL_ENV",
-    "COMPLETE_TASK",
-    "DEFAULT_GRACE_PERIOD_SECONDS",
-    "DEFAULT_MAX_RETRIES",
-    "DEFAULT_MAX_TIME_SECONDS",
-    "DEFAULT_MAX_TOKENS",
-    "DEFAULT_MAX_TURNS",
-    "DEFAULT_MODEL",
-    "DEFAULT_REQUEST_TIMEOUT",
-    "INBOX_CAPACITY",
-    "MAX_ERROR_CHARS",
-    "MODEL_ENV",
-    "Limits",
-]
-
-#: Turns a run may take before its grace turn (the seeds' default).
-DEFAULT_MAX_TURNS: Final = 50
-#: Wall-clock seconds a run may take before its grace turn (the seeds' default).
-DEFAULT_MAX_TIME_SECONDS: Final = 300.0
-#: Seconds of the one last turn after a timeout or the turn limit.
-DEFAULT_GRACE_PERIOD_SECONDS: Final = 60.0
-#: ``max_tokens`` of each model call.
-DEFAULT_MAX_TOKENS: Final = 8192
-#: The model used when nothing names one and there is no parent to inherit from.
-DEFAULT_MODEL: Final = "sonnet"
-
-#: Overrides every other model choice for every agent.
-MODEL_ENV: Final = "SUBAGENTS_MODEL"
-#: Selects :class:`AnthropicProvider` by default when set.
-API_KEY_ENV: Final = "ANTHROPIC_API_KEY"
-BASE_URL_ENV: Final = "ANTHROPIC_BASE_URL"
-
-#: Retries the SDK makes for retryable failures (429, 5xx, 529, connection errors).
-DEFAULT_MAX_RETRIES: Final = 2
-#: Seconds a whole model request may take (the SDK's read timeout applies per read).
-DEFAULT_REQUEST_TIMEOUT: Final = 600.0
-
-#: The tool a model calls to finish with a (structured) result.
-COMPLETE_TASK: Final = "complete_task"
-
-#: Follow-up inputs an agent holds while a run is under way.
-INBOX_CAPACITY: Final = 16
-
-#: Longest error text kept in a result or a tool error.
-MAX_ERROR_CHARS: Final = 4000
+__all__ = ["Limits"]
 
 
 def _whole(_: Any, attribute: attrs.Attribute[int], value: object) -> None:

@@ -13,8 +13,8 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from subagents.runtime._settings_defaults import ENV_PREFIX
-from subagents.runtime._settings_values import _SECTIONS, _section_keys
+from subagents.runtime._config.defaults import ENV_PREFIX
+from subagents.runtime._config.values import _SECTIONS, _section_keys
 
 __all__ = ["env_variable_names"]
 
