@@ -39,7 +39,7 @@ from subagents.actors import Completed, Errored, Status, kind_of
 from subagents.runtime._events import RunFinished
 from subagents.runtime._progress import ProgressTracker
 from subagents.runtime._progress_values import AgentProgress
-from subagents.runtime._provider import Usage
+from subagents.runtime._providers.base import Usage
 from subagents.runtime._result import AgentResult
 
 __all__ = [

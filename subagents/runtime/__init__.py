@@ -35,7 +35,6 @@ configuration (:func:`load_config`, :class:`RuntimeConfig`), hooks
 """
 
 from subagents.runtime._agent_record import AgentHandle
-from subagents.runtime._anthropic import AnthropicProvider, encode_messages, request_params
 from subagents.runtime._behavior import (
     AgentActor,
     NoticeFilter,
@@ -106,7 +105,6 @@ from subagents.runtime._config.values import (
     RuntimeConfig,
     TranscriptsConfig,
 )
-from subagents.runtime._default import default_provider
 from subagents.runtime._events import (
     ActivationStarted,
     GracePeriodEnded,
@@ -211,7 +209,12 @@ from subagents.runtime._progress_values import (
     ProgressStatistics,
     SubtreeTotals,
 )
-from subagents.runtime._provider import (
+from subagents.runtime._providers.anthropic import (
+    AnthropicProvider,
+    encode_messages,
+    request_params,
+)
+from subagents.runtime._providers.base import (
     ModelRequest,
     ModelResponse,
     Provider,
@@ -223,16 +226,17 @@ from subagents.runtime._provider import (
     ToolCall,
     Usage,
 )
-from subagents.runtime._result import AgentResult, RunStatus, TerminateReason
-from subagents.runtime._runtime import Runtime, RuntimeStatistics
-from subagents.runtime._scripted import (
+from subagents.runtime._providers.default import default_provider
+from subagents.runtime._providers.reply import Policy, Reply, ScriptedToolCall
+from subagents.runtime._providers.script import Script, load_scripts
+from subagents.runtime._providers.scripted import (
     ScriptedProvider,
     SharedTimer,
     default_policy,
     sample_for_schema,
 )
-from subagents.runtime._scripted_reply import Policy, Reply, ScriptedToolCall
-from subagents.runtime._scripted_script import Script, load_scripts
+from subagents.runtime._result import AgentResult, RunStatus, TerminateReason
+from subagents.runtime._runtime import Runtime, RuntimeStatistics
 from subagents.runtime._survey import DEFAULT_SURVEY_LATENCY, survey_policies
 from subagents.runtime._task import PreparedTask, check_inputs, prepare_task
 from subagents.runtime._transcript import (

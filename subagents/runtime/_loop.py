@@ -64,7 +64,7 @@ from subagents.runtime._messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from subagents.runtime._provider import (
+from subagents.runtime._providers.base import (
     ModelRequest,
     ModelResponse,
     Provider,

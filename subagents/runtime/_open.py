@@ -27,7 +27,6 @@ import trio
 
 from subagents.actors import Bus, open_supervisor
 from subagents.agents import AgentCatalog, discover_agents
-from subagents.runtime._anthropic import AnthropicProvider
 from subagents.runtime._config.loader import load_config
 from subagents.runtime._config.trust import ProjectTrust, restrict_catalog, trust_notice
 from subagents.runtime._config.trusted_folders import load_trust_store, project_folder
@@ -38,9 +37,10 @@ from subagents.runtime._hook_values import Hook
 from subagents.runtime._hooks import HookRunner
 from subagents.runtime._host import RuntimeHost
 from subagents.runtime._logging import RuntimeLog, open_log
-from subagents.runtime._provider import Provider
+from subagents.runtime._providers.anthropic import AnthropicProvider
+from subagents.runtime._providers.base import Provider
+from subagents.runtime._providers.scripted import ScriptedProvider
 from subagents.runtime._runtime import Runtime
-from subagents.runtime._scripted import ScriptedProvider
 from subagents.runtime._services import Services
 from subagents.runtime._transcript_retention import PrunedSession, clean_old_transcripts
 from subagents.tools import (

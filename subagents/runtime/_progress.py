@@ -80,7 +80,7 @@ from subagents.runtime._progress_text import (
 )
 from subagents.runtime._progress_tree import AgentTree, Node, Tally
 from subagents.runtime._progress_values import AgentProgress, ProgressStatistics, SubtreeTotals
-from subagents.runtime._provider import Usage
+from subagents.runtime._providers.base import Usage
 
 __all__ = ["DEFAULT_MAX_AGENTS", "ProgressTracker", "follow"]
 

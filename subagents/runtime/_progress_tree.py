@@ -14,7 +14,7 @@ import collections
 
 from subagents.actors import PENDING_INIT, Event, Status, is_final
 from subagents.runtime._progress_values import ACTIVITY_LIMIT, Activity
-from subagents.runtime._provider import Usage
+from subagents.runtime._providers.base import Usage
 
 __all__ = ["AgentTree", "Node", "Tally"]
 

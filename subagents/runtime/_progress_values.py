@@ -12,7 +12,7 @@ from typing import Final
 import attrs
 
 from subagents.actors import Status, kind_of
-from subagents.runtime._provider import Usage
+from subagents.runtime._providers.base import Usage
 
 __all__ = [
     "ACTIVITY_LIMIT",

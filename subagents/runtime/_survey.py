@@ -36,8 +36,8 @@ import attrs
 
 from subagents.runtime._complete_task import COMPLETE_TASK
 from subagents.runtime._messages import Message, Origin, TextBlock, ToolResultBlock, ToolUseBlock
-from subagents.runtime._provider import ModelRequest
-from subagents.runtime._scripted_reply import Policy, Reply, ScriptedToolCall
+from subagents.runtime._providers.base import ModelRequest
+from subagents.runtime._providers.reply import Policy, Reply, ScriptedToolCall
 
 __all__ = [
     "DEFAULT_SURVEY_LATENCY",

@@ -37,8 +37,8 @@ from typing import Any, Final, final
 import attrs
 
 from subagents.runtime._messages import Origin
-from subagents.runtime._provider import ModelRequest
-from subagents.runtime._scripted_reply import Reply
+from subagents.runtime._providers.base import ModelRequest
+from subagents.runtime._providers.reply import Reply
 from subagents.runtime._survey import (
     DEFAULT_SURVEY_LATENCY,
     Exchange,

@@ -24,7 +24,7 @@ import msgspec
 
 from subagents.runtime._exceptions import TranscriptError
 from subagents.runtime._messages import Message
-from subagents.runtime._provider import Usage
+from subagents.runtime._providers.base import Usage
 from subagents.runtime._result import AgentResult, TerminateReason
 
 if TYPE_CHECKING:

@@ -25,8 +25,8 @@ import yaml
 
 from subagents.runtime._complete_task import COMPLETE_TASK
 from subagents.runtime._exceptions import ScriptError, provider_error
-from subagents.runtime._provider import ModelRequest, Usage
-from subagents.runtime._scripted_reply import Reply, ScriptedToolCall
+from subagents.runtime._providers.base import ModelRequest, Usage
+from subagents.runtime._providers.reply import Reply, ScriptedToolCall
 
 __all__ = ["Script", "load_scripts"]
 

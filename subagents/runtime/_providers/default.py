@@ -6,9 +6,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from subagents.runtime._anthropic import AnthropicProvider
 from subagents.runtime._config.defaults import API_KEY_ENV
-from subagents.runtime._scripted import ScriptedProvider
+from subagents.runtime._providers.anthropic import AnthropicProvider
+from subagents.runtime._providers.scripted import ScriptedProvider
 
 __all__ = ["default_provider"]
 

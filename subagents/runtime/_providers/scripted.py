@@ -3,9 +3,9 @@
 A policy gets the :class:`ModelRequest` and returns a
 :class:`~subagents.runtime.Reply` (or an awaitable of one): text, thinking,
 tool calls, token usage, latency, and faults (see
-:mod:`~subagents.runtime._scripted_reply`). Policies are chosen per agent type,
+:mod:`~subagents.runtime._providers.reply`). Policies are chosen per agent type,
 with a default; a :class:`~subagents.runtime.Script` plays a list of replies
-read from YAML or JSON (see :mod:`~subagents.runtime._scripted_script`).
+read from YAML or JSON (see :mod:`~subagents.runtime._providers.script`).
 With no policy at all the provider answers with :func:`default_policy`. It is
 what runs when no API key is set, and what tests and benchmarks use.
 """
@@ -24,7 +24,7 @@ import trio
 from subagents.runtime._complete_task import COMPLETE_TASK
 from subagents.runtime._exceptions import ScriptError
 from subagents.runtime._messages import Block, Message, ToolUseBlock
-from subagents.runtime._provider import (
+from subagents.runtime._providers.base import (
     ModelRequest,
     ModelResponse,
     StreamSink,
@@ -33,8 +33,8 @@ from subagents.runtime._provider import (
     ToolCall,
     Usage,
 )
-from subagents.runtime._scripted_reply import Policy, Reply, ScriptedToolCall
-from subagents.runtime._scripted_script import Script, load_scripts
+from subagents.runtime._providers.reply import Policy, Reply, ScriptedToolCall
+from subagents.runtime._providers.script import Script, load_scripts
 
 __all__ = [
     "ScriptedProvider",

@@ -18,7 +18,7 @@ import msgspec
 from subagents.runtime._complete_task import COMPLETE_TASK
 from subagents.runtime._exceptions import ProviderError
 from subagents.runtime._messages import Block, TextBlock, ThinkingBlock
-from subagents.runtime._provider import ModelRequest, Usage
+from subagents.runtime._providers.base import ModelRequest, Usage
 
 __all__ = ["Policy", "Reply", "ScriptedToolCall"]
 

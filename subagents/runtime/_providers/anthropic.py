@@ -50,7 +50,7 @@ from subagents.runtime._messages import (
     ThinkingBlock,
     ToolUseBlock,
 )
-from subagents.runtime._provider import (
+from subagents.runtime._providers.base import (
     ModelRequest,
     ModelResponse,
     StreamSink,
