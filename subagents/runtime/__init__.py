@@ -151,19 +151,20 @@ from subagents.runtime._exceptions import (
     provider_error,
 )
 from subagents.runtime._fork import FORK_BOUNDARY, fork_context, fork_messages
-from subagents.runtime._hook_commands import (
+from subagents.runtime._hooks.commands import (
     DEFAULT_HOOK_OUTPUT_CAP,
     DEFAULT_HOOK_TIMEOUT,
     HookEvent,
     HookPayload,
 )
-from subagents.runtime._hook_run import (
+from subagents.runtime._hooks.run import (
     DEFAULT_STOP_HOOKS_GRACE,
     MAX_STOP_BLOCKS,
     SubagentRunHooks,
     subagent_run_hooks,
 )
-from subagents.runtime._hook_values import (
+from subagents.runtime._hooks.runner import HookRunner
+from subagents.runtime._hooks.values import (
     Hook,
     HookFired,
     HookFunction,
@@ -174,7 +175,6 @@ from subagents.runtime._hook_values import (
     hooks_from_settings,
     hooks_from_specs,
 )
-from subagents.runtime._hooks import HookRunner
 from subagents.runtime._logging import (
     LOG_FILE_SUFFIX,
     REDACTED,

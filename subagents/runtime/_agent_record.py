@@ -41,10 +41,10 @@ from subagents.runtime._behavior import AgentActor
 from subagents.runtime._config.limits import Limits
 from subagents.runtime._events import ActivationStarted, Publisher
 from subagents.runtime._exceptions import AgentRunFailed
-from subagents.runtime._hook_commands import HookEvent, HookPayload
-from subagents.runtime._hook_run import SubagentRunHooks, subagent_run_hooks
-from subagents.runtime._hook_values import Hook, HookOutcome
-from subagents.runtime._hooked_tools import HookSite, hook_tools
+from subagents.runtime._hooks.commands import HookEvent, HookPayload
+from subagents.runtime._hooks.run import SubagentRunHooks, subagent_run_hooks
+from subagents.runtime._hooks.tools import HookSite, hook_tools
+from subagents.runtime._hooks.values import Hook, HookOutcome
 from subagents.runtime._ledger import RunLedger
 from subagents.runtime._loop import AgentSpec
 from subagents.runtime._messages import Conversation, Message, Origin

@@ -33,8 +33,8 @@ from subagents.runtime._config.trusted_folders import load_trust_store, project_
 from subagents.runtime._config.values import RuntimeConfig
 from subagents.runtime._exceptions import TranscriptError
 from subagents.runtime._follower import ProgressFollower
-from subagents.runtime._hook_values import Hook
-from subagents.runtime._hooks import HookRunner
+from subagents.runtime._hooks.runner import HookRunner
+from subagents.runtime._hooks.values import Hook
 from subagents.runtime._host import RuntimeHost
 from subagents.runtime._logging import RuntimeLog, open_log
 from subagents.runtime._providers.anthropic import AnthropicProvider

@@ -50,7 +50,7 @@ from subagents.runtime._config.defaults import DEFAULT_MODEL
 from subagents.runtime._config.values import RuntimeConfig
 from subagents.runtime._exceptions import AgentBusy, ProgressNotFound, RuntimeClosed
 from subagents.runtime._follower import ProgressFollower
-from subagents.runtime._hook_values import HookRunnerStatistics, hooks_from_specs
+from subagents.runtime._hooks.values import HookRunnerStatistics, hooks_from_specs
 from subagents.runtime._lineage import SessionLineage
 from subagents.runtime._messages import Conversation
 from subagents.runtime._model import resolve_model

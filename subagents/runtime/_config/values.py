@@ -67,7 +67,7 @@ from subagents.runtime._config.defaults import (
 )
 from subagents.runtime._config.limits import Limits
 from subagents.runtime._config.trust import ProjectTrust
-from subagents.runtime._hook_values import Hook, hooks_from_settings
+from subagents.runtime._hooks.values import Hook, hooks_from_settings
 from subagents.tools import TrustPolicy
 
 __all__ = ["LimitsConfig", "LoggingConfig", "RuntimeConfig", "TranscriptsConfig"]

@@ -16,9 +16,9 @@ from typing import final
 import msgspec
 import trio
 
-from subagents.runtime._hook_commands import HookEvent, HookPayload
-from subagents.runtime._hook_values import Hook, HookOutcome
-from subagents.runtime._hooks import HookRunner
+from subagents.runtime._hooks.commands import HookEvent, HookPayload
+from subagents.runtime._hooks.runner import HookRunner
+from subagents.runtime._hooks.values import Hook, HookOutcome
 
 __all__ = [
     "DEFAULT_STOP_HOOKS_GRACE",

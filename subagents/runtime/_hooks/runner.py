@@ -51,10 +51,10 @@ a command (or callable) listed twice runs once.
 
 This module holds the runner, :class:`HookRunner`, which fires hooks and
 decides what their results mean together. The values it takes and hands out
-are in :mod:`~subagents.runtime._hook_values`, the wire format, matchers and
-process runner in :mod:`~subagents.runtime._hook_commands`, and the
+are in :mod:`~subagents.runtime._hooks.values`, the wire format, matchers and
+process runner in :mod:`~subagents.runtime._hooks.commands`, and the
 ``SubagentStart``/``SubagentStop`` wrapper of a run in
-:mod:`~subagents.runtime._hook_run`.
+:mod:`~subagents.runtime._hooks.run`.
 """
 
 from __future__ import annotations
@@ -69,14 +69,14 @@ import msgspec
 import trio
 
 from subagents.actors import Bus
-from subagents.runtime._hook_commands import (
+from subagents.runtime._hooks.commands import (
     DEFAULT_HOOK_OUTPUT_CAP,
     HookEvent,
     HookPayload,
     encode_payload,
     run_hook_command,
 )
-from subagents.runtime._hook_values import (
+from subagents.runtime._hooks.values import (
     Hook,
     HookFired,
     HookOutcome,

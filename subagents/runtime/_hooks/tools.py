@@ -26,9 +26,9 @@ from typing import Any, Final, final
 import attrs
 import msgspec
 
-from subagents.runtime._hook_commands import HookEvent, HookPayload
-from subagents.runtime._hook_values import Hook, HookOutcome
-from subagents.runtime._hooks import HookRunner
+from subagents.runtime._hooks.commands import HookEvent, HookPayload
+from subagents.runtime._hooks.runner import HookRunner
+from subagents.runtime._hooks.values import Hook, HookOutcome
 from subagents.tools import Tool, ToolContext, ToolFlags, ToolResult, dispatch
 
 __all__ = ["HookSite", "HookedTool", "hook_tools"]

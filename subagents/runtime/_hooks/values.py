@@ -19,7 +19,7 @@ import attrs
 from subagents.actors import Event
 from subagents.agents import HookSpec
 from subagents.runtime._exceptions import HookConfigError
-from subagents.runtime._hook_commands import (
+from subagents.runtime._hooks.commands import (
     DEFAULT_HOOK_TIMEOUT,
     HookEvent,
     HookPayload,
@@ -145,7 +145,7 @@ def hooks_from_specs(specs: Iterable[HookSpec]) -> tuple[Hook, ...]:
 def hooks_from_settings(settings: Mapping[str, Any]) -> tuple[Hook, ...]:
     """Global hooks from a settings mapping in Claude Code's shape (``{"hooks": {...}}``).
 
-    See :func:`~subagents.runtime._hook_commands.parse_hook_settings` for the
+    See :func:`~subagents.runtime._hooks.commands.parse_hook_settings` for the
     shape; a bad one raises :class:`HookConfigError` naming the key.
     """
     return tuple(Hook.from_spec(spec, scope="global") for spec in parse_hook_settings(settings))
