@@ -31,7 +31,7 @@ from subagents._report import RunSummary, summarize
 from subagents._visible import json_safe
 from subagents.actors import NOT_FOUND, Bus, Event, Lagged, Status, Subscription
 from subagents.runtime._events import RunFinished
-from subagents.runtime._progress import DEFAULT_MAX_AGENTS, ProgressTracker
+from subagents.runtime._progress.tracker import DEFAULT_MAX_AGENTS, ProgressTracker
 from subagents.runtime._result import AgentResult
 
 __all__ = [

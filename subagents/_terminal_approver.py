@@ -35,7 +35,7 @@ from subagents._formatting import plural
 from subagents._live import LiveView
 from subagents._visible import visible, visible_command
 from subagents.runtime._exceptions import ProgressNotFound
-from subagents.runtime._progress import ProgressTracker
+from subagents.runtime._progress.tracker import ProgressTracker
 from subagents.tools._approval import ApprovalDecision, ApprovalRequest
 
 __all__ = ["PROMPT_CHARS", "PROMPT_LINES", "TerminalApprover", "prompt_lines"]

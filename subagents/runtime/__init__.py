@@ -200,9 +200,9 @@ from subagents.runtime._messages import (
 )
 from subagents.runtime._model import ModelChoice, ModelSource, resolve_model
 from subagents.runtime._open import new_session_id, open_runtime
-from subagents.runtime._progress import DEFAULT_MAX_AGENTS, ProgressTracker, follow
-from subagents.runtime._progress_text import describe_tool_call
-from subagents.runtime._progress_values import (
+from subagents.runtime._progress.text import describe_tool_call
+from subagents.runtime._progress.tracker import DEFAULT_MAX_AGENTS, ProgressTracker, follow
+from subagents.runtime._progress.values import (
     ACTIVITY_LIMIT,
     Activity,
     AgentProgress,
@@ -239,13 +239,8 @@ from subagents.runtime._result import AgentResult, RunStatus, TerminateReason
 from subagents.runtime._runtime import Runtime, RuntimeStatistics
 from subagents.runtime._survey import DEFAULT_SURVEY_LATENCY, survey_policies
 from subagents.runtime._task import PreparedTask, check_inputs, prepare_task
-from subagents.runtime._transcript import (
-    DEFAULT_MAX_BUFFERED_LINES,
-    TranscriptWriter,
-    TranscriptWriterStatistics,
-)
-from subagents.runtime._transcript_file import TranscriptFile, open_append
-from subagents.runtime._transcript_load import (
+from subagents.runtime._transcripts.file import TranscriptFile, open_append
+from subagents.runtime._transcripts.load import (
     Transcript,
     TranscriptInfo,
     TranscriptProblem,
@@ -254,7 +249,7 @@ from subagents.runtime._transcript_load import (
     load_transcript,
     parse_transcript,
 )
-from subagents.runtime._transcript_records import (
+from subagents.runtime._transcripts.records import (
     FORMAT_VERSION,
     FinalStatus,
     MessageRecord,
@@ -263,10 +258,15 @@ from subagents.runtime._transcript_records import (
     TranscriptRecord,
     transcript_path,
 )
-from subagents.runtime._transcript_retention import (
+from subagents.runtime._transcripts.retention import (
     PrunedSession,
     clean_old_transcripts,
     is_session_id,
+)
+from subagents.runtime._transcripts.writer import (
+    DEFAULT_MAX_BUFFERED_LINES,
+    TranscriptWriter,
+    TranscriptWriterStatistics,
 )
 
 __all__ = [

@@ -50,9 +50,9 @@ from subagents.runtime._loop import AgentSpec
 from subagents.runtime._messages import Conversation, Message, Origin
 from subagents.runtime._result import AgentResult
 from subagents.runtime._services import Services
-from subagents.runtime._transcript import TranscriptWriter
-from subagents.runtime._transcript_load import Transcript
-from subagents.runtime._transcript_records import FinalStatus, MetaRecord, transcript_path
+from subagents.runtime._transcripts.load import Transcript
+from subagents.runtime._transcripts.records import FinalStatus, MetaRecord, transcript_path
+from subagents.runtime._transcripts.writer import TranscriptWriter
 from subagents.tools import (
     ApprovalMode,
     ApprovalRouter,

@@ -43,7 +43,7 @@ from subagents.runtime._exceptions import (
     TranscriptError,
 )
 from subagents.runtime._lineage import TranscriptSessions, read_sessions
-from subagents.runtime._transcript_load import find_transcript
+from subagents.runtime._transcripts.load import find_transcript
 from subagents.tools import (
     SEND_INPUT_WAIT_SECONDS,
     AgentReport,

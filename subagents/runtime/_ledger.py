@@ -27,9 +27,9 @@ from subagents.runtime._config.defaults import DiskErrorPolicy
 from subagents.runtime._exceptions import TranscriptError, TranscriptWriteError
 from subagents.runtime._messages import Conversation
 from subagents.runtime._result import AgentResult, TerminateReason
-from subagents.runtime._transcript import TranscriptWriter
-from subagents.runtime._transcript_load import Transcript
-from subagents.runtime._transcript_records import FinalStatus, MetaRecord
+from subagents.runtime._transcripts.load import Transcript
+from subagents.runtime._transcripts.records import FinalStatus, MetaRecord
+from subagents.runtime._transcripts.writer import TranscriptWriter
 
 __all__ = ["RunLedger"]
 

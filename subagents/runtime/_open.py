@@ -42,7 +42,7 @@ from subagents.runtime._providers.base import Provider
 from subagents.runtime._providers.scripted import ScriptedProvider
 from subagents.runtime._runtime import Runtime
 from subagents.runtime._services import Services
-from subagents.runtime._transcript_retention import PrunedSession, clean_old_transcripts
+from subagents.runtime._transcripts.retention import PrunedSession, clean_old_transcripts
 from subagents.tools import (
     ApprovalCallback,
     CallbackApprover,

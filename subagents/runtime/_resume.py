@@ -40,8 +40,8 @@ from subagents.runtime._messages import (
 )
 from subagents.runtime._result import AgentResult
 from subagents.runtime._services import Services
-from subagents.runtime._transcript_load import Transcript, find_transcript, load_transcript
-from subagents.runtime._transcript_records import FinalStatus
+from subagents.runtime._transcripts.load import Transcript, find_transcript, load_transcript
+from subagents.runtime._transcripts.records import FinalStatus
 
 __all__ = [
     "RESUMED_NOTICE",

@@ -54,14 +54,14 @@ from subagents.runtime._hooks.values import HookRunnerStatistics, hooks_from_spe
 from subagents.runtime._lineage import SessionLineage
 from subagents.runtime._messages import Conversation
 from subagents.runtime._model import resolve_model
-from subagents.runtime._progress import ProgressTracker
-from subagents.runtime._progress_values import AgentProgress, ProgressStatistics
+from subagents.runtime._progress.tracker import ProgressTracker
+from subagents.runtime._progress.values import AgentProgress, ProgressStatistics
 from subagents.runtime._result import AgentResult
 from subagents.runtime._resume import load_resumable, plan_resume
 from subagents.runtime._services import Services
 from subagents.runtime._task import prepare_task
-from subagents.runtime._transcript_load import find_transcript
-from subagents.runtime._transcript_lock import claim_transcript
+from subagents.runtime._transcripts.load import find_transcript
+from subagents.runtime._transcripts.lock import claim_transcript
 
 __all__ = ["Runtime", "RuntimeStatistics"]
 

@@ -39,7 +39,7 @@ from subagents._terminal_approver import PROMPT_LINES, TerminalApprover
 from subagents.actors import RUNNING, AgentSpawned, Completed, StatusChanged
 from subagents.cli import main
 from subagents.runtime._events import ToolCallStarted
-from subagents.runtime._progress import ProgressTracker
+from subagents.runtime._progress.tracker import ProgressTracker
 from subagents.tools import ApprovalDecision, ApprovalRequest, BashTool, ToolContext, dispatch
 
 COMMAND = [sys.executable, "-m", "subagents.cli"]

@@ -44,9 +44,9 @@ from subagents.runtime._events import (
     UsageReported,
 )
 from subagents.runtime._exceptions import ProgressNotFound
-from subagents.runtime._progress import ProgressTracker, follow
-from subagents.runtime._progress_text import describe_tool_call
-from subagents.runtime._progress_values import ACTIVITY_LIMIT, AgentProgress
+from subagents.runtime._progress.text import describe_tool_call
+from subagents.runtime._progress.tracker import ProgressTracker, follow
+from subagents.runtime._progress.values import ACTIVITY_LIMIT, AgentProgress
 from subagents.runtime._providers.base import Usage
 
 # -- building events by hand -------------------------------------------------------

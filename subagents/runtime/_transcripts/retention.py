@@ -8,7 +8,7 @@ whose first line is the meta record of agent ``<id>`` in that session. The
 session is old when the newest of them was last written before the cutoff.
 Anything else in the folder (a user's file, a link, another folder) is left,
 and so is the folder then. A session one of whose transcripts is locked (its
-agent is live in some runtime, see :mod:`subagents.runtime._transcript_lock`)
+agent is live in some runtime, see :mod:`subagents.runtime._transcripts.lock`)
 is left whole, and each file is removed while its lock is held, so a resume
 that comes at the same moment finds it gone rather than half-removed.
 
@@ -33,8 +33,8 @@ import attrs
 import msgspec
 
 from subagents.runtime._exceptions import TranscriptError
-from subagents.runtime._transcript_lock import is_locked, try_lock
-from subagents.runtime._transcript_records import MetaRecord
+from subagents.runtime._transcripts.lock import is_locked, try_lock
+from subagents.runtime._transcripts.records import MetaRecord
 
 __all__ = ["PrunedSession", "clean_old_transcripts", "is_session_id"]
 

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Final
 
 from subagents.runtime._exceptions import _HOST, AgentInUse, TranscriptError, TranscriptNotFound
-from subagents.runtime._transcript_file import TranscriptFile
-from subagents.runtime._transcript_load import load_transcript
+from subagents.runtime._transcripts.file import TranscriptFile
+from subagents.runtime._transcripts.load import load_transcript
 
 __all__ = ["claim_transcript", "is_locked", "lock_file", "this_host"]
 

@@ -1,7 +1,7 @@
 """The transcript writer: every message and result of one agent, appended to its file.
 
 The file and its line records are described in
-:mod:`subagents.runtime._transcript_records`.
+:mod:`subagents.runtime._transcripts.records`.
 
 A :class:`TranscriptWriter` opens the file in append mode, writes the
 :class:`MetaRecord` first, then one line per message and per run result, each
@@ -21,9 +21,9 @@ removed...) follows the writer's policy: ``"memory"`` keeps the following lines
 in a bounded buffer, reports the error once and lets the run go on
 (:meth:`TranscriptWriter.retry`, and ``close`` once, try to move them back to
 the file); ``"stop"`` raises :class:`TranscriptWriteError`. Reading back is in
-:mod:`subagents.runtime._transcript_load`; the errors are in
+:mod:`subagents.runtime._transcripts.load`; the errors are in
 :mod:`subagents.runtime._exceptions`, and opening and appending to the
-file itself in :mod:`subagents.runtime._transcript_file`.
+file itself in :mod:`subagents.runtime._transcripts.file`.
 """
 
 from __future__ import annotations
@@ -45,15 +45,15 @@ from subagents.runtime._config.defaults import DiskErrorPolicy
 from subagents.runtime._exceptions import TranscriptError, TranscriptWriteError
 from subagents.runtime._messages import Conversation, Message
 from subagents.runtime._result import AgentResult
-from subagents.runtime._transcript_file import (
+from subagents.runtime._transcripts.file import (
     TranscriptFile,
     _is_empty,
     _needs_newline,
     _write_all,
     open_append,
 )
-from subagents.runtime._transcript_lock import lock_file, this_host
-from subagents.runtime._transcript_records import (
+from subagents.runtime._transcripts.lock import lock_file, this_host
+from subagents.runtime._transcripts.records import (
     FinalStatus,
     MessageRecord,
     MetaRecord,
@@ -62,7 +62,7 @@ from subagents.runtime._transcript_records import (
 )
 
 if TYPE_CHECKING:
-    from subagents.runtime._transcript_load import Transcript
+    from subagents.runtime._transcripts.load import Transcript
 
 __all__ = [
     "DEFAULT_MAX_BUFFERED_LINES",
@@ -116,7 +116,7 @@ class TranscriptWriter:
     claim: the writer holds it until its own file holds the lock (or until it
     is closed, when the file never opened).
 
-    The writer holds the file's lock (:mod:`subagents.runtime._transcript_lock`)
+    The writer holds the file's lock (:mod:`subagents.runtime._transcripts.lock`)
     as long as the file is open: a second writer of the same transcript, in
     this process or another, cannot open it, and treats it as a file it cannot
     write. Its meta line records this process's pid and host, the holder's
@@ -215,7 +215,7 @@ class TranscriptWriter:
         It appends a new meta line (``meta``, by default the transcript's own:
         pass one with another ``model`` when the resumed agent runs on another
         model) and numbers messages and runs after the transcript's. ``lock``
-        is the file :func:`~subagents.runtime._transcript_lock.claim_transcript`
+        is the file :func:`~subagents.runtime._transcripts.lock.claim_transcript`
         opened and locked before the transcript was read (the writer owns it).
         """
         return cls(

@@ -9,8 +9,8 @@ recognised on load) and the wall time it was written::
     {"record":"message","agent_id":"a1","time":1.7e9,"seq":0,"message":{"role":"user",...}}
     {"record":"result","agent_id":"a1","time":1.7e9,"run":1,"status":"completed",...}
 
-Writing is in :mod:`subagents.runtime._transcript`, reading back in
-:mod:`subagents.runtime._transcript_load`.
+Writing is in :mod:`subagents.runtime._transcripts.writer`, reading back in
+:mod:`subagents.runtime._transcripts.load`.
 """
 
 from __future__ import annotations

@@ -71,15 +71,15 @@ from subagents.runtime._events import (
     UsageReported,
 )
 from subagents.runtime._exceptions import ProgressNotFound
-from subagents.runtime._progress_text import (
+from subagents.runtime._progress.text import (
     ERROR_WIDTH,
     describe_tool_call,
     first_line,
     status_activity,
     status_message,
 )
-from subagents.runtime._progress_tree import AgentTree, Node, Tally
-from subagents.runtime._progress_values import AgentProgress, ProgressStatistics, SubtreeTotals
+from subagents.runtime._progress.tree import AgentTree, Node, Tally
+from subagents.runtime._progress.values import AgentProgress, ProgressStatistics, SubtreeTotals
 from subagents.runtime._providers.base import Usage
 
 __all__ = ["DEFAULT_MAX_AGENTS", "ProgressTracker", "follow"]

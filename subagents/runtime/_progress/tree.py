@@ -13,7 +13,7 @@ from __future__ import annotations
 import collections
 
 from subagents.actors import PENDING_INIT, Event, Status, is_final
-from subagents.runtime._progress_values import ACTIVITY_LIMIT, Activity
+from subagents.runtime._progress.values import ACTIVITY_LIMIT, Activity
 from subagents.runtime._providers.base import Usage
 
 __all__ = ["AgentTree", "Node", "Tally"]

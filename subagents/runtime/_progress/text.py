@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from subagents.actors import Completed, Errored, PendingInit, Shutdown, Status, is_final, kind_of
-from subagents.runtime._progress_tree import Node
+from subagents.runtime._progress.tree import Node
 
 __all__ = [
     "ERROR_WIDTH",

@@ -11,7 +11,7 @@ agent raises :class:`TranscriptError`. The agent is the one the file name
 Every function here does blocking file I/O; from Trio call it through
 ``trio.to_thread.run_sync``. Symbolic links inside the state directory are
 never followed: a linked session or file is skipped. Retention (removing old
-ones) is in :mod:`subagents.runtime._transcript_retention`.
+ones) is in :mod:`subagents.runtime._transcripts.retention`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import msgspec
 
 from subagents.runtime._exceptions import TranscriptError, TranscriptNotFound
 from subagents.runtime._messages import Conversation
-from subagents.runtime._transcript_records import (
+from subagents.runtime._transcripts.records import (
     FORMAT_VERSION,
     MessageRecord,
     MetaRecord,
