@@ -31,7 +31,7 @@ from subagents.actors import NOT_FOUND, Bus, Event, Lagged, Status, Subscription
 from subagents.cli._line_sink import LineSink
 from subagents.cli._report import RunSummary, summarize
 from subagents.runtime._events import RunFinished
-from subagents.runtime._progress import DEFAULT_MAX_AGENTS, ProgressTracker
+from subagents.runtime._progress.tracker import DEFAULT_MAX_AGENTS, ProgressTracker
 from subagents.runtime._result import AgentResult
 
 __all__ = [

@@ -10,7 +10,7 @@ time), redrawn at most ``refresh_per_second`` times a second::
             ...  # run the lead and its team
 
 Two tasks do the work: one drains a ``drop_oldest`` subscription into the
-tracker (:func:`~subagents.runtime._progress.follow`), one redraws on a timer.
+tracker (:func:`~subagents.runtime.follow`), one redraws on a timer.
 The view never slows the agents: publishing to a dropping subscription never
 waits, and when the terminal falls behind, events are dropped (and counted,
 and the view says how many) instead of piling up.
@@ -38,8 +38,8 @@ from rich.text import Text
 from subagents._visible import visible
 from subagents.actors import Errored, Subscription, is_final, is_live
 from subagents.cli._formatting import format_duration, format_tokens, status_text, tree_prefixes
-from subagents.runtime._progress import ProgressTracker, follow
-from subagents.runtime._progress_values import AgentProgress
+from subagents.runtime._progress.tracker import ProgressTracker, follow
+from subagents.runtime._progress.values import AgentProgress
 
 __all__ = [
     "DEFAULT_REFRESH_PER_SECOND",

@@ -1,7 +1,7 @@
 """The end of a run, for people: the summary of every agent and how it is printed.
 
 :func:`summarize` folds what is known about every agent (the progress a
-:class:`~subagents.runtime._progress.ProgressTracker` kept, and each run's
+:class:`~subagents.runtime.ProgressTracker` kept, and each run's
 outcome: an :class:`~subagents.runtime._result.AgentResult` or the
 :class:`~subagents.runtime._events.RunFinished` event) into a
 :class:`RunSummary`; :func:`print_summary` shows it (the lead's result, a table
@@ -37,9 +37,9 @@ from subagents.cli._formatting import (
     tree_prefixes,
 )
 from subagents.runtime._events import RunFinished
-from subagents.runtime._progress import ProgressTracker
-from subagents.runtime._progress_values import AgentProgress
-from subagents.runtime._provider import Usage
+from subagents.runtime._progress.tracker import ProgressTracker
+from subagents.runtime._progress.values import AgentProgress
+from subagents.runtime._providers.base import Usage
 from subagents.runtime._result import AgentResult
 
 __all__ = [

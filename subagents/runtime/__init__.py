@@ -38,7 +38,6 @@ import typing
 import warnings
 
 from subagents.runtime._agent_record import AgentHandle
-from subagents.runtime._anthropic import AnthropicProvider, encode_messages, request_params
 from subagents.runtime._behavior import (
     AgentActor,
     NoticeFilter,
@@ -46,24 +45,69 @@ from subagents.runtime._behavior import (
     agent_behavior,
     as_input,
 )
-from subagents.runtime._complete_task import CompleteTask, Completion, complete_task_tool
-from subagents.runtime._config import (
+from subagents.runtime._complete_task import (
+    COMPLETE_TASK,
+    CompleteTask,
+    Completion,
+    complete_task_tool,
+)
+from subagents.runtime._config.defaults import (
     API_KEY_ENV,
     BASE_URL_ENV,
-    COMPLETE_TASK,
+    DEFAULT_CANCEL_TIMEOUT,
+    DEFAULT_CLOSE_GRACE_PERIOD,
     DEFAULT_GRACE_PERIOD_SECONDS,
+    DEFAULT_MAILBOX_SIZE,
+    DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_THREADS,
     DEFAULT_MAX_TIME_SECONDS,
     DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS,
     DEFAULT_MODEL,
     DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_RETENTION_DAYS,
+    DEFAULT_STATE_DIR,
+    DEFAULT_TRUSTED_SOURCES,
+    DEFAULT_WAIT_MAX_SECONDS,
+    DEFAULT_WAIT_MIN_SECONDS,
+    DEFAULT_WAIT_SECONDS,
+    ENV_PREFIX,
     INBOX_CAPACITY,
+    LOG_LEVELS,
     MAX_ERROR_CHARS,
     MODEL_ENV,
-    Limits,
+    PROJECT_CONFIG_NAME,
+    TRUST_STORE_PATH,
+    USER_CONFIG_PATH,
+    DiskErrorPolicy,
+    LogLevel,
+    ProviderChoice,
+    stderr_level_for,
 )
-from subagents.runtime._default import default_provider
+from subagents.runtime._config.env import env_variable_names
+from subagents.runtime._config.limits import Limits
+from subagents.runtime._config.loader import find_project_config, load_config
+from subagents.runtime._config.trust import (
+    UNTRUSTED_PROJECT_KEYS,
+    CatalogRestriction,
+    ProjectTrust,
+    restrict_catalog,
+    trust_notice,
+)
+from subagents.runtime._config.trust_check import check_project_trust
+from subagents.runtime._config.trusted_folders import (
+    TrustedFolder,
+    TrustStore,
+    load_trust_store,
+    project_folder,
+)
+from subagents.runtime._config.values import (
+    LimitsConfig,
+    LoggingConfig,
+    RuntimeConfig,
+    TranscriptsConfig,
+)
 from subagents.runtime._events import (
     ActivationStarted,
     GracePeriodEnded,
@@ -86,10 +130,13 @@ from subagents.runtime._exceptions import (
     AgentRuntimeError,
     AuthenticationFailed,
     BadRequest,
+    ConfigError,
+    HookConfigError,
     InvalidInputs,
     InvalidLimits,
     InvalidOutputSchema,
     Overloaded,
+    ProgressNotFound,
     ProviderConnectionError,
     ProviderError,
     ProviderNotOpen,
@@ -101,23 +148,26 @@ from subagents.runtime._exceptions import (
     ServerError,
     SpawnNotAllowed,
     StreamError,
+    TranscriptError,
+    TranscriptNotFound,
+    TranscriptWriteError,
     provider_error,
 )
 from subagents.runtime._fork import FORK_BOUNDARY, fork_context, fork_messages
-from subagents.runtime._hook_commands import (
+from subagents.runtime._hooks.commands import (
     DEFAULT_HOOK_OUTPUT_CAP,
     DEFAULT_HOOK_TIMEOUT,
-    HookConfigError,
     HookEvent,
     HookPayload,
 )
-from subagents.runtime._hook_run import (
+from subagents.runtime._hooks.run import (
     DEFAULT_STOP_HOOKS_GRACE,
     MAX_STOP_BLOCKS,
     SubagentRunHooks,
     subagent_run_hooks,
 )
-from subagents.runtime._hook_values import (
+from subagents.runtime._hooks.runner import HookRunner
+from subagents.runtime._hooks.values import (
     Hook,
     HookFired,
     HookFunction,
@@ -128,7 +178,6 @@ from subagents.runtime._hook_values import (
     hooks_from_settings,
     hooks_from_specs,
 )
-from subagents.runtime._hooks import HookRunner
 from subagents.runtime._logging import (
     LOG_FILE_SUFFIX,
     REDACTED,
@@ -154,17 +203,21 @@ from subagents.runtime._messages import (
 )
 from subagents.runtime._model import ModelChoice, ModelSource, resolve_model
 from subagents.runtime._open import new_session_id, open_runtime
-from subagents.runtime._progress import DEFAULT_MAX_AGENTS, ProgressTracker, follow
-from subagents.runtime._progress_text import describe_tool_call
-from subagents.runtime._progress_values import (
+from subagents.runtime._progress.text import describe_tool_call
+from subagents.runtime._progress.tracker import DEFAULT_MAX_AGENTS, ProgressTracker, follow
+from subagents.runtime._progress.values import (
     ACTIVITY_LIMIT,
     Activity,
     AgentProgress,
-    ProgressNotFound,
     ProgressStatistics,
     SubtreeTotals,
 )
-from subagents.runtime._provider import (
+from subagents.runtime._providers.anthropic import (
+    AnthropicProvider,
+    encode_messages,
+    request_params,
+)
+from subagents.runtime._providers.base import (
     ModelRequest,
     ModelResponse,
     Provider,
@@ -176,60 +229,20 @@ from subagents.runtime._provider import (
     ToolCall,
     Usage,
 )
-from subagents.runtime._result import AgentResult, RunStatus, TerminateReason
-from subagents.runtime._runtime import Runtime, RuntimeStatistics
-from subagents.runtime._scripted import (
+from subagents.runtime._providers.default import default_provider
+from subagents.runtime._providers.reply import Policy, Reply, ScriptedToolCall
+from subagents.runtime._providers.script import Script, load_scripts
+from subagents.runtime._providers.scripted import (
     ScriptedProvider,
     SharedTimer,
     default_policy,
     sample_for_schema,
 )
-from subagents.runtime._scripted_reply import Policy, Reply, ScriptedToolCall
-from subagents.runtime._scripted_script import Script, load_scripts
-from subagents.runtime._settings import find_project_config, load_config
-from subagents.runtime._settings_defaults import (
-    DEFAULT_CANCEL_TIMEOUT,
-    DEFAULT_CLOSE_GRACE_PERIOD,
-    DEFAULT_MAILBOX_SIZE,
-    DEFAULT_MAX_DEPTH,
-    DEFAULT_MAX_THREADS,
-    DEFAULT_RETENTION_DAYS,
-    DEFAULT_STATE_DIR,
-    DEFAULT_TRUSTED_SOURCES,
-    DEFAULT_WAIT_MAX_SECONDS,
-    DEFAULT_WAIT_MIN_SECONDS,
-    DEFAULT_WAIT_SECONDS,
-    ENV_PREFIX,
-    LOG_LEVELS,
-    PROJECT_CONFIG_NAME,
-    TRUST_STORE_PATH,
-    USER_CONFIG_PATH,
-    LogLevel,
-    ProviderChoice,
-    stderr_level_for,
-)
-from subagents.runtime._settings_env import env_variable_names
-from subagents.runtime._settings_error import ConfigError
-from subagents.runtime._settings_values import (
-    LimitsConfig,
-    LoggingConfig,
-    RuntimeConfig,
-    TranscriptsConfig,
-)
+from subagents.runtime._result import AgentResult, RunStatus, TerminateReason
+from subagents.runtime._runtime import Runtime, RuntimeStatistics
 from subagents.runtime._task import PreparedTask, check_inputs, prepare_task
-from subagents.runtime._transcript import (
-    DEFAULT_MAX_BUFFERED_LINES,
-    TranscriptWriter,
-    TranscriptWriterStatistics,
-)
-from subagents.runtime._transcript_errors import (
-    DiskErrorPolicy,
-    TranscriptError,
-    TranscriptNotFound,
-    TranscriptWriteError,
-)
-from subagents.runtime._transcript_file import TranscriptFile, open_append
-from subagents.runtime._transcript_load import (
+from subagents.runtime._transcripts.file import TranscriptFile, open_append
+from subagents.runtime._transcripts.load import (
     Transcript,
     TranscriptInfo,
     TranscriptProblem,
@@ -238,7 +251,7 @@ from subagents.runtime._transcript_load import (
     load_transcript,
     parse_transcript,
 )
-from subagents.runtime._transcript_records import (
+from subagents.runtime._transcripts.records import (
     FORMAT_VERSION,
     FinalStatus,
     MessageRecord,
@@ -247,24 +260,15 @@ from subagents.runtime._transcript_records import (
     TranscriptRecord,
     transcript_path,
 )
-from subagents.runtime._transcript_retention import (
+from subagents.runtime._transcripts.retention import (
     PrunedSession,
     clean_old_transcripts,
     is_session_id,
 )
-from subagents.runtime._trust_check import check_project_trust
-from subagents.runtime._trust_store import (
-    TrustedFolder,
-    TrustStore,
-    load_trust_store,
-    project_folder,
-)
-from subagents.runtime._workspace_trust import (
-    UNTRUSTED_PROJECT_KEYS,
-    CatalogRestriction,
-    ProjectTrust,
-    restrict_catalog,
-    trust_notice,
+from subagents.runtime._transcripts.writer import (
+    DEFAULT_MAX_BUFFERED_LINES,
+    TranscriptWriter,
+    TranscriptWriterStatistics,
 )
 
 __all__ = [

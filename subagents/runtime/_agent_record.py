@@ -38,21 +38,21 @@ from structlog.typing import FilteringBoundLogger
 from subagents.actors import ActorContext, ChildFinished
 from subagents.agents import AgentDefinition, PermissionMode
 from subagents.runtime._behavior import AgentActor
-from subagents.runtime._config import Limits
+from subagents.runtime._config.limits import Limits
 from subagents.runtime._events import ActivationStarted, Publisher
 from subagents.runtime._exceptions import AgentRunFailed
-from subagents.runtime._hook_commands import HookEvent, HookPayload
-from subagents.runtime._hook_run import SubagentRunHooks, subagent_run_hooks
-from subagents.runtime._hook_values import Hook, HookOutcome
-from subagents.runtime._hooked_tools import HookSite, hook_tools
+from subagents.runtime._hooks.commands import HookEvent, HookPayload
+from subagents.runtime._hooks.run import SubagentRunHooks, subagent_run_hooks
+from subagents.runtime._hooks.tools import HookSite, hook_tools
+from subagents.runtime._hooks.values import Hook, HookOutcome
 from subagents.runtime._ledger import RunLedger
 from subagents.runtime._loop import AgentSpec
 from subagents.runtime._messages import Conversation, Message, Origin
 from subagents.runtime._result import AgentResult
 from subagents.runtime._services import Services
-from subagents.runtime._transcript import TranscriptWriter
-from subagents.runtime._transcript_load import Transcript
-from subagents.runtime._transcript_records import FinalStatus, MetaRecord, transcript_path
+from subagents.runtime._transcripts.load import Transcript
+from subagents.runtime._transcripts.records import FinalStatus, MetaRecord, transcript_path
+from subagents.runtime._transcripts.writer import TranscriptWriter
 from subagents.tools import (
     ApprovalMode,
     ApprovalRouter,

@@ -32,7 +32,7 @@ from typing import Any, Final, TypeAlias, final
 import trio
 
 from subagents.actors import ActorContext, AgentClosed, Behavior, ChildFinished, Request, kind_of
-from subagents.runtime._config import INBOX_CAPACITY
+from subagents.runtime._config.defaults import INBOX_CAPACITY
 from subagents.runtime._events import Publisher
 from subagents.runtime._exceptions import AgentRunFailed, ProviderError
 from subagents.runtime._loop import AgentSpec, RunControl, run_agent

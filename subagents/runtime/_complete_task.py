@@ -21,10 +21,12 @@ import jsonschema.exceptions
 import jsonschema.validators
 
 from subagents.agents import OutputSpec
-from subagents.runtime._config import COMPLETE_TASK
 from subagents.runtime._exceptions import InvalidOutputSchema
 
-__all__ = ["CompleteTask", "Completion", "complete_task_tool"]
+__all__ = ["COMPLETE_TASK", "CompleteTask", "Completion", "complete_task_tool"]
+
+#: The tool a model calls to finish with a (structured) result.
+COMPLETE_TASK: Final = "complete_task"
 
 _RESULT: Final = "result"
 _MAX_PROBLEMS: Final = 8

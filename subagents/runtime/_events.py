@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Final, Literal, TypeVar, final
 
 from subagents.actors import ActorContext, Bus, Event
-from subagents.runtime._provider import Usage
+from subagents.runtime._providers.base import Usage
 
 __all__ = [
     "ActivationStarted",

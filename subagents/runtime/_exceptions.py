@@ -29,27 +29,36 @@ request id the provider gave, when there was one::
         ├── ResumeNotAllowed          a model's resume of an agent outside its session lineage
         ├── RuntimeClosed             the runtime is closed or closing
         ├── AgentInUse                the agent is live in another runtime (transcript locked)
-        ├── TranscriptError           (_transcript_errors.py) a transcript could not be read/written
+        ├── TranscriptError           a transcript could not be read, found or written
         │   ├── TranscriptNotFound        no transcript for that agent id or path
         │   └── TranscriptWriteError      a line could not be written (disk full, removed...)
-        └── ProgressNotFound          (_progress_values.py) no progress is tracked for that agent id
+        └── ProgressNotFound          no progress is tracked for that agent id (a ``LookupError``)
 
 Two configuration errors derive from :class:`SubagentsError` directly, since
-they are raised before any runtime exists: ``ConfigError`` (_settings.py: a
-bad setting, naming its file or variable and key) and ``HookConfigError``
-(_hook_commands.py: a bad hook configuration).
+they are raised before any runtime exists::
+
+    SubagentsError
+    ├── ConfigError                   a bad setting, naming its file or variable and key
+    └── HookConfigError               a hook configuration has a bad shape
+
+A :class:`TranscriptWriteError` names the operating system's error, advises
+what to do about it, and says what the writer's ``DiskErrorPolicy`` did next.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from subagents._exceptions import SubagentsError
 from subagents.actors import AgentNotFound, MailboxFull
 
 if TYPE_CHECKING:
+    from subagents.runtime._config.defaults import DiskErrorPolicy
+    from subagents.runtime._config.origins import _Origin
     from subagents.runtime._result import AgentResult
 
 #: This machine's name, as transcripts record who holds them.
@@ -57,6 +66,12 @@ _HOST: Final = socket.gethostname()
 
 __all__ = [
     "AgentInUse",
+    "ConfigError",
+    "HookConfigError",
+    "ProgressNotFound",
+    "TranscriptError",
+    "TranscriptNotFound",
+    "TranscriptWriteError",
     "AgentBusy",
     "AgentNotLoaded",
     "AgentRunFailed",
@@ -407,6 +422,165 @@ def _rebuild_in_use(
     agent_id: str, nickname: str | None, pid: int | None, host: str | None, path: str | None
 ) -> AgentInUse:
     return AgentInUse(agent_id, nickname=nickname, pid=pid, host=host, path=path)
+
+
+class TranscriptError(AgentRuntimeError):
+    """A transcript could not be read, found or written (the message says which and why)."""
+
+
+class TranscriptNotFound(TranscriptError):
+    """No transcript exists for an agent id (under a state directory) or at a path."""
+
+    def __init__(self, agent_id: str | None, where: str | os.PathLike[str]) -> None:
+        self.agent_id = agent_id
+        self.where = Path(where)
+        if agent_id is None:
+            text = (
+                f"No transcript file at {self.where}. Check the path; transcripts are "
+                "named agent-<id>.jsonl under <state_dir>/sessions/<session>/subagents/."
+            )
+        else:
+            text = (
+                f"No transcript for agent {agent_id!r} under {self.where}. Check the agent id "
+                "(`subagents transcripts` lists the ones there) and that the state directory "
+                "is the one the agent ran with; transcripts older than the retention limit "
+                "are removed when a runtime closes."
+            )
+        super().__init__(text)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.agent_id, self.where))
+
+
+_ADVICE: Final[dict[int, str]] = {
+    errno.ENOSPC: "Free some disk space or point state_dir at another disk.",
+    errno.EDQUOT: "Free some space within your disk quota or point state_dir elsewhere.",
+    errno.EACCES: "Make the state directory writable or point state_dir elsewhere.",
+    errno.EPERM: "Make the state directory writable or point state_dir elsewhere.",
+    errno.EROFS: "The file system is read-only: point state_dir at a writable one.",
+    errno.ENOENT: "The state directory was removed while the agent ran; do not delete it "
+    "during a run.",
+    errno.EAGAIN: "Another runtime holds this transcript's lock (the agent runs there); "
+    "close it there first.",
+}
+
+
+class TranscriptWriteError(TranscriptError):
+    """Writing a transcript line failed; ``os_error`` is the operating system's error."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], os_error: OSError, policy: DiskErrorPolicy = "stop"
+    ) -> None:
+        self.path = Path(path)
+        self.os_error = os_error
+        self.errno = os_error.errno
+        self.policy: DiskErrorPolicy = policy
+        code = errno.errorcode.get(os_error.errno or 0, "")
+        reason = os_error.strerror or str(os_error) or type(os_error).__name__
+        advice = _ADVICE.get(os_error.errno or 0, "Check the state directory.")
+        if policy == "memory":
+            then = (
+                "The run goes on with the transcript kept in memory, so this agent cannot "
+                "be resumed from disk."
+            )
+        else:
+            then = "The agent was stopped (on_disk_error='memory' keeps running in memory)."
+        detail = f"{reason} ({code})" if code else reason
+        super().__init__(f"Could not write the transcript {self.path}: {detail}. {advice} {then}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.path, self.os_error, self.policy))
+
+
+class ProgressNotFound(AgentRuntimeError, LookupError):
+    """The tracker has no progress for this agent id."""
+
+    def __init__(self, agent_id: str) -> None:
+        self.agent_id = agent_id
+        super().__init__(
+            f"No progress is tracked for agent {agent_id!r}: no event about it has been "
+            "seen, or it was forgotten (forget(), or dropped past max_agents after it "
+            "finished). Check the id against roots() or tree(), and start following the "
+            "bus before spawning agents you want to watch."
+        )
+
+
+class ConfigError(SubagentsError):
+    """A configuration value is wrong.
+
+    ``origin`` is where it was written, as shown to the user: a file's path,
+    ``environment variable SUBAGENTS_X`` or ``code``; ``path`` is the file
+    (``None`` for the environment and code) and ``variable`` the environment
+    variable, when there is one. ``key`` is the dotted key
+    (``limits.max_threads``; empty for a file that is not valid TOML),
+    ``expected`` says what a good value is, ``got`` shows what was found
+    (``None`` when there is nothing to show), ``line`` is the file's line when
+    known, and ``hint`` says what to do. ``reason``, when set, replaces the
+    "expected ..., got ..." clause with a more precise sentence.
+    """
+
+    def __init__(
+        self,
+        origin: str,
+        key: str,
+        expected: str,
+        got: str | None = None,
+        *,
+        path: Path | None = None,
+        variable: str | None = None,
+        line: int | None = None,
+        hint: str | None = None,
+        reason: str | None = None,
+        related: tuple[str, ...] = (),
+    ) -> None:
+        self.origin = origin
+        self.key = key
+        self.expected = expected
+        self.got = got
+        self.path = path
+        self.variable = variable
+        self.line = line
+        self.hint = hint
+        self.reason = reason
+        #: Other keys whose values together made this one wrong (cross-field checks).
+        self.related = related
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        head = [self.origin]
+        if self.key:
+            head.append(self.key)
+        elif self.line is not None:
+            head.append(f"line {self.line}")
+        if self.reason is not None:
+            body = self.reason
+        else:
+            body = f"expected {self.expected}"
+            if self.got is not None:
+                body += f", got {self.got}"
+        if self.key and self.line is not None:
+            body += f" (line {self.line})"
+        text = ": ".join(head) + ": " + body.rstrip(".") + "."
+        return f"{text} {self.hint}" if self.hint else text
+
+    def _moved(self, origin: _Origin, *, key: str | None = None, line: int | None) -> ConfigError:
+        """This error as seen from ``origin`` (the source that supplied the value)."""
+        return ConfigError(
+            origin.where,
+            self.key if key is None else key,
+            self.expected,
+            self.got,
+            path=origin.path,
+            variable=origin.variable,
+            line=line,
+            hint=self.hint if origin.hint is None else origin.hint,
+            reason=self.reason,
+            related=self.related,
+        )
+
+
+class HookConfigError(SubagentsError):
+    """A hook configuration has a bad shape; the message names the key and what it expects."""
 
 
 _BY_TYPE: dict[str, type[ProviderError]] = {

@@ -17,7 +17,7 @@ import trio
 
 from subagents.actors import Bus, Event, Lagged, StatusChanged, Subscription, kind_of
 from subagents.runtime._logging import RuntimeLog
-from subagents.runtime._progress import ProgressTracker
+from subagents.runtime._progress.tracker import ProgressTracker
 
 __all__ = ["ProgressFollower"]
 

@@ -40,10 +40,10 @@ from subagents.runtime._exceptions import (
     AgentNotLoaded,
     ResumeNotAllowed,
     SpawnNotAllowed,
+    TranscriptError,
 )
 from subagents.runtime._lineage import TranscriptSessions, read_sessions
-from subagents.runtime._transcript_errors import TranscriptError
-from subagents.runtime._transcript_load import find_transcript
+from subagents.runtime._transcripts.load import find_transcript
 from subagents.tools import (
     SEND_INPUT_WAIT_SECONDS,
     AgentReport,

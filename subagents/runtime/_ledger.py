@@ -23,16 +23,13 @@ from typing import final
 import msgspec
 from structlog.typing import FilteringBoundLogger
 
+from subagents.runtime._config.defaults import DiskErrorPolicy
+from subagents.runtime._exceptions import TranscriptError, TranscriptWriteError
 from subagents.runtime._messages import Conversation
 from subagents.runtime._result import AgentResult, TerminateReason
-from subagents.runtime._transcript import TranscriptWriter
-from subagents.runtime._transcript_errors import (
-    DiskErrorPolicy,
-    TranscriptError,
-    TranscriptWriteError,
-)
-from subagents.runtime._transcript_load import Transcript
-from subagents.runtime._transcript_records import FinalStatus, MetaRecord
+from subagents.runtime._transcripts.load import Transcript
+from subagents.runtime._transcripts.records import FinalStatus, MetaRecord
+from subagents.runtime._transcripts.writer import TranscriptWriter
 
 __all__ = ["RunLedger"]
 

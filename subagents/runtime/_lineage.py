@@ -20,7 +20,7 @@ from typing import Final, final
 import attrs
 import msgspec
 
-from subagents.runtime._transcript_records import MetaRecord
+from subagents.runtime._transcripts.records import MetaRecord
 
 __all__ = ["SessionLineage", "TranscriptSessions", "read_sessions"]
 

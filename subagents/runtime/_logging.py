@@ -58,7 +58,7 @@ from subagents.tools._secrets import (
 )
 
 if TYPE_CHECKING:
-    from subagents.runtime._settings_values import RuntimeConfig
+    from subagents.runtime._config.values import RuntimeConfig
 
 __all__ = [
     "LOG_FILE_SUFFIX",

@@ -34,9 +34,15 @@ import attrs
 import trio
 
 from subagents.agents import AgentDefinition
-from subagents.runtime._complete_task import CompleteTask, Completion, complete_task_tool
-from subagents.runtime._config import COMPLETE_TASK, DEFAULT_MAX_TOKENS, INBOX_CAPACITY, Limits
-from subagents.runtime._config import MAX_ERROR_CHARS as _MAX_ERROR
+from subagents.runtime._complete_task import (
+    COMPLETE_TASK,
+    CompleteTask,
+    Completion,
+    complete_task_tool,
+)
+from subagents.runtime._config.defaults import DEFAULT_MAX_TOKENS, INBOX_CAPACITY
+from subagents.runtime._config.defaults import MAX_ERROR_CHARS as _MAX_ERROR
+from subagents.runtime._config.limits import Limits
 from subagents.runtime._events import (
     GracePeriodEnded,
     GracePeriodStarted,
@@ -58,7 +64,7 @@ from subagents.runtime._messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from subagents.runtime._provider import (
+from subagents.runtime._providers.base import (
     ModelRequest,
     ModelResponse,
     Provider,

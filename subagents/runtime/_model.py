@@ -17,7 +17,7 @@ from typing import Literal
 import attrs
 
 from subagents.agents import AgentDefinition, ModelAliases
-from subagents.runtime._config import DEFAULT_MODEL, MODEL_ENV
+from subagents.runtime._config.defaults import DEFAULT_MODEL, MODEL_ENV
 
 __all__ = ["ModelChoice", "ModelSource", "resolve_model"]
 

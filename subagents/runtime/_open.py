@@ -27,22 +27,22 @@ import trio
 
 from subagents.actors import Bus, open_supervisor
 from subagents.agents import AgentCatalog, discover_agents
-from subagents.runtime._anthropic import AnthropicProvider
+from subagents.runtime._config.loader import load_config
+from subagents.runtime._config.trust import ProjectTrust, restrict_catalog, trust_notice
+from subagents.runtime._config.trusted_folders import load_trust_store, project_folder
+from subagents.runtime._config.values import RuntimeConfig
+from subagents.runtime._exceptions import TranscriptError
 from subagents.runtime._follower import ProgressFollower
-from subagents.runtime._hook_values import Hook
-from subagents.runtime._hooks import HookRunner
+from subagents.runtime._hooks.runner import HookRunner
+from subagents.runtime._hooks.values import Hook
 from subagents.runtime._host import RuntimeHost
 from subagents.runtime._logging import RuntimeLog, open_log
-from subagents.runtime._provider import Provider
+from subagents.runtime._providers.anthropic import AnthropicProvider
+from subagents.runtime._providers.base import Provider
+from subagents.runtime._providers.scripted import ScriptedProvider
 from subagents.runtime._runtime import Runtime
-from subagents.runtime._scripted import ScriptedProvider
 from subagents.runtime._services import Services
-from subagents.runtime._settings import load_config
-from subagents.runtime._settings_values import RuntimeConfig
-from subagents.runtime._transcript_errors import TranscriptError
-from subagents.runtime._transcript_retention import PrunedSession, clean_old_transcripts
-from subagents.runtime._trust_store import load_trust_store, project_folder
-from subagents.runtime._workspace_trust import ProjectTrust, restrict_catalog, trust_notice
+from subagents.runtime._transcripts.retention import PrunedSession, clean_old_transcripts
 from subagents.tools import (
     ApprovalCallback,
     CallbackApprover,

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from subagents.runtime._provider import Usage
+from subagents.runtime._providers.base import Usage
 
 __all__ = ["AgentResult", "RunStatus", "TerminateReason"]
 

@@ -30,6 +30,7 @@ import attrs
 
 from subagents.agents import AgentCatalog, AgentDefinition, build_system_prompt
 from subagents.runtime._agent_record import AgentRecord
+from subagents.runtime._exceptions import TranscriptError, TranscriptNotFound
 from subagents.runtime._messages import (
     Conversation,
     Message,
@@ -39,9 +40,8 @@ from subagents.runtime._messages import (
 )
 from subagents.runtime._result import AgentResult
 from subagents.runtime._services import Services
-from subagents.runtime._transcript_errors import TranscriptError, TranscriptNotFound
-from subagents.runtime._transcript_load import Transcript, find_transcript, load_transcript
-from subagents.runtime._transcript_records import FinalStatus
+from subagents.runtime._transcripts.load import Transcript, find_transcript, load_transcript
+from subagents.runtime._transcripts.records import FinalStatus
 
 __all__ = [
     "RESUMED_NOTICE",

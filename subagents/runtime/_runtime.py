@@ -46,26 +46,22 @@ from subagents.actors import (
 )
 from subagents.agents import AgentCatalog
 from subagents.runtime._agent_record import AgentHandle, AgentRecord
-from subagents.runtime._config import DEFAULT_MODEL
-from subagents.runtime._exceptions import AgentBusy, RuntimeClosed
+from subagents.runtime._config.defaults import DEFAULT_MODEL
+from subagents.runtime._config.values import RuntimeConfig
+from subagents.runtime._exceptions import AgentBusy, ProgressNotFound, RuntimeClosed
 from subagents.runtime._follower import ProgressFollower
-from subagents.runtime._hook_values import HookRunnerStatistics, hooks_from_specs
+from subagents.runtime._hooks.values import HookRunnerStatistics, hooks_from_specs
 from subagents.runtime._lineage import SessionLineage
 from subagents.runtime._messages import Conversation
 from subagents.runtime._model import resolve_model
-from subagents.runtime._progress import ProgressTracker
-from subagents.runtime._progress_values import (
-    AgentProgress,
-    ProgressNotFound,
-    ProgressStatistics,
-)
+from subagents.runtime._progress.tracker import ProgressTracker
+from subagents.runtime._progress.values import AgentProgress, ProgressStatistics
 from subagents.runtime._result import AgentResult
 from subagents.runtime._resume import load_resumable, plan_resume
 from subagents.runtime._services import Services
-from subagents.runtime._settings_values import RuntimeConfig
 from subagents.runtime._task import prepare_task
-from subagents.runtime._transcript_load import find_transcript
-from subagents.runtime._transcript_lock import claim_transcript
+from subagents.runtime._transcripts.load import find_transcript
+from subagents.runtime._transcripts.lock import claim_transcript
 
 __all__ = ["Runtime", "RuntimeStatistics"]
 

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from subagents.runtime._hooks import HookRunner
+from subagents.runtime._config.values import RuntimeConfig
+from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._logging import RuntimeLog
-from subagents.runtime._provider import Provider
-from subagents.runtime._settings_values import RuntimeConfig
+from subagents.runtime._providers.base import Provider
 from subagents.tools import Approver, SecretRedactor, Tool, TrustPolicy
 
 if TYPE_CHECKING:

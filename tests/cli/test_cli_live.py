@@ -44,8 +44,8 @@ from subagents.runtime._events import (
     TurnStarted,
     UsageReported,
 )
-from subagents.runtime._progress import ProgressTracker
-from subagents.runtime._provider import Usage
+from subagents.runtime._progress.tracker import ProgressTracker
+from subagents.runtime._providers.base import Usage
 from subagents.runtime._result import AgentResult, TerminateReason
 from subagents.tools._approval import ApprovalRequest
 

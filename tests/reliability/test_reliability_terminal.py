@@ -39,7 +39,7 @@ from subagents.cli import main
 from subagents.cli._live import render_progress
 from subagents.cli._terminal_approver import PROMPT_LINES, TerminalApprover
 from subagents.runtime._events import ToolCallStarted
-from subagents.runtime._progress import ProgressTracker
+from subagents.runtime._progress.tracker import ProgressTracker
 from subagents.tools import ApprovalDecision, ApprovalRequest, BashTool, ToolContext, dispatch
 
 COMMAND = [sys.executable, "-m", "subagents.cli"]

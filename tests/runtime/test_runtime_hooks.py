@@ -20,14 +20,11 @@ from hypothesis import strategies as st
 from subagents import SubagentsError
 from subagents.actors import Bus
 from subagents.agents import HookSpec
-from subagents.runtime._hook_commands import (
-    DEFAULT_HOOK_TIMEOUT,
-    HookConfigError,
-    HookEvent,
-    HookPayload,
-)
-from subagents.runtime._hook_run import subagent_run_hooks
-from subagents.runtime._hook_values import (
+from subagents.runtime._exceptions import HookConfigError
+from subagents.runtime._hooks.commands import DEFAULT_HOOK_TIMEOUT, HookEvent, HookPayload
+from subagents.runtime._hooks.run import subagent_run_hooks
+from subagents.runtime._hooks.runner import HookRunner
+from subagents.runtime._hooks.values import (
     Hook,
     HookFired,
     HookFunction,
@@ -35,7 +32,6 @@ from subagents.runtime._hook_values import (
     hooks_from_settings,
     hooks_from_specs,
 )
-from subagents.runtime._hooks import HookRunner
 
 PRE = HookEvent.PRE_TOOL_USE
 POST = HookEvent.POST_TOOL_USE

@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 import trio
 
-from subagents.runtime._hook_commands import (
+from subagents.runtime._hooks.commands import (
     DEFAULT_HOOK_OUTPUT_CAP,
     HookEvent,
     HookPayload,
     run_hook_command,
 )
-from subagents.runtime._hook_run import subagent_run_hooks
-from subagents.runtime._hook_values import Hook, hooks_from_settings
-from subagents.runtime._hooks import HookRunner
+from subagents.runtime._hooks.run import subagent_run_hooks
+from subagents.runtime._hooks.runner import HookRunner
+from subagents.runtime._hooks.values import Hook, hooks_from_settings
 from subagents.tools import SecretRedactor
 
 PRE = HookEvent.PRE_TOOL_USE

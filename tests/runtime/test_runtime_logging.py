@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import structlog
 
+from subagents.runtime._config.values import LoggingConfig, RuntimeConfig
 from subagents.runtime._logging import (
     REDACTED,
     RuntimeLog,
@@ -20,7 +21,6 @@ from subagents.runtime._logging import (
     open_log,
     redact,
 )
-from subagents.runtime._settings_values import LoggingConfig, RuntimeConfig
 
 API_KEY = "sk-ant-api03-" + "Zq9" * 20
 PLAIN_KEY = "plain-secret-0123456789"  # an API key without the sk-ant- shape

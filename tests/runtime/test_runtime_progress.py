@@ -43,10 +43,11 @@ from subagents.runtime._events import (
     TurnStarted,
     UsageReported,
 )
-from subagents.runtime._progress import ProgressTracker, follow
-from subagents.runtime._progress_text import describe_tool_call
-from subagents.runtime._progress_values import ACTIVITY_LIMIT, AgentProgress, ProgressNotFound
-from subagents.runtime._provider import Usage
+from subagents.runtime._exceptions import ProgressNotFound
+from subagents.runtime._progress.text import describe_tool_call
+from subagents.runtime._progress.tracker import ProgressTracker, follow
+from subagents.runtime._progress.values import ACTIVITY_LIMIT, AgentProgress
+from subagents.runtime._providers.base import Usage
 
 # -- building events by hand -------------------------------------------------------
 

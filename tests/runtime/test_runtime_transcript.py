@@ -31,13 +31,8 @@ from subagents.runtime import (
     ToolUseBlock,
     Usage,
 )
-from subagents.runtime._transcript import TranscriptWriter
-from subagents.runtime._transcript_errors import (
-    TranscriptError,
-    TranscriptNotFound,
-    TranscriptWriteError,
-)
-from subagents.runtime._transcript_load import (
+from subagents.runtime._exceptions import TranscriptError, TranscriptNotFound, TranscriptWriteError
+from subagents.runtime._transcripts.load import (
     Transcript,
     _last_result,
     find_transcript,
@@ -45,14 +40,15 @@ from subagents.runtime._transcript_load import (
     load_transcript,
     parse_transcript,
 )
-from subagents.runtime._transcript_records import (
+from subagents.runtime._transcripts.records import (
     FORMAT_VERSION,
     MessageRecord,
     MetaRecord,
     ResultRecord,
     transcript_path,
 )
-from subagents.runtime._transcript_retention import clean_old_transcripts
+from subagents.runtime._transcripts.retention import clean_old_transcripts
+from subagents.runtime._transcripts.writer import TranscriptWriter
 
 DAY = 86_400.0
 
@@ -687,7 +683,7 @@ def test_the_last_result_is_the_last_good_result_line_whatever_the_block_size(
         else:
             records.append(b"")
     data = b"\n".join(records) + (b"" if torn else b"\n")
-    with unittest.mock.patch("subagents.runtime._transcript_load._BLOCK", block):
+    with unittest.mock.patch("subagents.runtime._transcripts.load._BLOCK", block):
         found = _last_result(io.BytesIO(data), len(data), "a1")
     assert found == expected
 

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from subagents.runtime import AgentResult, Message, Origin, TerminateReason
-from subagents.runtime._transcript import TranscriptWriter
-from subagents.runtime._transcript_errors import TranscriptWriteError
-from subagents.runtime._transcript_file import TranscriptFile, open_append
-from subagents.runtime._transcript_load import load_transcript
-from subagents.runtime._transcript_records import MetaRecord, transcript_path
+from subagents.runtime._exceptions import TranscriptWriteError
+from subagents.runtime._transcripts.file import TranscriptFile, open_append
+from subagents.runtime._transcripts.load import load_transcript
+from subagents.runtime._transcripts.records import MetaRecord, transcript_path
+from subagents.runtime._transcripts.writer import TranscriptWriter
 
 META = MetaRecord(agent_id="a1", agent_type="Explore", nickname="Ada", depth=1, session_id="s1")
 DONE = AgentResult(terminate_reason=TerminateReason.GOAL, text="done")

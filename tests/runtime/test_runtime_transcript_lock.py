@@ -29,7 +29,7 @@ from subagents.runtime import (
     new_session_id,
     transcript_path,
 )
-from subagents.runtime._transcript_lock import claim_transcript
+from subagents.runtime._transcripts.lock import claim_transcript
 
 
 def _fds() -> set[str]:
@@ -185,7 +185,7 @@ def test_on_a_file_system_without_locks_transcripts_are_written_unlocked(
     def no_locks(fd: int, operation: int) -> None:
         raise OSError(errno.ENOLCK, "No locks available")
 
-    monkeypatch.setattr("subagents.runtime._transcript_lock.fcntl.flock", no_locks)
+    monkeypatch.setattr("subagents.runtime._transcripts.lock.fcntl.flock", no_locks)
     path = transcript_path(tmp_path, "s1", "a1")
     with TranscriptWriter(path, _meta()) as writer:
         assert not writer.in_memory

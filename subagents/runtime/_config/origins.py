@@ -1,0 +1,142 @@
+"""Where a setting's value came from, and the errors that point back there.
+
+An :class:`_Origin` is one source of values (the defaults, a file, a variable,
+code) as named in :attr:`~subagents.runtime.RuntimeConfig.sources` and in
+messages; the errors made here name the source, and a file's line when it can
+be found, and suggest the closest valid key for an unknown one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from subagents.runtime._config.checks import _show
+from subagents.runtime._config.values import _SECTIONS, _section_keys
+from subagents.runtime._exceptions import ConfigError
+
+
+@attrs.frozen
+class _Origin:
+    """One source of values: how it is named in ``sources`` and in messages."""
+
+    label: str  # for RuntimeConfig.sources
+    where: str  # for ConfigError.origin
+    rank: int  # precedence: a higher rank wins
+    path: Path | None = None
+    variable: str | None = None
+    hint: str | None = None
+    text: str | None = None  # a file's text, to find a key's line
+
+
+_DEFAULTS = _Origin("default", "defaults", 0, hint="This is a bug in subagents: please report it.")
+_RANK_USER, _RANK_PROJECT, _RANK_ENV, _RANK_CODE = 1, 2, 3, 4
+
+
+def _file_origin(path: Path, rank: int, text: str | None = None) -> _Origin:
+    return _Origin(
+        str(path),
+        str(path),
+        rank,
+        path=path,
+        hint=f"Fix it in {path}, or remove it to use the default.",
+        text=text,
+    )
+
+
+def _env_origin(variable: str) -> _Origin:
+    return _Origin(
+        f"env {variable}",
+        f"environment variable {variable}",
+        _RANK_ENV,
+        variable=variable,
+        hint=f"Fix or unset {variable}.",
+    )
+
+
+_CODE = _Origin(
+    "code",
+    "overrides from code",
+    _RANK_CODE,
+    hint="Fix the value passed to load_config(overrides=...).",
+)
+
+
+# --------------------------------------------------------------------------- lines of a file
+
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_ASSIGN = re.compile(r"^\s*([A-Za-z0-9_.\"' -]+?)\s*=")
+
+
+def _strip_key(text: str) -> str:
+    return ".".join(part.strip().strip("\"'") for part in text.split("."))
+
+
+def _find_line(text: str | None, key: str) -> int | None:
+    """The line of ``text`` (a TOML file) where dotted ``key`` is set, when it can be found."""
+    if text is None or not key:
+        return None
+    table = ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _HEADER.match(line)
+        if header:
+            table = _strip_key(header[1])
+            if table == key:
+                return number
+            continue
+        assign = _ASSIGN.match(line)
+        if assign:
+            name = _strip_key(assign[1])
+            full = f"{table}.{name}" if table else name
+            if full == key or key.startswith(full + "."):
+                return number
+    return None
+
+
+# --------------------------------------------------------------------------- unknown keys
+
+
+def _unknown_key(origin: _Origin, key: str, valid: Iterable[str], where: str) -> ConfigError:
+    """The error for a key that is not a setting, naming the closest valid key."""
+    valid = tuple(valid)
+    name = key.rsplit(".", 1)[-1]
+    suggestion = None
+    if "." not in key:  # a section's key written at the top level
+        suggestion = next(
+            (f"{section}.{name}" for section in _SECTIONS if name in _section_keys(section)),
+            None,
+        )
+    if suggestion is None:
+        close = difflib.get_close_matches(name, valid, n=1, cutoff=0.6)
+        if close:
+            suggestion = key[: len(key) - len(name)] + close[0]
+    hint = f"Did you mean {suggestion!r}? " if suggestion else ""
+    hint += f"Valid keys {where}: {', '.join(valid)}."
+    return ConfigError(
+        origin.where,
+        key,
+        f"one of the keys {where}",
+        "an unknown key",
+        path=origin.path,
+        variable=origin.variable,
+        line=_find_line(origin.text, key),
+        hint=hint,
+    )
+
+
+def _shape_error(origin: _Origin, key: str, expected: str, value: Any) -> ConfigError:
+    return ConfigError(
+        origin.where,
+        key,
+        expected,
+        _show(value),
+        path=origin.path,
+        variable=origin.variable,
+        line=_find_line(origin.text, key),
+        hint=origin.hint,
+    )

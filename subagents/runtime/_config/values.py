@@ -1,0 +1,347 @@
+"""The configuration values: :class:`RuntimeConfig` and its frozen sections, and their schema.
+
+:class:`RuntimeConfig` is a frozen value made of small frozen sections
+(:class:`LimitsConfig`, :class:`TranscriptsConfig`, :class:`LoggingConfig`)
+plus a few top-level keys; built directly, a wrong value raises
+:class:`~subagents.runtime.ConfigError`. The schema (which keys are sections,
+free tables or scalars) is derived from these classes for the loader.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Final, Literal, cast
+
+import attrs
+
+from subagents.actors import SupervisorConfig
+from subagents.agents import ModelAliases
+from subagents.runtime._config.checks import (
+    _check_aliases,
+    _check_hooks,
+    _check_model,
+    _check_nicknames,
+    _check_passthrough,
+    _check_sources,
+    _check_state_dir,
+    _choice,
+    _count,
+    _fail,
+    _flag,
+    _is_number,
+    _plain,
+    _seconds,
+    _to_float,
+    _to_frozenset,
+    _to_lower,
+    _to_mapping,
+    _to_names,
+    _to_path,
+)
+from subagents.runtime._config.defaults import (
+    API_KEY_ENV,
+    DEFAULT_CANCEL_TIMEOUT,
+    DEFAULT_CLOSE_GRACE_PERIOD,
+    DEFAULT_ENV_PASSTHROUGH,
+    DEFAULT_GRACE_PERIOD_SECONDS,
+    DEFAULT_MAILBOX_SIZE,
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_THREADS,
+    DEFAULT_MAX_TIME_SECONDS,
+    DEFAULT_MAX_TURNS,
+    DEFAULT_RETENTION_DAYS,
+    DEFAULT_STATE_DIR,
+    DEFAULT_TRUSTED_SOURCES,
+    DEFAULT_WAIT_MAX_SECONDS,
+    DEFAULT_WAIT_MIN_SECONDS,
+    DEFAULT_WAIT_SECONDS,
+    LOG_LEVELS,
+    DiskErrorPolicy,
+    LogLevel,
+    ProviderChoice,
+)
+from subagents.runtime._config.limits import Limits
+from subagents.runtime._config.trust import ProjectTrust
+from subagents.runtime._hooks.values import Hook, hooks_from_settings
+from subagents.tools import TrustPolicy
+
+__all__ = ["LimitsConfig", "LoggingConfig", "RuntimeConfig", "TranscriptsConfig"]
+
+_PROVIDERS: Final = typing.get_args(ProviderChoice)
+_DISK_ERROR_POLICIES: Final = typing.get_args(DiskErrorPolicy)
+
+
+@attrs.frozen(kw_only=True)
+class LimitsConfig:
+    """Limits of the runtime and defaults of each agent run.
+
+    ``max_threads`` … ``cancel_timeout`` are :class:`~subagents.actors.SupervisorConfig`'s;
+    ``max_turns``, ``max_time_seconds`` and ``grace_period_seconds`` are the
+    loop's :class:`~subagents.runtime.Limits` (a definition may set its own);
+    the ``wait`` tool's timeout defaults to ``wait_default_seconds`` and is
+    clamped to ``[wait_min_seconds, wait_max_seconds]``.
+    """
+
+    max_threads: int = attrs.field(
+        default=DEFAULT_MAX_THREADS, validator=_count("limits.max_threads", 1)
+    )
+    max_depth: int = attrs.field(default=DEFAULT_MAX_DEPTH, validator=_count("limits.max_depth", 0))
+    mailbox_size: int = attrs.field(
+        default=DEFAULT_MAILBOX_SIZE, validator=_count("limits.mailbox_size", 1)
+    )
+    close_grace_period: float = attrs.field(
+        default=DEFAULT_CLOSE_GRACE_PERIOD,
+        converter=_to_float,
+        validator=_seconds("limits.close_grace_period"),
+    )
+    cancel_timeout: float = attrs.field(
+        default=DEFAULT_CANCEL_TIMEOUT,
+        converter=_to_float,
+        validator=_seconds("limits.cancel_timeout"),
+    )
+    wait_default_seconds: float = attrs.field(
+        default=DEFAULT_WAIT_SECONDS,
+        converter=_to_float,
+        validator=_seconds("limits.wait_default_seconds"),
+    )
+    wait_min_seconds: float = attrs.field(
+        default=DEFAULT_WAIT_MIN_SECONDS,
+        converter=_to_float,
+        validator=_seconds("limits.wait_min_seconds"),
+    )
+    wait_max_seconds: float = attrs.field(
+        default=DEFAULT_WAIT_MAX_SECONDS,
+        converter=_to_float,
+        validator=_seconds("limits.wait_max_seconds"),
+    )
+    max_turns: int = attrs.field(default=DEFAULT_MAX_TURNS, validator=_count("limits.max_turns", 1))
+    max_time_seconds: float = attrs.field(
+        default=DEFAULT_MAX_TIME_SECONDS,
+        converter=_to_float,
+        validator=_seconds("limits.max_time_seconds"),
+    )
+    grace_period_seconds: float = attrs.field(
+        default=DEFAULT_GRACE_PERIOD_SECONDS,
+        converter=_to_float,
+        validator=_seconds("limits.grace_period_seconds"),
+    )
+
+    def __attrs_post_init__(self) -> None:
+        low, default, high = self.wait_min_seconds, self.wait_default_seconds, self.wait_max_seconds
+        keys = ("limits.wait_min_seconds", "limits.wait_default_seconds", "limits.wait_max_seconds")
+        if low > high:
+            _fail(
+                "limits.wait_max_seconds",
+                f"a number of seconds no smaller than wait_min_seconds ({low:g})",
+                high,
+                related=(keys[0],),
+            )
+        if not low <= default <= high:
+            _fail(
+                "limits.wait_default_seconds",
+                f"a number of seconds between wait_min_seconds ({low:g}) "
+                f"and wait_max_seconds ({high:g})",
+                default,
+                related=(keys[0], keys[2]),
+            )
+
+    def clamp_wait(self, timeout: float | None) -> float:
+        """The ``wait`` tool's effective timeout for the ``timeout`` a model asked for."""
+        if timeout is None or not _is_number(timeout) or math.isnan(timeout):
+            return self.wait_default_seconds
+        return min(max(float(timeout), self.wait_min_seconds), self.wait_max_seconds)
+
+
+@attrs.frozen(kw_only=True)
+class TranscriptsConfig:
+    """Whether transcripts are written, how long they are kept, and what a write error does."""
+
+    enabled: bool = attrs.field(default=True, validator=_flag("transcripts.enabled"))
+    retention_days: int = attrs.field(
+        default=DEFAULT_RETENTION_DAYS, validator=_count("transcripts.retention_days", 1)
+    )
+    on_disk_error: DiskErrorPolicy = attrs.field(
+        default="memory",
+        converter=_to_lower,
+        validator=_choice("transcripts.on_disk_error", _DISK_ERROR_POLICIES),
+    )
+
+
+@attrs.frozen(kw_only=True)
+class LoggingConfig:
+    """Where log lines go: a JSON-lines file under the state folder, and stderr.
+
+    ``file_level`` filters the file, ``stderr_level`` the readable lines on
+    stderr (``warning``; ``info`` with ``-v``, ``debug`` with ``-vv``).
+    """
+
+    json_file: bool = attrs.field(default=True, validator=_flag("logging.json_file"))
+    file_level: LogLevel = attrs.field(
+        default="info", converter=_to_lower, validator=_choice("logging.file_level", LOG_LEVELS)
+    )
+    stderr_level: LogLevel = attrs.field(
+        default="warning",
+        converter=_to_lower,
+        validator=_choice("logging.stderr_level", LOG_LEVELS),
+    )
+
+
+def _default_state_dir() -> Path:
+    return DEFAULT_STATE_DIR.expanduser()
+
+
+def _read_only(value: Mapping[str, str]) -> Mapping[str, str]:
+    return types.MappingProxyType(dict(value))
+
+
+def _texts(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class RuntimeConfig:
+    """Everything the runtime is configured with; build one with :func:`load_config`.
+
+    Built directly, it takes the same values (``RuntimeConfig(limits=LimitsConfig(
+    max_threads=4))``); a wrong one raises :class:`ConfigError` whose origin is
+    ``code``. ``sources`` maps each dotted key (as in :meth:`flat`) to where
+    its value came from (``default``, a file path, ``env SUBAGENTS_X`` or
+    ``code``); it is filled by :func:`load_config` and empty otherwise.
+    ``warnings`` lists environment variables that name no setting, and
+    settings files that were not read (a directory, a FIFO...), one line each.
+    ``project`` says whether the project folder was trusted and which of its
+    settings were left out because it was not (``None`` when built directly:
+    code is trusted).
+    """
+
+    limits: LimitsConfig = attrs.field(factory=LimitsConfig)
+    state_dir: Path = attrs.field(
+        factory=_default_state_dir, converter=_to_path, validator=_check_state_dir
+    )
+    provider: ProviderChoice = attrs.field(
+        default="auto", converter=_to_lower, validator=_choice("provider", _PROVIDERS)
+    )
+    model: str | None = attrs.field(default=None, validator=_check_model)
+    model_aliases: Mapping[str, str] = attrs.field(
+        factory=dict, converter=_to_mapping, validator=_check_aliases, hash=False
+    )
+    hooks: Mapping[str, Any] = attrs.field(
+        factory=dict, converter=_to_mapping, validator=_check_hooks, hash=False
+    )
+    trusted_sources: frozenset[str] = attrs.field(
+        default=DEFAULT_TRUSTED_SOURCES, converter=_to_frozenset, validator=_check_sources
+    )
+    nicknames: tuple[str, ...] | None = attrs.field(
+        default=None, converter=_to_names, validator=_check_nicknames
+    )
+    env_passthrough: frozenset[str] = attrs.field(
+        default=DEFAULT_ENV_PASSTHROUGH, converter=_to_frozenset, validator=_check_passthrough
+    )
+    transcripts: TranscriptsConfig = attrs.field(factory=TranscriptsConfig)
+    logging: LoggingConfig = attrs.field(factory=LoggingConfig)
+    sources: Mapping[str, str] = attrs.field(
+        factory=dict, converter=_read_only, eq=False, hash=False, repr=False
+    )
+    warnings: tuple[str, ...] = attrs.field(
+        default=(), converter=_texts, eq=False, hash=False, repr=False
+    )
+    project: ProjectTrust | None = attrs.field(default=None, eq=False, hash=False, repr=False)
+
+    def supervisor_config(self) -> SupervisorConfig:
+        """The supervisor's settings: the limits it enforces and the nickname pool."""
+        limits = self.limits
+        config = SupervisorConfig(
+            max_threads=limits.max_threads,
+            max_depth=limits.max_depth,
+            mailbox_size=limits.mailbox_size,
+            close_grace_period=limits.close_grace_period,
+            cancel_timeout=limits.cancel_timeout,
+        )
+        return config if self.nicknames is None else attrs.evolve(config, nicknames=self.nicknames)
+
+    def run_limits(self) -> Limits:
+        """The agent loop's default limits (a definition's own limits take precedence)."""
+        return Limits(
+            max_turns=self.limits.max_turns,
+            max_time_seconds=self.limits.max_time_seconds,
+            grace_period_seconds=self.limits.grace_period_seconds,
+        )
+
+    def alias_table(self) -> ModelAliases:
+        """The shipped alias table with this configuration's ``model_aliases`` applied."""
+        return ModelAliases().with_overrides(self.model_aliases)
+
+    def trust_policy(self) -> TrustPolicy:
+        """Which definition sources may be given tools that write or execute."""
+        policy: TrustPolicy = TrustPolicy(cast(Any, self.trusted_sources))
+        return policy
+
+    def global_hooks(self) -> tuple[Hook, ...]:
+        """The configured hooks, ready for a :class:`~subagents.runtime.HookRunner`."""
+        return hooks_from_settings({"hooks": self.hooks})
+
+    def resolved_provider(
+        self, env: Mapping[str, str] | None = None
+    ) -> Literal["scripted", "anthropic"]:
+        """``provider`` with ``auto`` decided: ``anthropic`` when ``ANTHROPIC_API_KEY`` is set."""
+        if self.provider != "auto":
+            return self.provider
+        env = os.environ if env is None else env
+        return "anthropic" if env.get(API_KEY_ENV, "").strip() else "scripted"
+
+    @property
+    def logs_dir(self) -> Path:
+        """Where the JSON-lines log of each session goes."""
+        return self.state_dir / "logs"
+
+    @property
+    def sessions_dir(self) -> Path:
+        """Where each session's transcripts go (``<sessions_dir>/<session_id>/...``)."""
+        return self.state_dir / "sessions"
+
+    def flat(self) -> dict[str, Any]:
+        """Every setting as ``dotted key -> plain value`` (lists, dicts, text), in file order.
+
+        ``model_aliases`` and ``hooks`` give one key per alias and per event.
+        """
+        out: dict[str, Any] = {}
+        for field in attrs.fields(RuntimeConfig):
+            if field.name in ("sources", "warnings", "project"):
+                continue
+            value = getattr(self, field.name)
+            if field.name in _SECTIONS:
+                for sub in attrs.fields(type(value)):
+                    out[f"{field.name}.{sub.name}"] = _plain(getattr(value, sub.name))
+            elif field.name in _TABLES:
+                for name, item in value.items():
+                    out[f"{field.name}.{name}"] = _plain(item)
+            else:
+                out[field.name] = _plain(value)
+        return out
+
+
+# --------------------------------------------------------------------------- the schema
+
+_SECTIONS: Final[Mapping[str, type]] = types.MappingProxyType(
+    {"limits": LimitsConfig, "transcripts": TranscriptsConfig, "logging": LoggingConfig}
+)
+#: Free tables: merged entry by entry (aliases) or concatenated per entry (hooks).
+_TABLES: Final = ("model_aliases", "hooks")
+_SCALARS: Final = (
+    "state_dir",
+    "provider",
+    "model",
+    "trusted_sources",
+    "nicknames",
+    "env_passthrough",
+)
+_TOP_KEYS: Final = (*_SCALARS, *_TABLES, *_SECTIONS)
+
+
+def _section_keys(section: str) -> tuple[str, ...]:
+    return tuple(f.name for f in attrs.fields(_SECTIONS[section]))

@@ -1,0 +1,141 @@
+"""``SubagentStart`` and ``SubagentStop`` around one agent run, each fired exactly once.
+
+:func:`subagent_run_hooks` wraps a run in an ``async with`` block that fires
+the start hooks on entry and the stop hooks on every way out, shielded from
+an outer cancellation; :class:`SubagentRunHooks` is what it learned. A stop
+hook that exits 2 sends the agent on (at most :data:`MAX_STOP_BLOCKS` times).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import final
+
+import msgspec
+import trio
+
+from subagents.runtime._hooks.commands import HookEvent, HookPayload
+from subagents.runtime._hooks.runner import HookRunner
+from subagents.runtime._hooks.values import Hook, HookOutcome
+
+__all__ = [
+    "DEFAULT_STOP_HOOKS_GRACE",
+    "MAX_STOP_BLOCKS",
+    "SubagentRunHooks",
+    "subagent_run_hooks",
+]
+
+#: Seconds ``SubagentStop`` hooks get when the run ends by cancellation or Ctrl-C.
+DEFAULT_STOP_HOOKS_GRACE = 5.0
+
+#: How many times ``SubagentStop`` hooks may block one activation's stop (exit 2)
+#: before the agent stops anyway: a hook that always blocks cannot loop forever.
+MAX_STOP_BLOCKS = 3
+
+
+@final
+class SubagentRunHooks:
+    """What :func:`subagent_run_hooks` learned: ``start`` at entry, ``stop`` after exit.
+
+    :attr:`context` is the ``SubagentStart`` text to add to the agent's context.
+    ``stop`` is ``None`` until the ``async with`` block has been left, or until
+    :meth:`finish` fired the stop hooks for a run that ended normally.
+    """
+
+    __slots__ = ("_fire_stop", "blocked", "start", "stop")
+
+    def __init__(self, fire_stop: Callable[[], Awaitable[HookOutcome]] | None = None) -> None:
+        self.start = HookOutcome(HookEvent.SUBAGENT_START)
+        self.stop: HookOutcome | None = None
+        self.blocked = 0
+        self._fire_stop = fire_stop
+
+    async def finish(self) -> HookOutcome | None:
+        """Fire ``SubagentStop`` now, for a run that ended normally.
+
+        Returns the outcome when a hook blocked the stop (exit 2): the agent
+        should go on with its ``feedback_text``, and the stop hooks fire again
+        when it next ends (with ``stop_hook_active`` set). After
+        :data:`MAX_STOP_BLOCKS` blocks, or when nothing blocked, it returns
+        ``None``: the agent stops, and leaving the ``async with`` block fires
+        nothing more.
+        """
+        if self._fire_stop is None or self.stop is not None:
+            return None
+        self.stop = outcome = await self._fire_stop()
+        if outcome.feedback_text is None or self.blocked >= MAX_STOP_BLOCKS:
+            return None
+        self.blocked += 1
+        self.stop = None
+        return outcome
+
+    def __repr__(self) -> str:
+        return f"<SubagentRunHooks start={len(self.start.results)} stop={self.stop is not None}>"
+
+    @property
+    def context(self) -> str | None:
+        """``SubagentStart`` stdout for the agent's context, or ``None``."""
+        return self.start.feedback_text
+
+
+@contextlib.asynccontextmanager
+async def subagent_run_hooks(
+    runner: HookRunner,
+    payload_factory: Callable[[HookEvent], HookPayload],
+    *,
+    agent_hooks: Sequence[Hook] = (),
+    nickname: str = "",
+    stop_grace: float = DEFAULT_STOP_HOOKS_GRACE,
+) -> AsyncIterator[SubagentRunHooks]:
+    """Fire ``SubagentStart`` once on entry and ``SubagentStop`` once each time the agent stops.
+
+    The agent stops once, unless a stop hook blocks it: :meth:`SubagentRunHooks.finish`
+    fires the stop hooks early for a run that ended normally, and each block
+    (at most :data:`MAX_STOP_BLOCKS`) lets the agent go on and stop again.
+
+    ``payload_factory(event)`` builds each payload when it is needed, so the
+    ``SubagentStop`` one can carry the agent's final text. ``SubagentStop``
+    fires on every way out (normal, exception, cancellation, even a cancelled
+    ``SubagentStart``) inside a shielded scope, so an outer cancellation cannot
+    cut it short; when the run ends by cancellation or ``KeyboardInterrupt``
+    its hooks get at most ``stop_grace`` seconds, otherwise their own timeouts.
+    """
+
+    async def fire_stop(urgent: bool = False) -> HookOutcome:
+        deadline = trio.current_time() + stop_grace if urgent else math.inf
+        payload = payload_factory(HookEvent.SUBAGENT_STOP)
+        if run.blocked:
+            payload = msgspec.structs.replace(payload, stop_hook_active=True)
+        return await runner.fire(
+            HookEvent.SUBAGENT_STOP,
+            payload,
+            agent_hooks=agent_hooks,
+            deadline=deadline,
+            nickname=nickname,
+        )
+
+    run = SubagentRunHooks(fire_stop)
+
+    async def stop(urgent: bool) -> None:
+        if run.stop is None:  # not fired already by finish()
+            with trio.CancelScope(shield=True):
+                run.stop = await fire_stop(urgent)
+
+    start_payload = payload_factory(HookEvent.SUBAGENT_START)
+    try:
+        run.start = await runner.fire(
+            HookEvent.SUBAGENT_START,
+            start_payload,
+            agent_hooks=agent_hooks,
+            nickname=nickname,
+        )
+        yield run
+    except BaseException as exc:
+        # Re-raised below: this only learns how the run ended.
+        cancelled = trio.current_effective_deadline() == -math.inf
+        await stop(cancelled or isinstance(exc, KeyboardInterrupt))
+        raise
+    else:
+        await stop(False)

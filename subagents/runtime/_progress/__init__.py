@@ -1,0 +1,7 @@
+"""Progress: what every agent of a run is doing, read off the event bus.
+
+:mod:`.tracker` follows the bus into a :class:`~subagents.runtime.ProgressTracker`;
+:mod:`.tree` keeps the agents as a tree with per-subtree tallies; :mod:`.values`
+holds the frozen snapshots it hands out; :mod:`.text` words a status or a tool
+call for people (the live view, the plain printer and the report use it).
+"""

@@ -1,0 +1,261 @@
+"""The tracker's records of agents, linked into a tree, with subtree totals kept up to date.
+
+:class:`AgentTree` is the part of the
+:class:`~subagents.runtime.ProgressTracker` that knows who is whose child: one
+:class:`Node` per agent, the roots (and the orphans waiting for a parent not
+seen yet), each node's own counters and its subtree's as :class:`Tally`
+values, and dropping agents (forgetting and eviction) so that their work stays
+in their ancestors' totals. Folding events into it is the tracker's job.
+"""
+
+from __future__ import annotations
+
+import collections
+
+from subagents.actors import PENDING_INIT, Event, Status, is_final
+from subagents.runtime._progress.values import ACTIVITY_LIMIT, Activity
+from subagents.runtime._providers.base import Usage
+
+__all__ = ["AgentTree", "Node", "Tally"]
+
+
+class Tally:
+    """Mutable counters: an agent's own, or its subtree's."""
+
+    __slots__ = (
+        "agents",
+        "cache_read",
+        "cache_write",
+        "input",
+        "output",
+        "running",
+        "tool_uses",
+        "turns",
+    )
+
+    def __init__(self) -> None:
+        self.turns = 0
+        self.tool_uses = 0
+        self.input = 0
+        self.output = 0
+        self.cache_read = 0
+        self.cache_write = 0
+        self.agents = 0
+        self.running = 0
+
+    def add(self, delta: Tally, sign: int = 1) -> None:
+        self.turns += sign * delta.turns
+        self.tool_uses += sign * delta.tool_uses
+        self.input += sign * delta.input
+        self.output += sign * delta.output
+        self.cache_read += sign * delta.cache_read
+        self.cache_write += sign * delta.cache_write
+        self.agents += sign * delta.agents
+        self.running += sign * delta.running
+
+    def usage(self) -> Usage:
+        return Usage(self.input, self.output, self.cache_read, self.cache_write)
+
+
+class Node:
+    """What the tracker knows about one agent."""
+
+    __slots__ = (
+        "activities",
+        "agent_id",
+        "children",
+        "depth",
+        "ended_at",
+        "grace",
+        "inflight",
+        "label",
+        "live",
+        "nickname",
+        "own",
+        "parent",
+        "parent_id",
+        "phase",
+        "reason",
+        "run",
+        "started_at",
+        "status",
+        "sub",
+    )
+
+    def __init__(self, event: Event, label: str) -> None:
+        self.agent_id = event.agent_id
+        self.nickname = event.nickname
+        self.label = label
+        self.parent_id = event.parent_id
+        self.depth = event.depth
+        self.status: Status = PENDING_INIT
+        self.live = True
+        self.started_at = event.time
+        self.ended_at: float | None = None
+        self.parent: Node | None = None
+        self.children: dict[str, Node] = {}
+        self.own = Tally()
+        # The current run's counters, as far as the events seen tell; ``own``
+        # includes them. A run's counters only grow, so a new run is recognised
+        # when they would shrink, and then they restart from zero.
+        self.run = Tally()
+        self.sub = Tally()
+        self.activities: collections.deque[Activity] = collections.deque(maxlen=ACTIVITY_LIMIT)
+        self.inflight: dict[str, str] = {}
+        self.phase = ""
+        self.grace = False
+        self.reason = ""
+
+    def note(self, when: float, text: str) -> None:
+        self.activities.append(Activity(when, text))
+
+
+class AgentTree:
+    """The agents a tracker holds, as a tree: nodes, roots, orphans and eviction order.
+
+    ``max_agents`` bounds how many agents it keeps; past it the longest
+    finished (and childless) agents are dropped first.
+    """
+
+    __slots__ = (
+        "_evicted",
+        "_finished_leaves",
+        "_forgotten",
+        "_nodes",
+        "_orphans",
+        "_roots",
+        "max_agents",
+    )
+
+    def __init__(self, max_agents: int) -> None:
+        self.max_agents = max_agents
+        self._nodes: dict[str, Node] = {}
+        self._roots: dict[str, Node] = {}
+        # Roots whose parent has not been seen yet, by that parent's id.
+        self._orphans: dict[str, dict[str, None]] = {}
+        # Final agents without tracked children, longest such first: eviction order.
+        self._finished_leaves: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self._forgotten = 0
+        self._evicted = 0
+
+    # -- forgetting ---------------------------------------------------------------
+
+    def forget(self, agent_id: str) -> bool:
+        """Drop ``agent_id`` and its tracked subtree; ``False`` if it was not tracked.
+
+        Meant for closed agents. Their work stays in their ancestors' subtree
+        totals. An agent forgotten while still live comes back (without its
+        earlier counters) if it publishes again.
+        """
+        node = self._nodes.get(agent_id)
+        if node is None:
+            return False
+        self._forgotten += self._remove(node)
+        return True
+
+    def _remove(self, node: Node) -> int:
+        """Drop ``node`` and its subtree, keeping their work in the ancestors; how many went."""
+        parent = node.parent
+        if parent is not None:
+            del parent.children[node.agent_id]
+            if node.sub.running:
+                gone = Tally()
+                gone.running = node.sub.running
+                self._add_up(parent, gone, -1)
+            self._refresh_leaf(parent)
+        else:
+            del self._roots[node.agent_id]
+            if node.parent_id is not None:
+                waiting = self._orphans.get(node.parent_id)
+                if waiting is not None:
+                    waiting.pop(node.agent_id, None)
+                    if not waiting:
+                        del self._orphans[node.parent_id]
+        count = 0
+        stack = [node]
+        while stack:
+            gone_node = stack.pop()
+            del self._nodes[gone_node.agent_id]
+            self._finished_leaves.pop(gone_node.agent_id, None)
+            stack.extend(gone_node.children.values())
+            count += 1
+        return count
+
+    def _evict(self, keep: Node) -> None:
+        """Drop agents past ``max_agents``: the longest finished first, never ``keep``."""
+        while len(self._nodes) > self.max_agents:
+            victim: Node | None = None
+            for agent_id in self._finished_leaves:
+                if agent_id != keep.agent_id:
+                    victim = self._nodes[agent_id]
+                    break
+            if victim is None:
+                victim = next(
+                    (n for n in self._nodes.values() if not n.children and n is not keep), None
+                )
+            if victim is None:  # only ``keep`` and its ancestors are left
+                return
+            self._evicted += self._remove(victim)
+
+    def _refresh_leaf(self, node: Node) -> None:
+        if is_final(node.status) and not node.children:
+            if node.agent_id not in self._finished_leaves:
+                self._finished_leaves[node.agent_id] = None
+        else:
+            self._finished_leaves.pop(node.agent_id, None)
+
+    # -- growing ------------------------------------------------------------------
+
+    def _add_up(self, node: Node | None, delta: Tally, sign: int = 1) -> None:
+        """Add ``delta`` to the subtree totals of ``node`` and every ancestor."""
+        while node is not None:
+            node.sub.add(delta, sign)
+            node = node.parent
+
+    def _work(self, node: Node, delta: Tally) -> None:
+        """Count ``delta`` (never negative) as the agent's own work, and its ancestors'."""
+        node.own.add(delta)
+        node.run.add(delta)
+        self._add_up(node, delta)
+
+    def _node(self, event: Event, label: str = "") -> Node:
+        """The record of the event's agent, created if this is the first event seen about it."""
+        node = self._nodes.get(event.agent_id)
+        if node is not None:
+            return node
+        node = Node(event, label)
+        self._nodes[node.agent_id] = node
+        parent = None if event.parent_id is None else self._nodes.get(event.parent_id)
+        if parent is not None and not self._is_ancestor_or_self(node, parent):
+            node.parent = parent
+            parent.children[node.agent_id] = node
+            self._finished_leaves.pop(parent.agent_id, None)
+        else:
+            self._roots[node.agent_id] = node
+            if event.parent_id is not None:
+                self._orphans.setdefault(event.parent_id, {})[node.agent_id] = None
+        itself = Tally()
+        itself.agents = 1
+        itself.running = 1
+        self._add_up(node, itself)
+        for orphan_id in self._orphans.pop(node.agent_id, {}):
+            orphan = self._nodes[orphan_id]
+            if self._is_ancestor_or_self(orphan, node):
+                continue
+            del self._roots[orphan_id]
+            orphan.parent = node
+            node.children[orphan_id] = orphan
+            self._add_up(node, orphan.sub)
+        if len(self._nodes) > self.max_agents:
+            self._evict(node)
+        return node
+
+    @staticmethod
+    def _is_ancestor_or_self(candidate: Node, node: Node) -> bool:
+        """Whether ``candidate`` is ``node`` or above it (guards against cycles in bad input)."""
+        walker: Node | None = node
+        while walker is not None:
+            if walker is candidate:
+                return True
+            walker = walker.parent
+        return False

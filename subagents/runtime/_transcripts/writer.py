@@ -1,0 +1,451 @@
+"""The transcript writer: every message and result of one agent, appended to its file.
+
+The file and its line records are described in
+:mod:`subagents.runtime._transcripts.records`.
+
+A :class:`TranscriptWriter` opens the file in append mode, writes the
+:class:`MetaRecord` first, then one line per message and per run result, each
+handed to the OS at once (unbuffered); a result line is also ``fsync``-ed, so
+it is on disk before the caller publishes the completion. A resumed agent gets
+a new writer on the same file, which appends a second meta line and goes on
+with the message numbers (after ending a torn last line with a newline, so no
+new line is glued to it). Nothing is ever truncated or rewritten.
+
+The writer is synchronous on purpose: a line is one small ``write`` (and one
+``fstat`` that notices a deleted file), which costs less than a trip to a
+worker thread, and a synchronous call can still write the result while the
+agent's scope is being cancelled, where an ``await`` could not.
+
+A disk error (``ENOSPC``, ``EACCES``, ``ENOENT`` after the state directory was
+removed...) follows the writer's policy: ``"memory"`` keeps the following lines
+in a bounded buffer, reports the error once and lets the run go on
+(:meth:`TranscriptWriter.retry`, and ``close`` once, try to move them back to
+the file); ``"stop"`` raises :class:`TranscriptWriteError`. Reading back is in
+:mod:`subagents.runtime._transcripts.load`; the errors are in
+:mod:`subagents.runtime._exceptions`, and opening and appending to the
+file itself in :mod:`subagents.runtime._transcripts.file`.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import errno
+import io
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, final
+
+import attrs
+import msgspec
+
+from subagents.runtime._config.defaults import DiskErrorPolicy
+from subagents.runtime._exceptions import TranscriptError, TranscriptWriteError
+from subagents.runtime._messages import Conversation, Message
+from subagents.runtime._result import AgentResult
+from subagents.runtime._transcripts.file import (
+    TranscriptFile,
+    _is_empty,
+    _needs_newline,
+    _write_all,
+    open_append,
+)
+from subagents.runtime._transcripts.lock import lock_file, this_host
+from subagents.runtime._transcripts.records import (
+    FinalStatus,
+    MessageRecord,
+    MetaRecord,
+    ResultRecord,
+    TranscriptRecord,
+)
+
+if TYPE_CHECKING:
+    from subagents.runtime._transcripts.load import Transcript
+
+__all__ = [
+    "DEFAULT_MAX_BUFFERED_LINES",
+    "TranscriptWriter",
+    "TranscriptWriterStatistics",
+]
+
+#: Lines a writer keeps in memory after a disk error (policy ``"memory"``).
+DEFAULT_MAX_BUFFERED_LINES: Final = 10_000
+
+
+_encoder = msgspec.json.Encoder()
+
+
+def _line(record: TranscriptRecord) -> bytes:
+    return _encoder.encode(record) + b"\n"
+
+
+# -- the writer ----------------------------------------------------------------------
+
+
+@attrs.frozen
+class TranscriptWriterStatistics:
+    """A writer's counters: lines on disk, lines held in memory, lines dropped, its error."""
+
+    lines_written: int
+    lines_buffered: int
+    lines_dropped: int
+    in_memory: bool
+    closed: bool
+    error: TranscriptWriteError | None
+
+
+_META: Final = 0
+_MESSAGE: Final = 1
+_RESULT: Final = 2
+
+
+@final
+class TranscriptWriter:
+    """Appends one agent's records to its transcript file, one flushed line each.
+
+    ``next_seq`` and ``runs`` continue the numbering of a resumed agent and
+    ``synced`` counts the conversation's messages already in the file (see
+    :meth:`resume`). ``on_disk_error`` is the policy on a disk error (see the
+    module docstring); under ``"memory"``, ``on_report`` is called once with the
+    :class:`TranscriptWriteError` and up to ``max_buffered_lines`` lines are held
+    (the oldest message lines are dropped first, the meta and result lines
+    last). ``opener`` opens the file (tests inject failing files); ``lock``,
+    when given, is the transcript opened read-only and locked by a resume's
+    claim: the writer holds it until its own file holds the lock (or until it
+    is closed, when the file never opened).
+
+    The writer holds the file's lock (:mod:`subagents.runtime._transcripts.lock`)
+    as long as the file is open: a second writer of the same transcript, in
+    this process or another, cannot open it, and treats it as a file it cannot
+    write. Its meta line records this process's pid and host, the holder's
+    name in a refused resume.
+    """
+
+    __slots__ = (
+        "_buffer",
+        "_closed",
+        "_dropped",
+        "_error",
+        "_failed",
+        "_file",
+        "_fsync",
+        "_held",
+        "_max_buffered",
+        "_meta",
+        "_next_seq",
+        "_on_report",
+        "_opener",
+        "_path",
+        "_policy",
+        "_runs",
+        "_synced",
+        "_written",
+    )
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        meta: MetaRecord,
+        *,
+        next_seq: int = 0,
+        runs: int = 0,
+        synced: int = 0,
+        on_disk_error: DiskErrorPolicy = "memory",
+        on_report: Callable[[TranscriptWriteError], object] | None = None,
+        max_buffered_lines: int = DEFAULT_MAX_BUFFERED_LINES,
+        fsync_results: bool = True,
+        opener: Callable[[Path], TranscriptFile] = open_append,
+        lock: io.FileIO | None = None,
+    ) -> None:
+        if on_disk_error not in ("memory", "stop"):
+            raise TranscriptError(
+                f"on_disk_error must be 'memory' or 'stop' (got {on_disk_error!r})."
+            )
+        if max_buffered_lines < 2:
+            raise TranscriptError(
+                f"max_buffered_lines must be at least 2 (got {max_buffered_lines!r})."
+            )
+        self._path = Path(path)
+        self._meta = msgspec.structs.replace(
+            meta, time=time.time(), pid=os.getpid(), host=this_host()
+        )
+        self._next_seq = next_seq
+        self._runs = runs
+        self._synced = synced
+        self._policy: DiskErrorPolicy = on_disk_error
+        self._on_report = on_report
+        self._max_buffered = max_buffered_lines
+        self._fsync = fsync_results
+        self._opener = opener
+        self._file: TranscriptFile | None = None
+        self._buffer: collections.deque[tuple[int, bytes]] = collections.deque()
+        self._error: TranscriptWriteError | None = None
+        self._failed: TranscriptWriteError | None = None
+        self._closed = False
+        self._written = 0
+        self._dropped = 0
+        line = _line(self._meta)
+        self._held = lock
+        try:
+            if lock is None:
+                self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._file = self._open()
+        except OSError as exc:
+            self._fault(exc, _META, line)
+        else:
+            self._emit(_META, line)
+
+    @classmethod
+    def resume(
+        cls,
+        transcript: Transcript,
+        *,
+        meta: MetaRecord | None = None,
+        on_disk_error: DiskErrorPolicy = "memory",
+        on_report: Callable[[TranscriptWriteError], object] | None = None,
+        max_buffered_lines: int = DEFAULT_MAX_BUFFERED_LINES,
+        fsync_results: bool = True,
+        opener: Callable[[Path], TranscriptFile] = open_append,
+        lock: io.FileIO | None = None,
+    ) -> TranscriptWriter:
+        """A writer that goes on with a loaded transcript, in the same file.
+
+        It appends a new meta line (``meta``, by default the transcript's own:
+        pass one with another ``model`` when the resumed agent runs on another
+        model) and numbers messages and runs after the transcript's. ``lock``
+        is the file :func:`~subagents.runtime._transcripts.lock.claim_transcript`
+        opened and locked before the transcript was read (the writer owns it).
+        """
+        return cls(
+            transcript.path,
+            transcript.meta if meta is None else meta,
+            next_seq=transcript.next_seq,
+            runs=transcript.runs,
+            synced=len(transcript.messages),
+            on_disk_error=on_disk_error,
+            on_report=on_report,
+            max_buffered_lines=max_buffered_lines,
+            fsync_results=fsync_results,
+            opener=opener,
+            lock=lock,
+        )
+
+    @property
+    def path(self) -> Path:
+        """The transcript file."""
+        return self._path
+
+    @property
+    def meta(self) -> MetaRecord:
+        """The meta record this writer wrote first."""
+        return self._meta
+
+    @property
+    def next_seq(self) -> int:
+        """The ``seq`` the next message gets."""
+        return self._next_seq
+
+    @property
+    def runs(self) -> int:
+        """The highest run number written so far."""
+        return self._runs
+
+    @property
+    def in_memory(self) -> bool:
+        """Whether lines go to the in-memory buffer (after a disk error, policy ``"memory"``)."""
+        return self._file is None and self._failed is None and not self._closed
+
+    @property
+    def error(self) -> TranscriptWriteError | None:
+        """The disk error that sent the writer to memory (``None`` while on disk)."""
+        return self._error
+
+    def buffered(self) -> tuple[bytes, ...]:
+        """The lines held in memory, oldest first, each with its newline."""
+        return tuple(line for _, line in self._buffer)
+
+    def statistics(self) -> TranscriptWriterStatistics:
+        """The writer's counters now."""
+        return TranscriptWriterStatistics(
+            lines_written=self._written,
+            lines_buffered=len(self._buffer),
+            lines_dropped=self._dropped,
+            in_memory=self.in_memory,
+            closed=self._closed,
+            error=self._error or self._failed,
+        )
+
+    def append_message(self, message: Message) -> int:
+        """Write ``message`` as the next line; returns its ``seq``."""
+        seq = self._next_seq
+        record = MessageRecord(agent_id=self._meta.agent_id, seq=seq, message=message)
+        self._emit(_MESSAGE, _line(record))
+        self._next_seq = seq + 1
+        self._synced += 1
+        return seq
+
+    def append_new(self, conversation: Conversation) -> int:
+        """Write the messages of ``conversation`` this writer has not written yet; returns how many.
+
+        The writer counts the messages it wrote (and, when resumed, those of
+        the transcript), so calling this after every change of the conversation
+        writes each message once.
+        """
+        new = conversation[self._synced :]
+        for message in new:
+            self.append_message(message)
+        return len(new)
+
+    def append_result(
+        self, result: AgentResult, *, status: FinalStatus | None = None, run: int | None = None
+    ) -> ResultRecord:
+        """Write how a run ended, and ``fsync`` it, before the caller announces the completion.
+
+        ``run`` defaults to the run after the last one written; ``status`` to
+        the kernel's (``completed`` for ``goal``, ``shutdown`` for ``aborted``,
+        ``errored`` otherwise).
+        """
+        number = self._runs + 1 if run is None else run
+        record = ResultRecord.from_result(
+            result, agent_id=self._meta.agent_id, run=number, status=status
+        )
+        self._emit(_RESULT, _line(record))
+        self._runs = max(self._runs, number)
+        return record
+
+    def retry(self) -> bool:
+        """Try once to move the lines held in memory to the file; returns whether it is on disk.
+
+        The file is reopened only if its folder still exists: a state directory
+        removed during the run is not recreated. A file that was removed alone
+        is started again with a meta line, so it stays loadable.
+        """
+        if self._file is not None or self._failed is not None or self._closed:
+            return self._file is not None
+        if not self._path.parent.is_dir():
+            return False
+        if not (self._buffer and self._buffer[0][0] == _META) and _is_empty(self._path):
+            self._meta = msgspec.structs.replace(self._meta, time=time.time())
+            self._hold(_META, _line(self._meta))
+            self._buffer.rotate(1)
+        try:
+            file = self._open()
+        except OSError:
+            return False
+        self._file = file
+        while self._buffer:
+            kind, line = self._buffer[0]
+            try:
+                self._put(file, kind, line)
+            except OSError:
+                self._drop_file()
+                return False
+            self._buffer.popleft()
+            self._written += 1
+        self._error = None
+        return True
+
+    def close(self) -> None:
+        """Close the file, first trying once to write lines held in memory; idempotent."""
+        if self._closed:
+            return
+        if self._buffer:
+            self.retry()
+        self._drop_file()
+        held, self._held = self._held, None
+        if held is not None:
+            held.close()
+        self._closed = True
+
+    def __enter__(self) -> TranscriptWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "in memory" if self.in_memory else "on disk"
+        return f"<TranscriptWriter {self._path} {state}, {self._written} lines written>"
+
+    # -- internals ------------------------------------------------------------------
+
+    def _open(self) -> TranscriptFile:
+        """The file opened and locked, ended by a newline if torn.
+
+        A lock held from a resume's claim is let go just before the new file
+        takes it; should another runtime take it in between, this file is
+        refused (``EAGAIN``) and the lines stay in memory: never two writers.
+        """
+        file = self._opener(self._path)
+        held, self._held = self._held, None
+        if held is not None:
+            held.close()
+        lock_file(file, self._path)
+        try:
+            if _needs_newline(self._path):
+                _write_all(file, b"\n")
+        except BaseException:
+            file.close()
+            raise
+        return file
+
+    def _put(self, file: TranscriptFile, kind: int, line: bytes) -> None:
+        _write_all(file, line)
+        fd = file.fileno()
+        if os.fstat(fd).st_nlink == 0:
+            raise FileNotFoundError(
+                errno.ENOENT, "the transcript file was deleted", str(self._path)
+            )
+        if kind == _RESULT and self._fsync:
+            os.fsync(fd)
+
+    def _emit(self, kind: int, line: bytes) -> None:
+        if self._closed:
+            raise TranscriptError(
+                f"The transcript writer of {self._path} is closed; open a new one "
+                "(TranscriptWriter.resume) to go on writing."
+            )
+        if self._failed is not None:
+            raise TranscriptWriteError(self._path, self._failed.os_error, "stop")
+        if self._file is None:
+            self._hold(kind, line)
+            return
+        try:
+            self._put(self._file, kind, line)
+        except OSError as exc:
+            self._fault(exc, kind, line)
+            return
+        self._written += 1
+
+    def _fault(self, exc: OSError, kind: int, line: bytes) -> None:
+        self._drop_file()
+        error = TranscriptWriteError(self._path, exc, self._policy)
+        if self._policy == "stop":
+            self._failed = error
+            raise error from exc
+        self._error = error
+        self._hold(kind, line)
+        if self._on_report is not None:
+            self._on_report(error)
+
+    def _hold(self, kind: int, line: bytes) -> None:
+        buffer = self._buffer
+        if len(buffer) >= self._max_buffered:
+            victim = next((i for i, (k, _) in enumerate(buffer) if k == _MESSAGE), None)
+            if victim is None and kind == _MESSAGE:
+                self._dropped += 1
+                return
+            if victim is None:
+                victim = next(i for i, (k, _) in enumerate(buffer) if k == _RESULT)
+            del buffer[victim]
+            self._dropped += 1
+        buffer.append((kind, line))
+
+    def _drop_file(self) -> None:
+        file, self._file = self._file, None
+        if file is not None:
+            # Every line went to the OS by its own write: nothing is pending at close.
+            with contextlib.suppress(OSError):
+                file.close()
