@@ -70,20 +70,25 @@ from subagents.tools._lifecycle import (
     SEND_INPUT_WAIT_SECONDS,
     AgentHost,
     AgentReport,
-    SpawnedAgent,
-    WaitBounds,
-    format_agent_result,
-)
-from subagents.tools._lifecycle_args import (
     CloseAgentArgs,
+    CloseAgentTool,
     ResumeAgentArgs,
+    ResumeAgentTool,
     SendInputArgs,
+    SendInputTool,
     SpawnAgentArgs,
+    SpawnAgentTool,
+    SpawnedAgent,
     TaskArgs,
     TaskOutputArgs,
+    TaskOutputTool,
+    TaskTool,
     WaitArgs,
+    WaitBounds,
+    WaitTool,
+    format_agent_result,
+    lifecycle_tools,
 )
-from subagents.tools._lifecycle_tools import lifecycle_tools
 from subagents.tools._processes import RUN_MARKER_ENV, ProcessSweep, kill_group
 from subagents.tools._protocol import Tool, ToolFlags, ToolResult
 from subagents.tools._registry import ToolRegistry, validate_tool_name
@@ -99,14 +104,6 @@ from subagents.tools._secrets import (
     mask_text,
     secret_values,
 )
-from subagents.tools._spawn_agent_tools import (
-    CloseAgentTool,
-    ResumeAgentTool,
-    SendInputTool,
-    SpawnAgentTool,
-    WaitTool,
-)
-from subagents.tools._task_tools import TaskOutputTool, TaskTool
 from subagents.tools._validation import decode_arguments
 from subagents.tools._workspace import Workspace, WorkspacePath
 
