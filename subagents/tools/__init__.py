@@ -43,7 +43,6 @@ from subagents.tools._builtin import (
     run_command,
 )
 from subagents.tools._context import ToolContext
-from subagents.tools._definitions import tool_policy
 from subagents.tools._dispatch import ToolArguments, dispatch
 from subagents.tools._exceptions import (
     ToolArgumentsError,
@@ -65,6 +64,7 @@ from subagents.tools._filter import (
     decide,
     filter_tools,
     pattern_matches,
+    tool_policy,
 )
 from subagents.tools._lifecycle import (
     SEND_INPUT_WAIT_SECONDS,
