@@ -4,7 +4,7 @@ Every pattern runs on every engine in the same process and the same run,
 alternating engines repetition by repetition, over the same in-memory copy of
 this repository's text files (repeated up to ``--megabytes``). ``re`` and
 ``regex`` search line by line, as Grep did; ``re2`` runs Grep's own search
-(whole-line windows over the file's bytes, :func:`subagents.tools._grep._line_matches`).
+(whole-line windows over the file's bytes, :func:`subagents.tools._builtin.grep._line_matches`).
 It also checks, per engine, whether a worker thread matching one long text
 lets the main thread run (the GIL is released), and how long the hostile
 ``(a+)+$`` takes (``re`` is not run on it: it would not come back).
@@ -32,8 +32,8 @@ from typing import Any
 import re2
 import regex
 
-from subagents.tools._grep import _line_matches, _multiline_matches
-from subagents.tools._regex import compile_linear
+from subagents.tools._builtin.grep import _line_matches, _multiline_matches
+from subagents.tools._builtin.regex import compile_linear
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINES = ("re", "re2", "regex")

@@ -21,12 +21,29 @@ from subagents.tools._approval import (
     Approver,
     CallbackApprover,
 )
-from subagents.tools._bash import BashArgs, BashTool, CommandOutcome, run_command
-from subagents.tools._builtin import BUILTIN_TOOL_NAMES, builtin_registry, builtin_tools
+from subagents.tools._builtin import (
+    BUILTIN_TOOL_NAMES,
+    BashArgs,
+    BashTool,
+    CommandOutcome,
+    EditArgs,
+    EditTool,
+    GlobArgs,
+    GlobTool,
+    GrepArgs,
+    GrepTool,
+    LSArgs,
+    LSTool,
+    ReadArgs,
+    ReadTool,
+    WriteArgs,
+    WriteTool,
+    builtin_registry,
+    builtin_tools,
+    run_command,
+)
 from subagents.tools._context import ToolContext
-from subagents.tools._definitions import tool_policy
 from subagents.tools._dispatch import ToolArguments, dispatch
-from subagents.tools._edit import EditArgs, EditTool
 from subagents.tools._exceptions import (
     ToolArgumentsError,
     ToolError,
@@ -47,31 +64,33 @@ from subagents.tools._filter import (
     decide,
     filter_tools,
     pattern_matches,
+    tool_policy,
 )
-from subagents.tools._glob import GlobArgs, GlobTool
-from subagents.tools._grep import GrepArgs, GrepTool
 from subagents.tools._lifecycle import (
     SEND_INPUT_WAIT_SECONDS,
     AgentHost,
     AgentReport,
-    SpawnedAgent,
-    WaitBounds,
-    format_agent_result,
-)
-from subagents.tools._lifecycle_args import (
     CloseAgentArgs,
+    CloseAgentTool,
     ResumeAgentArgs,
+    ResumeAgentTool,
     SendInputArgs,
+    SendInputTool,
     SpawnAgentArgs,
+    SpawnAgentTool,
+    SpawnedAgent,
     TaskArgs,
     TaskOutputArgs,
+    TaskOutputTool,
+    TaskTool,
     WaitArgs,
+    WaitBounds,
+    WaitTool,
+    format_agent_result,
+    lifecycle_tools,
 )
-from subagents.tools._lifecycle_tools import lifecycle_tools
-from subagents.tools._ls import LSArgs, LSTool
 from subagents.tools._processes import RUN_MARKER_ENV, ProcessSweep, kill_group
 from subagents.tools._protocol import Tool, ToolFlags, ToolResult
-from subagents.tools._read import ReadArgs, ReadTool
 from subagents.tools._registry import ToolRegistry, validate_tool_name
 from subagents.tools._schema import input_schema, tool_spec
 from subagents.tools._secrets import (
@@ -85,17 +104,8 @@ from subagents.tools._secrets import (
     mask_text,
     secret_values,
 )
-from subagents.tools._spawn_agent_tools import (
-    CloseAgentTool,
-    ResumeAgentTool,
-    SendInputTool,
-    SpawnAgentTool,
-    WaitTool,
-)
-from subagents.tools._task_tools import TaskOutputTool, TaskTool
 from subagents.tools._validation import decode_arguments
 from subagents.tools._workspace import Workspace, WorkspacePath
-from subagents.tools._write import WriteArgs, WriteTool
 
 __all__ = [
     "tool_policy",

@@ -16,8 +16,10 @@ Five layers, applied in order; the first that removes a tool gives the reason:
    whose source the user has not trusted, and from read-only agents;
 5. background agents keep only background-safe tools.
 
-The resulting :class:`ToolSelection` is what the agent is offered, and it
-checks the same decision again when a call arrives.
+The filter's view of an agent is a :class:`ToolPolicy`, which
+:func:`tool_policy` reads off its definition. The resulting
+:class:`ToolSelection` is what the agent is offered, and it checks the same
+decision again when a call arrives.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any, Final, final
 
 import attrs
 
-from subagents.agents import LIFECYCLE_TOOLS, AgentSource
+from subagents.agents import LIFECYCLE_TOOLS, AgentDefinition, AgentSource, PermissionMode
 from subagents.tools._context import ToolContext
 from subagents.tools._dispatch import ToolArguments, dispatch, not_available
 from subagents.tools._protocol import Tool, ToolResult
@@ -47,6 +49,7 @@ __all__ = [
     "decide",
     "filter_tools",
     "pattern_matches",
+    "tool_policy",
 ]
 
 #: Removed from every subagent: only the top-level agent talks to the user.
@@ -106,6 +109,30 @@ class ToolPolicy:
     depth: int = 1
     max_depth: int = 1
     read_only: bool = False
+
+
+def tool_policy(
+    definition: AgentDefinition,
+    *,
+    depth: int = 1,
+    max_depth: int = 1,
+    background: bool | None = None,
+) -> ToolPolicy:
+    """The :class:`ToolPolicy` of an agent of type ``definition`` spawned at ``depth``.
+
+    ``background`` overrides the definition's own flag (a ``Task`` call may run
+    any agent in the background). ``permissionMode: plan`` makes the agent
+    read-only, as in Claude Code.
+    """
+    return ToolPolicy(
+        allow=definition.tools,
+        deny=definition.disallowed_tools,
+        source=definition.source.value,
+        background=definition.background if background is None else background,
+        depth=depth,
+        max_depth=max_depth,
+        read_only=definition.permission_mode is PermissionMode.PLAN,
+    )
 
 
 @attrs.frozen

@@ -475,9 +475,9 @@ async def test_grep_leaves_out_lines_too_long_for_a_complex_pattern(
 async def test_grep_many_windows_find_every_line(
     tmp_path: Path, make_ctx: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from subagents.tools import _regex
+    from subagents.tools._builtin import regex
 
-    monkeypatch.setattr(_regex, "REGEX_WORK_PER_CALL", 200)  # windows of a few lines
+    monkeypatch.setattr(regex, "REGEX_WORK_PER_CALL", 200)  # windows of a few lines
     text = "".join(f"line {i} {'hit' if i % 7 == 0 else 'miss'}\n" for i in range(200))
     (tmp_path / "f.txt").write_text(text)
     registry = ToolRegistry([GrepTool()])

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 import trio
 
-from subagents.tools._threads import StopFlag, run_in_thread
+from subagents.tools._builtin.threads import StopFlag, run_in_thread
 
 
 async def test_the_result_comes_back() -> None:

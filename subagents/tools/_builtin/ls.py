@@ -11,10 +11,10 @@ from typing import Annotated, final
 import attrs
 import msgspec
 
+from subagents.tools._builtin.threads import StopFlag, run_in_thread
 from subagents.tools._config import LS_MAX_ENTRIES
 from subagents.tools._context import ToolContext
 from subagents.tools._protocol import ToolFlags, ToolResult
-from subagents.tools._threads import StopFlag, run_in_thread
 from subagents.tools._workspace import Workspace
 
 __all__ = ["LSArgs", "LSTool"]

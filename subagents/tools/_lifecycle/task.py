@@ -16,15 +16,15 @@ import attrs
 from subagents._exceptions import SubagentsError
 from subagents.actors import Completed, Errored, NotFound, Shutdown, is_live, kind_of
 from subagents.tools._context import ToolContext
-from subagents.tools._lifecycle import (
+from subagents.tools._lifecycle.args import TaskArgs, TaskOutputArgs
+from subagents.tools._lifecycle.host import (
     AgentHost,
     AgentReport,
     encode_json,
     format_agent_result,
     usage_line,
 )
-from subagents.tools._lifecycle_args import TaskArgs, TaskOutputArgs
-from subagents.tools._lifecycle_shared import _DATA_NOTE, _FLAGS, _refusal, _type_listing
+from subagents.tools._lifecycle.shared import DATA_NOTE, FLAGS, refusal, type_listing
 from subagents.tools._protocol import ToolResult
 
 __all__ = ["TaskOutputTool", "TaskTool"]
@@ -34,7 +34,7 @@ def _task_description(tool: TaskTool) -> str:
     return (
         "Launch an agent to handle a complex, multi-step task on its own. Each agent type has "
         "its own instructions and tools.\n\n"
-        f"Available agent types:\n{_type_listing(tool.host)}\n\n"
+        f"Available agent types:\n{type_listing(tool.host)}\n\n"
         "Set subagent_type to one of these names. Give the agent a complete, self-contained "
         "prompt: it does not see your conversation, and its final message is all you get back. "
         "Launch several agents in one message to run them in parallel.\n\n"
@@ -59,7 +59,7 @@ def _task_output_description(tool: TaskOutputTool) -> str:
         f"{bounds.min_seconds:g}-{bounds.max_seconds:g}); with block=false it returns the "
         'current state at once. Returns {"agent_id", "status", "result", "terminate_reason", '
         '"turns", "tool_uses", "total_tokens"}; status is {"kind": ...} (running while the '
-        f"agent works). {_DATA_NOTE}"
+        f"agent works). {DATA_NOTE}"
     )
 
 
@@ -142,7 +142,7 @@ class TaskTool:
     )
 
     arguments_type = TaskArgs
-    flags = _FLAGS
+    flags = FLAGS
 
     async def call(self, args: TaskArgs, ctx: ToolContext, /) -> ToolResult:
         """Spawn (or resume) through the host, then wait for the run unless in background."""
@@ -163,7 +163,7 @@ class TaskTool:
                 ctx, spawned.agent_id, timeout=self.run_timeout
             )
         except SubagentsError as exc:
-            return _refusal(exc, self.host, None if args.resume else "subagent_type")
+            return refusal(exc, self.host, None if args.resume else "subagent_type")
         return _foreground_result(report, self.run_timeout)
 
     async def _resume(self, args: TaskArgs, ctx: ToolContext, agent_id: str) -> ToolResult:
@@ -203,7 +203,7 @@ class TaskOutputTool:
 
     name = "TaskOutput"
     arguments_type = TaskOutputArgs
-    flags = _FLAGS
+    flags = FLAGS
 
     async def call(self, args: TaskOutputArgs, ctx: ToolContext, /) -> ToolResult:
         """Ask the host for the report; without ``block`` it does not wait at all."""
@@ -211,7 +211,7 @@ class TaskOutputTool:
         try:
             report = await self.host.report(ctx, args.agent_id, block=args.block, timeout=timeout)
         except SubagentsError as exc:
-            return _refusal(exc, self.host)
+            return refusal(exc, self.host)
         content = encode_json(
             {
                 "agent_id": report.agent_id,

@@ -7,10 +7,10 @@ from typing import Annotated, final
 import attrs
 import msgspec
 
+from subagents.tools._builtin.threads import StopFlag, run_in_thread
 from subagents.tools._context import ToolContext
 from subagents.tools._exceptions import ToolError
 from subagents.tools._protocol import ToolFlags, ToolResult
-from subagents.tools._threads import StopFlag, run_in_thread
 from subagents.tools._workspace import Workspace
 
 __all__ = ["WriteArgs", "WriteTool", "encode_text"]

@@ -10,6 +10,10 @@ from typing import Annotated, Literal, final
 import attrs
 import msgspec
 
+from subagents.tools._builtin.globbing import compile_glob
+from subagents.tools._builtin.regex import SYNTAX_NOTE, LinearRegex, compile_linear
+from subagents.tools._builtin.text import clip_line, is_binary, read_at_most
+from subagents.tools._builtin.threads import StopFlag, run_in_thread
 from subagents.tools._config import (
     GREP_DEFAULT_HEAD_LIMIT,
     GREP_MAX_FILE_BYTES,
@@ -18,11 +22,7 @@ from subagents.tools._config import (
 )
 from subagents.tools._context import ToolContext
 from subagents.tools._exceptions import ToolError
-from subagents.tools._globbing import compile_glob
 from subagents.tools._protocol import ToolFlags, ToolResult
-from subagents.tools._regex import SYNTAX_NOTE, LinearRegex, compile_linear
-from subagents.tools._text import clip_line, is_binary, read_at_most
-from subagents.tools._threads import StopFlag, run_in_thread
 from subagents.tools._workspace import Workspace, WorkspacePath, require_regular
 
 __all__ = ["GrepArgs", "GrepTool"]

@@ -15,7 +15,8 @@ from typing import Any
 
 from subagents.agents._definition import InputSpec, InputType, ModelSettings, OutputSpec
 from subagents.agents._diagnostics import DiagnosticCode
-from subagents.agents._field_values import (
+from subagents.agents._fields.interpreter import Interpreter
+from subagents.agents._fields.values import (
     INVALID,
     MAX_SECONDS_LIMIT,
     as_boolean,
@@ -27,7 +28,6 @@ from subagents.agents._field_values import (
     json_type_ok,
     schema_problem,
 )
-from subagents.agents._interpreter import Interpreter
 
 __all__ = [
     "field_input_config",

@@ -15,8 +15,8 @@ from typing import Any
 
 from subagents.agents._definition import HookSpec
 from subagents.agents._diagnostics import DiagnosticCode
-from subagents.agents._field_values import INVALID, as_mapping, as_number, describe
-from subagents.agents._interpreter import Interpreter
+from subagents.agents._fields.interpreter import Interpreter
+from subagents.agents._fields.values import INVALID, as_mapping, as_number, describe
 
 __all__ = ["field_hooks"]
 

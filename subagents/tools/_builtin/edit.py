@@ -8,14 +8,14 @@ from typing import Annotated, final
 import attrs
 import msgspec
 
+from subagents.tools._builtin.text import is_binary, read_at_most
+from subagents.tools._builtin.threads import StopFlag, run_in_thread
+from subagents.tools._builtin.write import encode_text
 from subagents.tools._config import EDIT_MAX_FILE_BYTES
 from subagents.tools._context import ToolContext
 from subagents.tools._exceptions import ToolError
 from subagents.tools._protocol import ToolFlags, ToolResult
-from subagents.tools._text import is_binary, read_at_most
-from subagents.tools._threads import StopFlag, run_in_thread
 from subagents.tools._workspace import Workspace
-from subagents.tools._write import encode_text
 
 __all__ = ["EditArgs", "EditTool"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
+from subagents.tools._builtin.regex import LinearRegex, compile_linear
 from subagents.tools._exceptions import ToolError
-from subagents.tools._regex import LinearRegex, compile_linear
 
 __all__ = ["compile_glob"]
 

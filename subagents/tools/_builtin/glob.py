@@ -9,12 +9,12 @@ from typing import Annotated, final
 import attrs
 import msgspec
 
+from subagents.tools._builtin.globbing import compile_glob
+from subagents.tools._builtin.threads import StopFlag, run_in_thread
 from subagents.tools._config import GLOB_MAX_RESULTS, VCS_DIRECTORIES
 from subagents.tools._context import ToolContext
 from subagents.tools._exceptions import UnsupportedFileError
-from subagents.tools._globbing import compile_glob
 from subagents.tools._protocol import ToolFlags, ToolResult
-from subagents.tools._threads import StopFlag, run_in_thread
 from subagents.tools._workspace import Workspace
 
 __all__ = ["GlobArgs", "GlobTool"]

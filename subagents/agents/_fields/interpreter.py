@@ -19,7 +19,7 @@ import attrs
 
 from subagents.agents._definition import ApprovalMode, MemoryScope, PermissionMode
 from subagents.agents._diagnostics import Diagnostic, DiagnosticCode, Severity
-from subagents.agents._field_values import (
+from subagents.agents._fields.values import (
     INVALID,
     MAX_TURNS_LIMIT,
     Invalid,

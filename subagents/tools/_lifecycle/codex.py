@@ -3,7 +3,7 @@
 ``send_input``, ``wait``, ``close_agent`` and ``resume_agent`` work on agents
 by id. Each asks the :class:`AgentHost` and writes its answer as compact JSON; a
 refusal by the host comes back as a tool error (see
-:mod:`subagents.tools._lifecycle_shared`).
+:mod:`subagents.tools._lifecycle.shared`).
 """
 
 from __future__ import annotations
@@ -15,20 +15,20 @@ import attrs
 from subagents._exceptions import SubagentsError
 from subagents.actors import NotFound, kind_of
 from subagents.tools._context import ToolContext
-from subagents.tools._lifecycle import (
-    DEFAULT_AGENT_TYPE,
-    SEND_INPUT_WAIT_SECONDS,
-    AgentHost,
-    encode_json,
-)
-from subagents.tools._lifecycle_args import (
+from subagents.tools._lifecycle.args import (
     CloseAgentArgs,
     ResumeAgentArgs,
     SendInputArgs,
     SpawnAgentArgs,
     WaitArgs,
 )
-from subagents.tools._lifecycle_shared import _DATA_NOTE, _FLAGS, _refusal, _type_listing
+from subagents.tools._lifecycle.host import (
+    DEFAULT_AGENT_TYPE,
+    SEND_INPUT_WAIT_SECONDS,
+    AgentHost,
+    encode_json,
+)
+from subagents.tools._lifecycle.shared import DATA_NOTE, FLAGS, refusal, type_listing
 from subagents.tools._protocol import ToolResult
 
 __all__ = ["CloseAgentTool", "ResumeAgentTool", "SendInputTool", "SpawnAgentTool", "WaitTool"]
@@ -50,7 +50,7 @@ def _spawn_description(tool: SpawnAgentTool) -> str:
         "it, and resume_agent to bring back one that was closed. The agent does not see your "
         "conversation unless fork_context is true, so make message self-contained.\n\n"
         f"Available agent types (agent_type, default {DEFAULT_AGENT_TYPE}):\n"
-        f"{_type_listing(tool.host)}"
+        f"{type_listing(tool.host)}"
     )
 
 
@@ -65,7 +65,7 @@ def _wait_description(tool: WaitTool) -> str:
         "pending_init, running, completed (with result), errored (with message), shutdown, or "
         "not_found for an unknown id. For a not_found agent whose transcript exists (it lived "
         'in a process that has ended), "hints" says whether resume_agent brings it back. '
-        f"{_DATA_NOTE}"
+        f"{DATA_NOTE}"
     )
 
 
@@ -81,7 +81,7 @@ class SpawnAgentTool:
 
     name = "spawn_agent"
     arguments_type = SpawnAgentArgs
-    flags = _FLAGS
+    flags = FLAGS
 
     async def call(self, args: SpawnAgentArgs, ctx: ToolContext, /) -> ToolResult:
         """Spawn through the host."""
@@ -94,7 +94,7 @@ class SpawnAgentTool:
                 fork_context=args.fork_context,
             )
         except SubagentsError as exc:
-            return _refusal(exc, self.host, "agent_type")
+            return refusal(exc, self.host, "agent_type")
         return ToolResult.ok(
             encode_json({"agent_id": spawned.agent_id, "nickname": spawned.nickname}),
             agent_id=spawned.agent_id,
@@ -120,7 +120,7 @@ class SendInputTool:
         '{"status": {"kind": ...}}, the agent\'s status after the message was queued.'
     )
     arguments_type = SendInputArgs
-    flags = _FLAGS
+    flags = FLAGS
 
     async def call(self, args: SendInputArgs, ctx: ToolContext, /) -> ToolResult:
         """Send through the host."""
@@ -129,7 +129,7 @@ class SendInputTool:
                 ctx, args.id, args.message, interrupt=args.interrupt
             )
         except SubagentsError as exc:
-            return _refusal(exc, self.host)
+            return refusal(exc, self.host)
         return ToolResult.ok(encode_json({"status": status}), status=kind_of(status))
 
 
@@ -145,7 +145,7 @@ class WaitTool:
 
     name = "wait"
     arguments_type = WaitArgs
-    flags = _FLAGS
+    flags = FLAGS
 
     async def call(self, args: WaitArgs, ctx: ToolContext, /) -> ToolResult:
         """Wait through the host, with the timeout clamped into the host's bounds."""
@@ -156,7 +156,7 @@ class WaitTool:
         try:
             result = await self.host.wait(ctx, ids, timeout=timeout)
         except SubagentsError as exc:
-            return _refusal(exc, self.host)
+            return refusal(exc, self.host)
         answer: dict[str, object] = {"status": result.statuses, "timed_out": result.timed_out}
         unknown = [i for i, status in result.statuses.items() if isinstance(status, NotFound)]
         hints = {
@@ -187,14 +187,14 @@ class CloseAgentTool:
         "is already closed is harmless; resume_agent brings it back."
     )
     arguments_type = CloseAgentArgs
-    flags = _FLAGS
+    flags = FLAGS
 
     async def call(self, args: CloseAgentArgs, ctx: ToolContext, /) -> ToolResult:
         """Close through the host."""
         try:
             previous = await self.host.close(ctx, args.id)
         except SubagentsError as exc:
-            return _refusal(exc, self.host)
+            return refusal(exc, self.host)
         return ToolResult.ok(
             encode_json({"previous_status": previous}), previous_status=kind_of(previous)
         )
@@ -219,12 +219,12 @@ class ResumeAgentTool:
         '{"status": {"kind": ...}}, its status once back.'
     )
     arguments_type = ResumeAgentArgs
-    flags = _FLAGS
+    flags = FLAGS
 
     async def call(self, args: ResumeAgentArgs, ctx: ToolContext, /) -> ToolResult:
         """Resume through the host."""
         try:
             status = await self.host.resume(ctx, args.id, args.message or None)
         except SubagentsError as exc:
-            return _refusal(exc, self.host)
+            return refusal(exc, self.host)
         return ToolResult.ok(encode_json({"status": status}), status=kind_of(status))

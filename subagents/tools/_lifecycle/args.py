@@ -12,7 +12,7 @@ from typing import Annotated
 
 import msgspec
 
-from subagents.tools._lifecycle import DEFAULT_AGENT_TYPE
+from subagents.tools._lifecycle.host import DEFAULT_AGENT_TYPE
 
 __all__ = [
     "CloseAgentArgs",

@@ -8,6 +8,8 @@ from typing import Annotated, final
 import attrs
 import msgspec
 
+from subagents.tools._builtin.text import clip_line, is_binary
+from subagents.tools._builtin.threads import StopFlag, run_in_thread
 from subagents.tools._config import (
     BINARY_SNIFF_BYTES,
     READ_DEFAULT_LINE_LIMIT,
@@ -16,8 +18,6 @@ from subagents.tools._config import (
 )
 from subagents.tools._context import ToolContext
 from subagents.tools._protocol import ToolFlags, ToolResult
-from subagents.tools._text import clip_line, is_binary
-from subagents.tools._threads import StopFlag, run_in_thread
 from subagents.tools._workspace import Workspace
 
 __all__ = ["ReadArgs", "ReadTool"]

@@ -8,6 +8,11 @@ fields that set the same thing must agree. Each field gets exactly one verdict
 (applied, ignored or unknown) plus any warnings about its value; a value that
 cannot be used is an error, and an entry with an error yields no definition
 (a mistyped ``tools`` must never widen an agent to every tool).
+
+:func:`interpret` and the table of fields are here; the state of one reading
+and the simple fields are in :mod:`.interpreter`, the nested ``hooks`` and
+``*Config`` fields in :mod:`.hooks` and :mod:`.config`, the value checks in
+:mod:`.values`.
 """
 
 from __future__ import annotations
@@ -19,18 +24,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from subagents.agents._config_fields import (
+from subagents.agents._definition import AgentDefinition, AgentSource, ModelSettings, RunLimits
+from subagents.agents._diagnostics import Diagnostic, DiagnosticCode, Severity
+from subagents.agents._fields.config import (
     field_input_config,
     field_model_config,
     field_output_config,
     field_prompt_config,
     field_run_config,
 )
-from subagents.agents._definition import AgentDefinition, AgentSource, ModelSettings, RunLimits
-from subagents.agents._diagnostics import Diagnostic, DiagnosticCode, Severity
-from subagents.agents._field_values import INVALID, as_text
-from subagents.agents._hook_fields import field_hooks
-from subagents.agents._interpreter import Interpreter
+from subagents.agents._fields.hooks import field_hooks
+from subagents.agents._fields.interpreter import Interpreter
+from subagents.agents._fields.values import INVALID, as_text
 from subagents.agents._lines import KeyPath, LineIndex
 from subagents.agents._models import ModelAliases
 

@@ -1,0 +1,59 @@
+"""The built-in tools: ``Read``, ``Write``, ``Edit``, ``Glob``, ``Grep``, ``LS`` and ``Bash``.
+
+One module per tool, plus what only they use: glob patterns (:mod:`.globbing`),
+the linear-time regex engine (:mod:`.regex`), text helpers (:mod:`.text`) and
+the worker threads that stop when the caller is cancelled (:mod:`.threads`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Final
+
+from subagents.tools._builtin.bash import BashArgs, BashTool, CommandOutcome, run_command
+from subagents.tools._builtin.edit import EditArgs, EditTool
+from subagents.tools._builtin.glob import GlobArgs, GlobTool
+from subagents.tools._builtin.grep import GrepArgs, GrepTool
+from subagents.tools._builtin.ls import LSArgs, LSTool
+from subagents.tools._builtin.read import ReadArgs, ReadTool
+from subagents.tools._builtin.write import WriteArgs, WriteTool
+from subagents.tools._protocol import Tool
+from subagents.tools._registry import ToolRegistry
+
+__all__ = [
+    "BUILTIN_TOOL_NAMES",
+    "BashArgs",
+    "BashTool",
+    "CommandOutcome",
+    "EditArgs",
+    "EditTool",
+    "GlobArgs",
+    "GlobTool",
+    "GrepArgs",
+    "GrepTool",
+    "LSArgs",
+    "LSTool",
+    "ReadArgs",
+    "ReadTool",
+    "WriteArgs",
+    "WriteTool",
+    "builtin_registry",
+    "builtin_tools",
+    "run_command",
+]
+
+BUILTIN_TOOL_NAMES: Final = ("Read", "Write", "Edit", "Glob", "Grep", "LS", "Bash")
+
+
+def builtin_tools(*, env_passthrough: Collection[str] = ()) -> tuple[Tool, ...]:
+    """A fresh instance of every built-in tool, with default limits.
+
+    ``env_passthrough`` names the secret environment variables ``Bash`` still passes on.
+    """
+    bash = BashTool(env_passthrough=env_passthrough)
+    return (ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), LSTool(), bash)
+
+
+def builtin_registry() -> ToolRegistry:
+    """A registry holding the built-in tools."""
+    return ToolRegistry(builtin_tools())

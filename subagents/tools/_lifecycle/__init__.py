@@ -1,0 +1,84 @@
+"""The lifecycle tools: Codex's ``spawn_agent`` family and Claude Code's ``Task``/``TaskOutput``.
+
+Each tool is a thin layer over an :class:`AgentHost`: it validates nothing the
+registry has not already validated, asks the host, and writes the answer as
+compact JSON (or, for a foreground ``Task``, the child's report followed by a
+``<usage>`` line). A refusal from the host (limit reached, depth reached,
+unknown id, closed agent, unknown agent type, any other ``SubagentsError``)
+comes back as a tool error whose text says what to do; any other exception is
+left to the registry's dispatch, and cancellation always propagates.
+
+The host contract the runtime implements is in :mod:`.host`, the tools in
+:mod:`.codex` (Codex's five) and :mod:`.task` (``Task``/``Agent``,
+``TaskOutput``), their arguments in :mod:`.args`, what they share in
+:mod:`.shared`; :func:`lifecycle_tools` binds them all to a host.
+"""
+
+from __future__ import annotations
+
+from subagents.tools._lifecycle.args import (
+    CloseAgentArgs,
+    ResumeAgentArgs,
+    SendInputArgs,
+    SpawnAgentArgs,
+    TaskArgs,
+    TaskOutputArgs,
+    WaitArgs,
+)
+from subagents.tools._lifecycle.codex import (
+    CloseAgentTool,
+    ResumeAgentTool,
+    SendInputTool,
+    SpawnAgentTool,
+    WaitTool,
+)
+from subagents.tools._lifecycle.host import (
+    DEFAULT_AGENT_TYPE,
+    SEND_INPUT_WAIT_SECONDS,
+    AgentHost,
+    AgentReport,
+    SpawnedAgent,
+    WaitBounds,
+    format_agent_result,
+)
+from subagents.tools._lifecycle.task import TaskOutputTool, TaskTool
+from subagents.tools._protocol import Tool
+
+__all__ = [
+    "DEFAULT_AGENT_TYPE",
+    "SEND_INPUT_WAIT_SECONDS",
+    "AgentHost",
+    "AgentReport",
+    "CloseAgentArgs",
+    "CloseAgentTool",
+    "ResumeAgentArgs",
+    "ResumeAgentTool",
+    "SendInputArgs",
+    "SendInputTool",
+    "SpawnAgentArgs",
+    "SpawnAgentTool",
+    "SpawnedAgent",
+    "TaskArgs",
+    "TaskOutputArgs",
+    "TaskOutputTool",
+    "TaskTool",
+    "WaitArgs",
+    "WaitBounds",
+    "WaitTool",
+    "format_agent_result",
+    "lifecycle_tools",
+]
+
+
+def lifecycle_tools(host: AgentHost) -> tuple[Tool, ...]:
+    """Every lifecycle tool bound to ``host``: Codex's five, ``Task``, ``Agent``, ``TaskOutput``."""
+    return (
+        SpawnAgentTool(host),
+        SendInputTool(host),
+        WaitTool(host),
+        CloseAgentTool(host),
+        ResumeAgentTool(host),
+        TaskTool(host),
+        TaskTool(host, name="Agent"),
+        TaskOutputTool(host),
+    )
