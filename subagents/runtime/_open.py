@@ -35,12 +35,11 @@ from subagents.runtime._exceptions import TranscriptError
 from subagents.runtime._follower import ProgressFollower
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._hooks.values import Hook
-from subagents.runtime._host import RuntimeHost
 from subagents.runtime._logging import RuntimeLog, open_log
 from subagents.runtime._providers.anthropic import AnthropicProvider
 from subagents.runtime._providers.base import Provider
 from subagents.runtime._providers.scripted import ScriptedProvider
-from subagents.runtime._runtime import Runtime
+from subagents.runtime._runtime import Runtime, RuntimeHost
 from subagents.runtime._services import Services
 from subagents.runtime._transcripts.retention import PrunedSession, clean_old_transcripts
 from subagents.tools import (
