@@ -32,10 +32,10 @@ from subagents.runtime._config.trust import ProjectTrust, restrict_catalog, trus
 from subagents.runtime._config.trusted_folders import load_trust_store, project_folder
 from subagents.runtime._config.values import RuntimeConfig
 from subagents.runtime._exceptions import TranscriptError
-from subagents.runtime._follower import ProgressFollower
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._hooks.values import Hook
 from subagents.runtime._logging import RuntimeLog, open_log
+from subagents.runtime._progress.follower import ProgressFollower
 from subagents.runtime._providers.anthropic import AnthropicProvider
 from subagents.runtime._providers.base import Provider
 from subagents.runtime._providers.scripted import ScriptedProvider

@@ -64,11 +64,11 @@ from subagents.runtime._exceptions import (
     SpawnNotAllowed,
     TranscriptError,
 )
-from subagents.runtime._follower import ProgressFollower
 from subagents.runtime._hooks.values import HookRunnerStatistics, hooks_from_specs
 from subagents.runtime._lineage import SessionLineage, TranscriptSessions, read_sessions
 from subagents.runtime._messages import Conversation
 from subagents.runtime._model import resolve_model
+from subagents.runtime._progress.follower import ProgressFollower
 from subagents.runtime._progress.tracker import ProgressTracker
 from subagents.runtime._progress.values import AgentProgress, ProgressStatistics
 from subagents.runtime._result import AgentResult
