@@ -58,7 +58,6 @@ from subagents.actors import AgentNotFound, MailboxFull
 
 if TYPE_CHECKING:
     from subagents.runtime._config.defaults import DiskErrorPolicy
-    from subagents.runtime._config.origins import _Origin
     from subagents.runtime._result import AgentResult
 
 #: This machine's name, as transcripts record who holds them.
@@ -562,21 +561,6 @@ class ConfigError(SubagentsError):
             body += f" (line {self.line})"
         text = ": ".join(head) + ": " + body.rstrip(".") + "."
         return f"{text} {self.hint}" if self.hint else text
-
-    def _moved(self, origin: _Origin, *, key: str | None = None, line: int | None) -> ConfigError:
-        """This error as seen from ``origin`` (the source that supplied the value)."""
-        return ConfigError(
-            origin.where,
-            self.key if key is None else key,
-            self.expected,
-            self.got,
-            path=origin.path,
-            variable=origin.variable,
-            line=line,
-            hint=self.hint if origin.hint is None else origin.hint,
-            reason=self.reason,
-            related=self.related,
-        )
 
 
 class HookConfigError(SubagentsError):

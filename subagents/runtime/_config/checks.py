@@ -22,7 +22,7 @@ from typing import Any, Final
 from subagents.agents import AgentSource
 from subagents.runtime._exceptions import ConfigError, HookConfigError
 from subagents.runtime._hooks.values import hooks_from_settings
-from subagents.runtime._logging import mask_text
+from subagents.tools import mask_text
 
 _AGENT_SOURCES: Final = tuple(source.value for source in AgentSource)
 

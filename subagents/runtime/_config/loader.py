@@ -116,6 +116,7 @@ from subagents.runtime._config.origins import (
     _env_origin,
     _file_origin,
     _find_line,
+    _moved,
     _Origin,
     _shape_error,
     _unknown_key,
@@ -260,7 +261,7 @@ class _Loader:
             try:
                 _check_hook_event(name, groups)
             except ConfigError as exc:
-                raise exc._moved(origin, line=_find_line(origin.text, exc.key)) from None
+                raise _moved(exc, origin, line=_find_line(origin.text, exc.key)) from None
             earlier = self.values.get((top, name))
             if isinstance(groups, list | tuple) and isinstance(earlier, list):
                 groups = [*earlier, *groups]
@@ -379,7 +380,7 @@ class _Loader:
                     leaf.got,
                     reason=f"makes {leaf.key} invalid: expected {leaf.expected}, got {leaf.got}",
                 )
-            return error._moved(origin, key=key, line=_find_line(origin.text, key))
+            return _moved(error, origin, key=key, line=_find_line(origin.text, key))
         key = ".".join(path)
         origin = self.origin_of(key)
         if isinstance(leaf, ForbiddenExtraKeysError):  # the loader checks keys first; kept as a net

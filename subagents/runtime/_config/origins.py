@@ -98,6 +98,24 @@ def _find_line(text: str | None, key: str) -> int | None:
     return None
 
 
+def _moved(
+    error: ConfigError, origin: _Origin, *, key: str | None = None, line: int | None
+) -> ConfigError:
+    """``error`` as seen from ``origin`` (the source that supplied the value)."""
+    return ConfigError(
+        origin.where,
+        error.key if key is None else key,
+        error.expected,
+        error.got,
+        path=origin.path,
+        variable=origin.variable,
+        line=line,
+        hint=error.hint if origin.hint is None else origin.hint,
+        reason=error.reason,
+        related=error.related,
+    )
+
+
 # --------------------------------------------------------------------------- unknown keys
 
 
