@@ -230,7 +230,7 @@ from subagents.runtime._providers.base import (
     Usage,
 )
 from subagents.runtime._providers.default import default_provider
-from subagents.runtime._providers.reply import Policy, Reply, ScriptedToolCall
+from subagents.runtime._providers.reply import Reply, ReplyPolicy, ScriptedToolCall
 from subagents.runtime._providers.script import Script, load_scripts
 from subagents.runtime._providers.scripted import (
     ScriptedProvider,
@@ -434,7 +434,7 @@ __all__ = [
     "encode_messages",
     "request_params",
     "ScriptedProvider",
-    "Policy",
+    "ReplyPolicy",
     "Reply",
     "Script",
     "ScriptedToolCall",
@@ -505,11 +505,16 @@ __all__ = [
 #: Names that moved to :mod:`subagents.demo`; still importable from here, with a warning.
 _MOVED_TO_DEMO = frozenset({"DEFAULT_SURVEY_LATENCY", "survey_policies"})
 
+#: The scripted provider's reply callable was ``Policy`` (the bus's overflow
+#: policy is :class:`subagents.actors.OverflowPolicy`): old name -> new name.
+_RENAMED: typing.Final = {"Policy": "ReplyPolicy"}
+
 
 def __getattr__(name: str) -> typing.Any:
-    # The offline survey policies are the demo's now (subagents.demo), a layer above
-    # the runtime: imported on first use only, so the runtime never loads the demo.
+    # Old names, still served with a DeprecationWarning that says where they went.
     if name in _MOVED_TO_DEMO:
+        # The offline survey policies are the demo's now (subagents.demo), a layer above
+        # the runtime: imported on first use only, so the runtime never loads the demo.
         warnings.warn(
             f"subagents.runtime.{name} moved to subagents.demo.{name}; "
             "import it from subagents.demo",
@@ -519,4 +524,12 @@ def __getattr__(name: str) -> typing.Any:
         import subagents.demo
 
         return getattr(subagents.demo, name)
+    if name in _RENAMED:
+        new = _RENAMED[name]
+        warnings.warn(
+            f"subagents.runtime.{name} is deprecated: it is subagents.runtime.{new} now",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return globals()[new]
     raise AttributeError(f"module 'subagents.runtime' has no attribute {name!r}")
