@@ -70,7 +70,7 @@ from subagents.runtime import (
     open_runtime,
     provider_error,
 )
-from subagents.testing import Behavior
+from subagents.testing import ScriptedBehavior
 
 #: The most RSS may grow between the warm-up and the end (after ``gc.collect()``).
 RSS_BOUND = 64 * 1024 * 1024
@@ -99,7 +99,7 @@ _FAULT_KINDS = (
     "authentication_error",
     "timeout_error",
 )
-_BEHAVIORS = tuple(Behavior)
+_BEHAVIORS = tuple(ScriptedBehavior)
 _BEHAVIOR_WEIGHTS = (50, 12, 8, 20, 10)  # finish, fail, hang, tool, malformed
 _OPERATIONS = ("spawn", "send_input", "wait", "close", "resume", "cancel")
 _OPERATION_WEIGHTS = (30, 16, 14, 12, 16, 8)
@@ -209,7 +209,7 @@ class Soak:
 
     # -- operations ----------------------------------------------------------------------------
 
-    def _behavior(self) -> Behavior:
+    def _behavior(self) -> ScriptedBehavior:
         return self.rng.choices(_BEHAVIORS, weights=_BEHAVIOR_WEIGHTS)[0]
 
     def _pick_known(self) -> str | None:

@@ -11,7 +11,10 @@ and publishes every status change on a :class:`Bus`::
         result = await sup.wait([ref.id], timeout=5)
 """
 
-from ._bus import Bus, BusStatistics, Policy, Subscription, SubscriptionStatistics
+import typing as _typing
+import warnings as _warnings
+
+from ._bus import Bus, BusStatistics, OverflowPolicy, Subscription, SubscriptionStatistics
 from ._config import SupervisorConfig
 from ._context import ActorContext, Behavior, Init
 from ._events import AgentSpawned, Event, Lagged, StatusChanged
@@ -82,7 +85,7 @@ __all__ = [
     "NoReply",
     "NotFound",
     "PendingInit",
-    "Policy",
+    "OverflowPolicy",
     "ReplyTimeout",
     "Request",
     "Running",
@@ -103,3 +106,21 @@ __all__ = [
     "open_supervisor",
     "ordinal",
 ]
+
+
+#: The bus's overflow policy was ``Policy`` (the scripted provider's reply
+#: callable is :data:`subagents.runtime.ReplyPolicy`): old name -> new name.
+_RENAMED: _typing.Final = {"Policy": "OverflowPolicy"}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    # Old names, still served with a DeprecationWarning that gives the new one.
+    if name in _RENAMED:
+        new = _RENAMED[name]
+        _warnings.warn(
+            f"subagents.actors.{name} is deprecated: it is subagents.actors.{new} now",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return globals()[new]
+    raise AttributeError(f"module 'subagents.actors' has no attribute {name!r}")

@@ -34,7 +34,7 @@ from ._exceptions import InvalidConfiguration
 __all__ = [
     "Bus",
     "BusStatistics",
-    "Policy",
+    "OverflowPolicy",
     "Subscription",
     "SubscriptionStatistics",
 ]
@@ -44,7 +44,7 @@ _CAPACITY: Final = "how many events a subscription may hold unread"
 _MAX_BLOCK: Final = "how long a lossless subscriber may hold publishers"
 
 
-class Policy(enum.Enum):
+class OverflowPolicy(enum.Enum):
     """What a subscription does when its buffer is full."""
 
     DROP_OLDEST = "drop_oldest"
@@ -75,7 +75,7 @@ class SubscriptionStatistics:
 
     buffered: int
     capacity: int
-    policy: Policy
+    policy: OverflowPolicy
     delivered: int
     """Events that passed the filters and were placed in the buffer."""
     dropped: int
@@ -116,7 +116,7 @@ class Subscription:
         bus: Bus,
         *,
         capacity: int,
-        policy: Policy,
+        policy: OverflowPolicy,
         max_block: float,
         types: tuple[type[Event], ...] | None,
         agents: frozenset[str] | None,
@@ -297,7 +297,7 @@ class Bus:
         agents: Iterable[str] | None = None,
         subtree: Iterable[str] | None = None,
         capacity: int | None = None,
-        policy: Policy | str = Policy.DROP_OLDEST,
+        policy: OverflowPolicy | str = OverflowPolicy.DROP_OLDEST,
         max_block: float | None = None,
     ) -> Subscription:
         """Open a subscription; every filter given must match for an event to pass.
@@ -308,7 +308,7 @@ class Bus:
         buffer; ``policy`` says what happens when it is full.
         """
         try:
-            policy = Policy(policy)
+            policy = OverflowPolicy(policy)
         except ValueError:
             raise InvalidConfiguration(
                 f"Unknown subscription policy {policy!r}: use 'drop_oldest' or 'block'."
@@ -327,7 +327,7 @@ class Bus:
             subtree=None if subtree is None else set(subtree),
         )
         self._subs = (*self._subs, sub)
-        if policy is Policy.BLOCK:
+        if policy is OverflowPolicy.BLOCK:
             self._block_subs = (*self._block_subs, sub)
         return sub
 

@@ -21,7 +21,7 @@ from typing import Any, Final, Literal, final
 import attrs
 import trio
 
-from ._bus import Bus, Policy, Subscription
+from ._bus import Bus, OverflowPolicy, Subscription
 from ._config import SupervisorConfig, check_count, check_seconds
 from ._context import ActorContext, Behavior, Init
 from ._events import AgentSpawned, Event, StatusChanged
@@ -686,7 +686,7 @@ class Supervisor:
         agents: Iterable[str] | None = None,
         subtree: str | None = None,
         capacity: int | None = None,
-        policy: Policy | str = Policy.DROP_OLDEST,
+        policy: OverflowPolicy | str = OverflowPolicy.DROP_OLDEST,
         max_block: float | None = None,
     ) -> Subscription:
         """Subscribe to the bus; ``subtree`` follows that agent and all below it."""

@@ -74,16 +74,17 @@ class PermissionMode(enum.Enum):
 class ApprovalMode(enum.Enum):
     """Where an agent's approval requests go (``approvalMode``).
 
-    The values match :class:`subagents.tools.ApprovalMode`, so the tools layer
-    maps one onto the other by value.
+    The definition names it and the agent's approval router
+    (:class:`subagents.tools.ApprovalRouter`) answers by it: one enum, used by
+    both layers.
     """
 
     #: Forward requests to the parent, up to the embedder or the CLI prompt.
     ROUTE_TO_PARENT = "route_to_parent"
     #: Never ask anyone: requests are denied (read-only agents).
     SUPPRESS = "suppress"
-    #: Approve without asking (sandboxed agents); the seeds spell it
-    #: ``auto_approve_in_sandbox``, which the loaders accept too.
+    #: Approve without asking (sandboxed or bypass-permissions agents); the seeds
+    #: spell it ``auto_approve_in_sandbox``, which the loaders accept too.
     AUTO_APPROVE = "auto_approve"
 
 

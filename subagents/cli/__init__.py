@@ -18,30 +18,25 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from subagents._visible import visible
-from subagents.cli._agents import add_agents_commands
-from subagents.cli._bench import add_bench_command
-from subagents.cli._resume import add_resume_command
-from subagents.cli._run import add_run_command
-from subagents.cli._transcripts import add_transcripts_commands
-from subagents.cli._trust import add_trust_command
-from subagents.demo import run_demo
+from subagents import demo as _demo
+from subagents._visible import visible as _visible
+from subagents.cli import _agents, _bench, _resume, _run, _transcripts, _trust
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
 
 def _demo_command(args: argparse.Namespace) -> int:
     root: Path = args.dir
     if not root.is_dir():
         print(
-            f"subagents demo: {visible(str(root))} is not a directory; give a folder to survey.",
+            f"subagents demo: {_visible(str(root))} is not a directory; give a folder to survey.",
             file=sys.stderr,
         )
         return 2
     if args.max_threads < 1:
         print("subagents demo: --max-threads must be at least 1.", file=sys.stderr)
         return 2
-    return run_demo(root, max_threads=args.max_threads, out=sys.stdout)
+    return _demo.run_demo(root, max_threads=args.max_threads, out=sys.stdout)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,9 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    add_run_command(commands)
-    add_resume_command(commands)
-    add_transcripts_commands(commands)
+    _run.add_run_command(commands)
+    _resume.add_resume_command(commands)
+    _transcripts.add_transcripts_commands(commands)
     demo = commands.add_parser(
         "demo",
         help="survey a directory with supervised actors, showing their events live",
@@ -78,9 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("dir", nargs="?", type=Path, default=Path("."), help="default: .")
     demo.add_argument("--max-threads", type=int, default=4, metavar="N", help="default: 4")
     demo.set_defaults(func=_demo_command)
-    add_agents_commands(commands)
-    add_trust_command(commands)
-    add_bench_command(commands)
+    _agents.add_agents_commands(commands)
+    _trust.add_trust_command(commands)
+    _bench.add_bench_command(commands)
     return parser
 
 

@@ -34,6 +34,7 @@ configuration (:func:`load_config`, :class:`RuntimeConfig`), hooks
         print(rt.result(agent.agent_id))
 """
 
+import importlib
 import typing
 import warnings
 
@@ -52,8 +53,6 @@ from subagents.runtime._complete_task import (
     complete_task_tool,
 )
 from subagents.runtime._config.defaults import (
-    API_KEY_ENV,
-    BASE_URL_ENV,
     DEFAULT_CANCEL_TIMEOUT,
     DEFAULT_CLOSE_GRACE_PERIOD,
     DEFAULT_GRACE_PERIOD_SECONDS,
@@ -72,14 +71,6 @@ from subagents.runtime._config.defaults import (
     DEFAULT_WAIT_MAX_SECONDS,
     DEFAULT_WAIT_MIN_SECONDS,
     DEFAULT_WAIT_SECONDS,
-    ENV_PREFIX,
-    INBOX_CAPACITY,
-    LOG_LEVELS,
-    MAX_ERROR_CHARS,
-    MODEL_ENV,
-    PROJECT_CONFIG_NAME,
-    TRUST_STORE_PATH,
-    USER_CONFIG_PATH,
     DiskErrorPolicy,
     LogLevel,
     ProviderChoice,
@@ -153,16 +144,13 @@ from subagents.runtime._exceptions import (
     TranscriptWriteError,
     provider_error,
 )
-from subagents.runtime._fork import FORK_BOUNDARY, fork_context, fork_messages
+from subagents.runtime._fork import fork_context, fork_messages
 from subagents.runtime._hooks.commands import (
-    DEFAULT_HOOK_OUTPUT_CAP,
     DEFAULT_HOOK_TIMEOUT,
     HookEvent,
     HookPayload,
 )
 from subagents.runtime._hooks.run import (
-    DEFAULT_STOP_HOOKS_GRACE,
-    MAX_STOP_BLOCKS,
     SubagentRunHooks,
     subagent_run_hooks,
 )
@@ -179,9 +167,6 @@ from subagents.runtime._hooks.values import (
     hooks_from_specs,
 )
 from subagents.runtime._logging import (
-    LOG_FILE_SUFFIX,
-    REDACTED,
-    SECRET_ENV_VARS,
     LogStatistics,
     RuntimeLog,
     is_secret_key,
@@ -204,9 +189,8 @@ from subagents.runtime._messages import (
 from subagents.runtime._model import ModelChoice, ModelSource, resolve_model
 from subagents.runtime._open import new_session_id, open_runtime
 from subagents.runtime._progress.text import describe_tool_call
-from subagents.runtime._progress.tracker import DEFAULT_MAX_AGENTS, ProgressTracker, follow
+from subagents.runtime._progress.tracker import ProgressTracker, follow
 from subagents.runtime._progress.values import (
-    ACTIVITY_LIMIT,
     Activity,
     AgentProgress,
     ProgressStatistics,
@@ -230,7 +214,7 @@ from subagents.runtime._providers.base import (
     Usage,
 )
 from subagents.runtime._providers.default import default_provider
-from subagents.runtime._providers.reply import Policy, Reply, ScriptedToolCall
+from subagents.runtime._providers.reply import Reply, ReplyPolicy, ScriptedToolCall
 from subagents.runtime._providers.script import Script, load_scripts
 from subagents.runtime._providers.scripted import (
     ScriptedProvider,
@@ -252,7 +236,6 @@ from subagents.runtime._transcripts.load import (
     parse_transcript,
 )
 from subagents.runtime._transcripts.records import (
-    FORMAT_VERSION,
     FinalStatus,
     MessageRecord,
     MetaRecord,
@@ -266,7 +249,6 @@ from subagents.runtime._transcripts.retention import (
     is_session_id,
 )
 from subagents.runtime._transcripts.writer import (
-    DEFAULT_MAX_BUFFERED_LINES,
     TranscriptWriter,
     TranscriptWriterStatistics,
 )
@@ -311,11 +293,6 @@ __all__ = [
     "DEFAULT_WAIT_MAX_SECONDS",
     "DEFAULT_WAIT_MIN_SECONDS",
     "DEFAULT_WAIT_SECONDS",
-    "ENV_PREFIX",
-    "LOG_LEVELS",
-    "PROJECT_CONFIG_NAME",
-    "TRUST_STORE_PATH",
-    "USER_CONFIG_PATH",
     # hooks
     "Hook",
     "HookEvent",
@@ -331,10 +308,7 @@ __all__ = [
     "hooks_from_settings",
     "hooks_from_specs",
     "subagent_run_hooks",
-    "DEFAULT_HOOK_OUTPUT_CAP",
     "DEFAULT_HOOK_TIMEOUT",
-    "DEFAULT_STOP_HOOKS_GRACE",
-    "MAX_STOP_BLOCKS",
     # transcripts
     "TranscriptWriter",
     "TranscriptWriterStatistics",
@@ -357,8 +331,6 @@ __all__ = [
     "PrunedSession",
     "clean_old_transcripts",
     "is_session_id",
-    "DEFAULT_MAX_BUFFERED_LINES",
-    "FORMAT_VERSION",
     # logging
     "RuntimeLog",
     "LogStatistics",
@@ -366,9 +338,6 @@ __all__ = [
     "redact",
     "mask_text",
     "is_secret_key",
-    "LOG_FILE_SUFFIX",
-    "REDACTED",
-    "SECRET_ENV_VARS",
     # progress
     "ProgressTracker",
     "ProgressStatistics",
@@ -377,8 +346,6 @@ __all__ = [
     "SubtreeTotals",
     "describe_tool_call",
     "follow",
-    "ACTIVITY_LIMIT",
-    "DEFAULT_MAX_AGENTS",
     # the loop
     "AgentSpec",
     "Limits",
@@ -397,7 +364,6 @@ __all__ = [
     "ModelChoice",
     "ModelSource",
     "resolve_model",
-    "FORK_BOUNDARY",
     "fork_context",
     "fork_messages",
     # results
@@ -434,7 +400,7 @@ __all__ = [
     "encode_messages",
     "request_params",
     "ScriptedProvider",
-    "Policy",
+    "ReplyPolicy",
     "Reply",
     "Script",
     "ScriptedToolCall",
@@ -457,8 +423,6 @@ __all__ = [
     "GracePeriodEnded",
     "RunFinished",
     # defaults
-    "API_KEY_ENV",
-    "BASE_URL_ENV",
     "DEFAULT_GRACE_PERIOD_SECONDS",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_MAX_TIME_SECONDS",
@@ -466,9 +430,6 @@ __all__ = [
     "DEFAULT_MAX_TURNS",
     "DEFAULT_MODEL",
     "DEFAULT_REQUEST_TIMEOUT",
-    "INBOX_CAPACITY",
-    "MAX_ERROR_CHARS",
-    "MODEL_ENV",
     # errors
     "AgentRuntimeError",
     "ProviderError",
@@ -505,11 +466,43 @@ __all__ = [
 #: Names that moved to :mod:`subagents.demo`; still importable from here, with a warning.
 _MOVED_TO_DEMO = frozenset({"DEFAULT_SURVEY_LATENCY", "survey_policies"})
 
+#: The scripted provider's reply callable was ``Policy`` (the bus's overflow
+#: policy is :class:`subagents.actors.OverflowPolicy`): old name -> new name.
+_RENAMED: typing.Final = {"Policy": "ReplyPolicy"}
+
+#: Names whose one public home is :mod:`subagents.tools`.
+_MOVED_TO_TOOLS = frozenset({"REDACTED", "SECRET_ENV_VARS"})
+
+#: Constants no user sets or needs (file and variable names, format versions,
+#: internal bounds, marker strings), once exported from here: name -> private module.
+_INTERNAL: typing.Final = {
+    "ACTIVITY_LIMIT": "subagents.runtime._progress.values",
+    "API_KEY_ENV": "subagents.runtime._config.defaults",
+    "BASE_URL_ENV": "subagents.runtime._config.defaults",
+    "DEFAULT_HOOK_OUTPUT_CAP": "subagents.runtime._hooks.commands",
+    "DEFAULT_MAX_AGENTS": "subagents.runtime._progress.tracker",
+    "DEFAULT_MAX_BUFFERED_LINES": "subagents.runtime._transcripts.writer",
+    "DEFAULT_STOP_HOOKS_GRACE": "subagents.runtime._hooks.run",
+    "ENV_PREFIX": "subagents.runtime._config.defaults",
+    "FORK_BOUNDARY": "subagents.runtime._fork",
+    "FORMAT_VERSION": "subagents.runtime._transcripts.records",
+    "INBOX_CAPACITY": "subagents.runtime._config.defaults",
+    "LOG_FILE_SUFFIX": "subagents.runtime._logging",
+    "LOG_LEVELS": "subagents.runtime._config.defaults",
+    "MAX_ERROR_CHARS": "subagents.runtime._config.defaults",
+    "MAX_STOP_BLOCKS": "subagents.runtime._hooks.run",
+    "MODEL_ENV": "subagents.runtime._config.defaults",
+    "PROJECT_CONFIG_NAME": "subagents.runtime._config.defaults",
+    "TRUST_STORE_PATH": "subagents.runtime._config.defaults",
+    "USER_CONFIG_PATH": "subagents.runtime._config.defaults",
+}
+
 
 def __getattr__(name: str) -> typing.Any:
-    # The offline survey policies are the demo's now (subagents.demo), a layer above
-    # the runtime: imported on first use only, so the runtime never loads the demo.
+    # Old names, still served with a DeprecationWarning that says where they went.
     if name in _MOVED_TO_DEMO:
+        # The offline survey policies are the demo's now (subagents.demo), a layer above
+        # the runtime: imported on first use only, so the runtime never loads the demo.
         warnings.warn(
             f"subagents.runtime.{name} moved to subagents.demo.{name}; "
             "import it from subagents.demo",
@@ -519,4 +512,29 @@ def __getattr__(name: str) -> typing.Any:
         import subagents.demo
 
         return getattr(subagents.demo, name)
+    if name in _RENAMED:
+        new = _RENAMED[name]
+        warnings.warn(
+            f"subagents.runtime.{name} is deprecated: it is subagents.runtime.{new} now",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return globals()[new]
+    if name in _MOVED_TO_TOOLS:
+        warnings.warn(
+            f"subagents.runtime.{name} is deprecated: import subagents.tools.{name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        import subagents.tools
+
+        return getattr(subagents.tools, name)
+    if name in _INTERNAL:
+        warnings.warn(
+            f"subagents.runtime.{name} is deprecated: it is internal to the runtime "
+            "and will be removed",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(_INTERNAL[name]), name)
     raise AttributeError(f"module 'subagents.runtime' has no attribute {name!r}")

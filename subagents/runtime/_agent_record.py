@@ -85,7 +85,7 @@ class AgentHandle:
 def _approval_mode(definition: AgentDefinition) -> ApprovalMode:
     """The definition's ``approvalMode``, else what its ``permissionMode`` implies."""
     if definition.approval_mode is not None:
-        return ApprovalMode(definition.approval_mode.value)
+        return definition.approval_mode
     if definition.permission_mode is PermissionMode.BYPASS_PERMISSIONS:
         return ApprovalMode.AUTO_APPROVE
     if definition.permission_mode in (PermissionMode.DONT_ASK, PermissionMode.PLAN):

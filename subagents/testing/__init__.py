@@ -39,7 +39,7 @@ showed the model.
 **Property tests of a runtime** (the kit our own stateful tests use; the
 strategies need Hypothesis, imported only when a strategy is called):
 
-- :class:`DirectivePolicy` plays scripted agent :class:`Behavior`\ s chosen by
+- :class:`DirectivePolicy` plays the :class:`ScriptedBehavior` chosen by
   the newest :func:`directive` in the conversation: ``finish``, ``fail`` (a
   provider error), ``hang``, ``tool`` (calls a tool, ``LS`` for the default
   instance :data:`directive_policy`, then answers) and
@@ -75,15 +75,18 @@ strategies need Hypothesis, imported only when a strategy is called):
 
 from __future__ import annotations
 
+import typing
+import warnings
+
 from subagents.testing._invariants import InvariantChecker
 from subagents.testing._loopback import LoopbackAnthropic, open_loopback_anthropic
 from subagents.testing._ops import (
-    Behavior,
     Cancel,
     Close,
     DirectivePolicy,
     Operation,
     Resume,
+    ScriptedBehavior,
     SendInput,
     Spawn,
     Wait,
@@ -126,7 +129,7 @@ from subagents.testing._wire import (
 
 __all__ = [
     # property tests of a runtime
-    "Behavior",
+    "ScriptedBehavior",
     "Cancel",
     "Close",
     "DirectivePolicy",
@@ -171,3 +174,21 @@ __all__ = [
     "tool_loop",
     "tool_use",
 ]
+
+
+#: The scripted agent behaviors were ``Behavior`` (an actor's behavior is
+#: :data:`subagents.actors.Behavior`): old name -> new name.
+_RENAMED: typing.Final = {"Behavior": "ScriptedBehavior"}
+
+
+def __getattr__(name: str) -> typing.Any:
+    # Old names, still served with a DeprecationWarning that gives the new one.
+    if name in _RENAMED:
+        new = _RENAMED[name]
+        warnings.warn(
+            f"subagents.testing.{name} is deprecated: it is subagents.testing.{new} now",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return globals()[new]
+    raise AttributeError(f"module 'subagents.testing' has no attribute {name!r}")

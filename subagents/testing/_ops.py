@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
 __all__ = [
-    "Behavior",
+    "ScriptedBehavior",
     "Cancel",
     "Close",
     "DirectivePolicy",
@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 
-class Behavior(enum.Enum):
+class ScriptedBehavior(enum.Enum):
     """What a scripted agent does in a run (see :func:`directive_policy`)."""
 
     FINISH = "finish"
@@ -81,13 +81,13 @@ _DIRECTIVE: Final = re.compile(r"\[\[behave:(\w+)\]\]")
 DIRECTIVE_TOOL: Final = "LS"
 
 
-def directive(behavior: Behavior, note: str = "") -> str:
+def directive(behavior: ScriptedBehavior, note: str = "") -> str:
     """A prompt (or follow-up input) that makes :func:`directive_policy` do ``behavior``."""
     text = f"[[behave:{behavior.value}]]"
     return f"{text} {note}" if note else text
 
 
-def _newest_directive(request: ModelRequest) -> tuple[Behavior, int]:
+def _newest_directive(request: ModelRequest) -> tuple[ScriptedBehavior, int]:
     """The newest directive, and how many model turns were taken since it was given."""
     answered = 0
     for message in reversed(request.messages):
@@ -99,10 +99,10 @@ def _newest_directive(request: ModelRequest) -> tuple[Behavior, int]:
         found = _DIRECTIVE.findall(message.text)
         if found:
             try:
-                return Behavior(found[-1]), answered
+                return ScriptedBehavior(found[-1]), answered
             except ValueError:
                 break
-    return Behavior.FINISH, answered
+    return ScriptedBehavior.FINISH, answered
 
 
 @attrs.frozen
@@ -119,15 +119,15 @@ class DirectivePolicy:
 
     def __call__(self, request: ModelRequest) -> Reply:
         behavior, answered = _newest_directive(request)
-        if behavior is Behavior.HANG:
+        if behavior is ScriptedBehavior.HANG:
             return Reply(hang=True)
         if request.grace:
             return Reply(tool_calls=(ScriptedToolCall(COMPLETE_TASK, {"result": "done (grace)"}),))
-        if behavior is Behavior.FAIL:
+        if behavior is ScriptedBehavior.FAIL:
             return Reply(error=provider_error("scripted failure", error_type="overloaded_error"))
-        if answered == 0 and behavior is Behavior.TOOL:
+        if answered == 0 and behavior is ScriptedBehavior.TOOL:
             return Reply(tool_calls=(ScriptedToolCall(self.tool, dict(self.arguments)),))
-        if answered == 0 and behavior is Behavior.MALFORMED:
+        if answered == 0 and behavior is ScriptedBehavior.MALFORMED:
             return Reply(tool_calls=(ScriptedToolCall(self.tool, '{"path": '),))
         return Reply(text=f"done ({behavior.value})")
 
@@ -143,7 +143,7 @@ directive_policy: Final = DirectivePolicy()
 class Spawn:
     """Spawn an agent doing ``behavior`` (under the agent at ``parent``, an index, if set)."""
 
-    behavior: Behavior
+    behavior: ScriptedBehavior
     background: bool = False
     parent: int | None = None
 
@@ -153,7 +153,7 @@ class SendInput:
     """Send the agent at ``target`` a new directive, interrupting its run if asked."""
 
     target: int
-    behavior: Behavior
+    behavior: ScriptedBehavior
     interrupt: bool = False
 
 
@@ -178,7 +178,7 @@ class Resume:
     """Resume the agent at ``target``, with a new directive or (``None``) without a prompt."""
 
     target: int
-    behavior: Behavior | None = None
+    behavior: ScriptedBehavior | None = None
 
 
 @attrs.frozen
@@ -237,11 +237,11 @@ async def apply_operation(
 # -- strategies ------------------------------------------------------------------------------
 
 
-def behaviors() -> SearchStrategy[Behavior]:
-    """Any :class:`Behavior`."""
+def behaviors() -> SearchStrategy[ScriptedBehavior]:
+    """Any :class:`ScriptedBehavior`."""
     from hypothesis import strategies as st
 
-    return st.sampled_from(Behavior)
+    return st.sampled_from(ScriptedBehavior)
 
 
 def operations(

@@ -19,8 +19,8 @@ from subagents.runtime import (
 from subagents.runtime import (
     Message,
     ModelRequest,
-    Policy,
     Reply,
+    ReplyPolicy,
     ScriptedToolCall,
     provider_error,
 )
@@ -82,7 +82,7 @@ def tool_loop(
     turns: int,
     final: str = "done",
     complete: bool = False,
-) -> Policy:
+) -> ReplyPolicy:
     """A policy: call ``tool`` with ``arguments`` for ``turns`` turns, then finish.
 
     It finishes with the final message ``final``, or (``complete``) by calling
@@ -113,7 +113,7 @@ class RecordingPolicy:
 
     __slots__ = ("_limit", "_policy", "requests")
 
-    def __init__(self, policy: Policy, *, limit: int = 1000) -> None:
+    def __init__(self, policy: ReplyPolicy, *, limit: int = 1000) -> None:
         self._policy = policy
         self._limit = limit
         self.requests: list[tuple[ModelRequest, tuple[Message, ...]]] = []

@@ -12,10 +12,10 @@ The lifecycle tools (:func:`lifecycle_tools`: ``spawn_agent``, ``send_input``,
 drive other agents through an :class:`AgentHost`, which the runtime implements.
 """
 
+from subagents.agents import ApprovalMode
 from subagents.tools._approval import (
     ApprovalCallback,
     ApprovalDecision,
-    ApprovalMode,
     ApprovalRequest,
     ApprovalRouter,
     Approver,

@@ -1,7 +1,8 @@
 """Approval routing: a tool call that needs approval asks up the agent tree.
 
-Each agent gets an :class:`ApprovalRouter` holding its :class:`ApprovalMode` and
-its parent's approver. A request starts at the calling agent's router and climbs
+Each agent gets an :class:`ApprovalRouter` holding its
+:class:`~subagents.agents.ApprovalMode` (the one its definition names) and its
+parent's approver. A request starts at the calling agent's router and climbs
 until a router answers by its mode (auto-approve or suppress) or the chain ends
 at the root approver, usually a :class:`CallbackApprover` around the embedder's
 callback or the CLI prompt. Every pending request is bounded by the agent's
@@ -11,7 +12,6 @@ passes, so an approval can never hang an agent.
 
 from __future__ import annotations
 
-import enum
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
@@ -19,28 +19,17 @@ from typing import Any, Protocol
 import attrs
 import trio
 
+from subagents.agents import ApprovalMode
 from subagents.tools._config import APPROVAL_TIMEOUT_SECONDS
 
 __all__ = [
     "ApprovalCallback",
     "ApprovalDecision",
-    "ApprovalMode",
     "ApprovalRequest",
     "ApprovalRouter",
     "Approver",
     "CallbackApprover",
 ]
-
-
-class ApprovalMode(enum.Enum):
-    """How an agent's router answers approval requests that reach it."""
-
-    #: Forward the request to the parent's approver (the default).
-    ROUTE_TO_PARENT = "route_to_parent"
-    #: Never prompt anyone: the request is denied (read-only agents).
-    SUPPRESS = "suppress"
-    #: Approve without asking (sandboxed or bypass-permissions agents).
-    AUTO_APPROVE = "auto_approve"
 
 
 @attrs.frozen

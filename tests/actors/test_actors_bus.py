@@ -14,7 +14,7 @@ from subagents.actors import (
     Event,
     InvalidConfiguration,
     Lagged,
-    Policy,
+    OverflowPolicy,
     StatusChanged,
 )
 
@@ -68,7 +68,7 @@ def test_a_subscriber_that_never_reads_does_not_slow_the_others() -> None:
 async def test_block_policy_holds_the_publisher_until_there_is_room() -> None:
     bus = Bus()
     got: list[int] = []
-    with bus.subscribe(capacity=2, policy=Policy.BLOCK, max_block=60) as sub:
+    with bus.subscribe(capacity=2, policy=OverflowPolicy.BLOCK, max_block=60) as sub:
 
         async def consumer() -> None:
             async for event in sub:

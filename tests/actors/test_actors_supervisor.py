@@ -29,7 +29,7 @@ from subagents.actors import (
     Lagged,
     MailboxFull,
     NoReply,
-    Policy,
+    OverflowPolicy,
     ReplyTimeout,
     StatusChanged,
     Supervisor,
@@ -543,7 +543,7 @@ async def test_an_error_in_the_body_propagates_unchanged_after_the_actors_end() 
 
 
 async def test_lossless_subscribers_see_every_event_in_order(sup: Supervisor) -> None:
-    with sup.subscribe(policy=Policy.BLOCK, capacity=10_000) as sub:
+    with sup.subscribe(policy=OverflowPolicy.BLOCK, capacity=10_000) as sub:
         refs = [await sup.spawn(scripted) for _ in range(4)]
         for ref in refs:
             await sup.send(ref.id, ("finish", ref.id))

@@ -17,13 +17,13 @@ import sys
 from typing import Any
 
 from subagents import testing
-from subagents.runtime import ModelRequest, Policy, Reply, ScriptedToolCall, ToolResultBlock
+from subagents.runtime import ModelRequest, Reply, ReplyPolicy, ScriptedToolCall, ToolResultBlock
 
 #: What the Bash command's background process does: long enough to outlive any test.
 BACKGROUND = "sleep 300"
 
 
-def policies(ready: str) -> dict[str, Policy]:
+def policies(ready: str) -> dict[str, ReplyPolicy]:
     """The lead's and the Explore agent's policies; the Bash command reports to ``ready``."""
     command = f"{BACKGROUND} & echo $! > {shlex.quote(ready)}; wait"
 
@@ -54,7 +54,7 @@ def main(argv: list[str]) -> int:
 
     ready = argv[0]
 
-    def survey_policies(*_: Any, **__: Any) -> dict[str, Policy]:
+    def survey_policies(*_: Any, **__: Any) -> dict[str, ReplyPolicy]:
         return policies(ready)
 
     cli_run.survey_policies = survey_policies  # type: ignore[assignment]

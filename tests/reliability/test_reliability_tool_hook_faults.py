@@ -57,8 +57,6 @@ from runtime_world import World, drain, tool_results
 from subagents import testing
 from subagents.actors import Completed, Errored, Shutdown
 from subagents.runtime import (
-    DEFAULT_HOOK_OUTPUT_CAP,
-    MAX_STOP_BLOCKS,
     Hook,
     HookFired,
     ModelRequest,
@@ -69,6 +67,8 @@ from subagents.runtime import (
     ToolResultBlock,
     load_transcript,
 )
+from subagents.runtime._hooks.commands import DEFAULT_HOOK_OUTPUT_CAP
+from subagents.runtime._hooks.run import MAX_STOP_BLOCKS
 from subagents.tools import ToolContext, ToolError, ToolFlags, ToolResult
 from subagents.tools._config import MAX_RESULT_CHARS
 

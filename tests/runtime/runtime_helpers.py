@@ -17,9 +17,9 @@ from subagents.runtime import (
     Limits,
     Message,
     Origin,
-    Policy,
     Provider,
     Reply,
+    ReplyPolicy,
     ScriptedProvider,
 )
 from subagents.tools import (
@@ -105,7 +105,7 @@ def definition(
 
 def spec(
     agent: AgentDefinition,
-    policy: Policy | Sequence[Reply] | Provider,
+    policy: ReplyPolicy | Sequence[Reply] | Provider,
     *,
     tools: ToolSelection | None = None,
     latency: float = 0.0,

@@ -8,7 +8,6 @@ from runtime_helpers import definition
 
 from subagents.agents import InputSpec, InputType, ModelSettings
 from subagents.runtime import (
-    FORK_BOUNDARY,
     Conversation,
     InvalidInputs,
     Message,
@@ -26,6 +25,7 @@ from subagents.runtime import (
     prepare_task,
     request_params,
 )
+from subagents.runtime._fork import FORK_BOUNDARY
 
 
 def use(id: str, name: str = "Read") -> ToolUseBlock:

@@ -6,7 +6,8 @@ import pytest
 from runtime_helpers import definition
 
 from subagents.agents import ModelAliases
-from subagents.runtime import DEFAULT_MODEL, MODEL_ENV, ModelChoice, resolve_model
+from subagents.runtime import DEFAULT_MODEL, ModelChoice, resolve_model
+from subagents.runtime._config.defaults import MODEL_ENV
 
 SONNET = ModelAliases().table["sonnet"]
 HAIKU = ModelAliases().table["haiku"]

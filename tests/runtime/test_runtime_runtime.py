@@ -149,11 +149,11 @@ async def test_interrupt_aborts_the_run_and_goes_on_with_the_input(
     async with world.open(provider) as rt:
         events = rt.subscribe(policy="block", capacity=1000)
         agent = (
-            await rt.spawn("general-purpose", testing.directive(testing.Behavior.HANG))
+            await rt.spawn("general-purpose", testing.directive(testing.ScriptedBehavior.HANG))
         ).agent_id
         await trio.sleep(5)
         status = await rt.send_input(
-            agent, testing.directive(testing.Behavior.FINISH), interrupt=True
+            agent, testing.directive(testing.ScriptedBehavior.FINISH), interrupt=True
         )
         assert status == Running()
         waited = await rt.wait([agent], timeout=10)
@@ -175,7 +175,7 @@ async def test_input_to_a_full_mailbox_waits_as_long_as_its_timeout_says(
     world = World(tmp_path, limits={"mailbox_size": 2})
     recorder = testing.RecordingPolicy(testing.directive_policy)
     async with world.open(ScriptedProvider(recorder)) as rt:
-        hang = testing.directive(testing.Behavior.HANG)
+        hang = testing.directive(testing.ScriptedBehavior.HANG)
         agent = (await rt.spawn("general-purpose", hang)).agent_id
         await trio.sleep(1)  # in its endless model call: it reads no input
         await rt.send_input(agent, "one")
@@ -193,7 +193,7 @@ async def test_input_to_a_full_mailbox_waits_as_long_as_its_timeout_says(
         # A full mailbox with interrupt=True: the run stops, its mailbox drains, and the
         # input gets through well within the timeout.
         started = trio.current_time()
-        finish = testing.directive(testing.Behavior.FINISH)
+        finish = testing.directive(testing.ScriptedBehavior.FINISH)
         status = await rt.send_input(agent, finish, interrupt=True, timeout=3)
         # The agent may have run on its input already by the time the send returns.
         assert status in (Running(), Completed("done (finish)"))

@@ -209,11 +209,13 @@ async def test_start_and_stop_fire_once_per_run_however_it_ends(
     world = World(tmp_path)
     hooks = HookLog()
     async with world.open(ScriptedProvider(testing.directive_policy), hooks=hooks.hooks()) as rt:
-        ok = (await rt.spawn("Plan", testing.directive(testing.Behavior.FINISH))).agent_id
-        failing = (await rt.spawn("Plan", testing.directive(testing.Behavior.FAIL))).agent_id
-        stuck = (await rt.spawn("Plan", testing.directive(testing.Behavior.HANG))).agent_id
+        ok = (await rt.spawn("Plan", testing.directive(testing.ScriptedBehavior.FINISH))).agent_id
+        failing = (
+            await rt.spawn("Plan", testing.directive(testing.ScriptedBehavior.FAIL))
+        ).agent_id
+        stuck = (await rt.spawn("Plan", testing.directive(testing.ScriptedBehavior.HANG))).agent_id
         await rt.wait([ok, failing], timeout=10, mode="all")
-        await rt.send_input(ok, testing.directive(testing.Behavior.FINISH))
+        await rt.send_input(ok, testing.directive(testing.ScriptedBehavior.FINISH))
         await rt.wait([ok], timeout=10)
         await rt.close(stuck)
     assert [hooks.count("SubagentStart", a) for a in (ok, failing, stuck)] == [2, 1, 1]

@@ -42,15 +42,15 @@ from subagents.actors import (
     kind_of,
 )
 from subagents.runtime import AgentHandle, Runtime, ScriptedProvider, load_transcript
-from subagents.testing import Behavior
+from subagents.testing import ScriptedBehavior
 
 MAX_THREADS = 3
 _KIND = {
-    Behavior.FINISH: "completed",
-    Behavior.TOOL: "completed",
-    Behavior.MALFORMED: "completed",
-    Behavior.FAIL: "errored",
-    Behavior.HANG: "running",
+    ScriptedBehavior.FINISH: "completed",
+    ScriptedBehavior.TOOL: "completed",
+    ScriptedBehavior.MALFORMED: "completed",
+    ScriptedBehavior.FAIL: "errored",
+    ScriptedBehavior.HANG: "running",
 }
 _counter = itertools.count()
 
@@ -59,7 +59,7 @@ _counter = itertools.count()
 class Expected:
     """What the model says about one agent."""
 
-    behavior: Behavior
+    behavior: ScriptedBehavior
     parent: str | None
     closed: bool = False
     kind: str = "running"  # settled status kind; a closed running agent is shutdown
@@ -128,7 +128,9 @@ def _spawned(op: Any, outcome: Any, agents: list[str], before: set[str], model: 
         assert isinstance(outcome, DepthLimitReached | AgentClosed), outcome
 
 
-def _sent(entry: Expected, behavior: Behavior, interrupt: bool, outcome: Any, model: Model) -> None:
+def _sent(
+    entry: Expected, behavior: ScriptedBehavior, interrupt: bool, outcome: Any, model: Model
+) -> None:
     if entry.closed:
         assert isinstance(outcome, AgentClosed), outcome
         return

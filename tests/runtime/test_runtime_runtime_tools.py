@@ -15,7 +15,6 @@ from runtime_world import LEAD_TOOLS, World, tool_results
 from subagents import testing
 from subagents.actors import Completed, Shutdown
 from subagents.runtime import (
-    FORK_BOUNDARY,
     ModelRequest,
     Origin,
     Reply,
@@ -23,6 +22,7 @@ from subagents.runtime import (
     ToolResultBlock,
     load_transcript,
 )
+from subagents.runtime._fork import FORK_BOUNDARY
 
 Step = Callable[[list[ToolResultBlock]], Reply]
 

@@ -28,7 +28,7 @@ from subagents.runtime import (
     Reply,
     ToolResultBlock,
 )
-from subagents.testing import Behavior
+from subagents.testing import ScriptedBehavior
 
 
 def _request(*messages: Message, grace: bool = False) -> ModelRequest:
@@ -39,17 +39,17 @@ def _request(*messages: Message, grace: bool = False) -> ModelRequest:
 
 def test_the_newest_directive_decides_the_reply() -> None:
     policy = testing.DirectivePolicy(tool="Note", arguments={"text": "x"})
-    task = Message.user(testing.directive(Behavior.TOOL, "look"), origin=Origin.TASK)
+    task = Message.user(testing.directive(ScriptedBehavior.TOOL, "look"), origin=Origin.TASK)
     first = policy(_request(task))
     assert [(c.name, dict(c.input)) for c in first.tool_calls] == [("Note", {"text": "x"})]
     results = Message("user", (ToolResultBlock("t", "ok"),), Origin.TOOL_RESULTS)
     assert policy(_request(task, Message.assistant("calling"), results)).text == "done (tool)"
-    hang = Message.user(testing.directive(Behavior.HANG), origin=Origin.INPUT)
+    hang = Message.user(testing.directive(ScriptedBehavior.HANG), origin=Origin.INPUT)
     assert policy(_request(task, Message.assistant("done"), hang)).hang
     assert policy(_request(task, hang, grace=True)).hang
-    fail = Message.user(testing.directive(Behavior.FAIL), origin=Origin.INPUT)
+    fail = Message.user(testing.directive(ScriptedBehavior.FAIL), origin=Origin.INPUT)
     assert policy(_request(fail)).error is not None
-    malformed = policy(_request(Message.user(testing.directive(Behavior.MALFORMED))))
+    malformed = policy(_request(Message.user(testing.directive(ScriptedBehavior.MALFORMED))))
     assert malformed.tool_calls[0].input == '{"path": '
     plain = policy(_request(Message.user("no directive here")))
     assert plain.text == "done (finish)"

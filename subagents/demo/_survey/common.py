@@ -39,8 +39,8 @@ from subagents.runtime import (
     Message,
     ModelRequest,
     Origin,
-    Policy,
     Reply,
+    ReplyPolicy,
     ScriptedToolCall,
     TextBlock,
     ToolResultBlock,
@@ -79,7 +79,7 @@ _QUESTION_LINE = re.compile(r"^question:[ \t]*([a-z-]+)(?:[ \t]+(\d+))?[ \t]*$",
 _LARGEST = re.compile(r"(\d+)\s+(?:largest|biggest)|(?:largest|biggest)\b", re.IGNORECASE)
 
 
-def survey_policies(latency: float = DEFAULT_SURVEY_LATENCY) -> dict[str, Policy]:
+def survey_policies(latency: float = DEFAULT_SURVEY_LATENCY) -> dict[str, ReplyPolicy]:
     """The policies of an offline survey, by agent type, for ``ScriptedProvider(policies=...)``.
 
     ``Explore`` agents survey a folder; every other type (``*``) leads.

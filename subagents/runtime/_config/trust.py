@@ -26,8 +26,13 @@ from typing import Any, Final
 
 import attrs
 
-from subagents.agents import AgentCatalog, AgentDefinition, AgentSource, PermissionMode
-from subagents.agents import ApprovalMode as DefinitionApprovalMode
+from subagents.agents import (
+    AgentCatalog,
+    AgentDefinition,
+    AgentSource,
+    ApprovalMode,
+    PermissionMode,
+)
 
 __all__ = [
     "UNTRUSTED_PROJECT_KEYS",
@@ -97,7 +102,7 @@ class CatalogRestriction:
 
 def _auto_approves(definition: AgentDefinition) -> bool:
     if definition.approval_mode is not None:
-        return definition.approval_mode is DefinitionApprovalMode.AUTO_APPROVE
+        return definition.approval_mode is ApprovalMode.AUTO_APPROVE
     return definition.permission_mode is PermissionMode.BYPASS_PERMISSIONS
 
 
@@ -110,7 +115,7 @@ def _restricted(definition: AgentDefinition, ignored: list[str]) -> AgentDefinit
         ignored.append(f"the hooks of agent {definition.name}")
     if _auto_approves(definition):
         # Approval requests go to the user, as for an agent that sets no mode.
-        changes["approval_mode"] = DefinitionApprovalMode.ROUTE_TO_PARENT
+        changes["approval_mode"] = ApprovalMode.ROUTE_TO_PARENT
         if definition.permission_mode is PermissionMode.BYPASS_PERMISSIONS:
             changes["permission_mode"] = None
         ignored.append(f"the auto-approval of agent {definition.name}")

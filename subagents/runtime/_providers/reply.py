@@ -3,7 +3,7 @@
 A :class:`Reply` holds text, thinking, tool calls (:class:`ScriptedToolCall`),
 token usage, latency, and faults (an error to raise, a hang, a malformed tool
 call); what it always sends is worked out once, when it is made, since a reply
-is played many times. A :class:`Policy` chooses the reply to each request.
+is played many times. A :class:`ReplyPolicy` chooses the reply to each request.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from subagents.runtime._exceptions import ProviderError
 from subagents.runtime._messages import Block, TextBlock, ThinkingBlock
 from subagents.runtime._providers.base import ModelRequest, Usage
 
-__all__ = ["Policy", "Reply", "ScriptedToolCall"]
+__all__ = ["ReplyPolicy", "Reply", "ScriptedToolCall"]
 
 _SIGNATURE: Final = "scripted"
 
@@ -114,7 +114,7 @@ class _Prepared:
 _encoder = msgspec.json.Encoder()
 
 
-Policy: TypeAlias = Callable[[ModelRequest], Reply | Awaitable[Reply]]
+ReplyPolicy: TypeAlias = Callable[[ModelRequest], Reply | Awaitable[Reply]]
 """Chooses the reply to a request (it may be async)."""
 
 

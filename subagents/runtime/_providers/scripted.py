@@ -33,7 +33,7 @@ from subagents.runtime._providers.base import (
     ToolCall,
     Usage,
 )
-from subagents.runtime._providers.reply import Policy, Reply, ScriptedToolCall
+from subagents.runtime._providers.reply import Reply, ReplyPolicy, ScriptedToolCall
 from subagents.runtime._providers.script import Script, load_scripts
 
 __all__ = [
@@ -179,13 +179,13 @@ class ScriptedProvider:
 
     def __init__(
         self,
-        policy: Policy | Sequence[Reply] | None = None,
+        policy: ReplyPolicy | Sequence[Reply] | None = None,
         *,
-        policies: Mapping[str, Policy | Sequence[Reply]] | None = None,
+        policies: Mapping[str, ReplyPolicy | Sequence[Reply]] | None = None,
         latency: float = 0.0,
         chunk_size: int = 0,
     ) -> None:
-        self._default: Policy = _as_policy(policy) if policy is not None else default_policy
+        self._default: ReplyPolicy = _as_policy(policy) if policy is not None else default_policy
         table = {k: _as_policy(v) for k, v in (policies or {}).items()}
         if "*" in table and policy is None:
             self._default = table.pop("*")
@@ -273,7 +273,7 @@ class ScriptedProvider:
         return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def _as_policy(value: Policy | Sequence[Reply]) -> Policy:
+def _as_policy(value: ReplyPolicy | Sequence[Reply]) -> ReplyPolicy:
     if callable(value):
         return value
     return Script(list(value))
