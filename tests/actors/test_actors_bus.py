@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 import trio
 import trio.testing
-from actors_helpers import drain
 
 from subagents.actors import (
     RUNNING,
@@ -17,6 +16,7 @@ from subagents.actors import (
     Policy,
     StatusChanged,
 )
+from tests.actors.helpers import drain
 
 
 class Tick(Event, frozen=True, kw_only=True, tag="tick"):

@@ -22,7 +22,6 @@ import attrs
 import hypothesis.strategies as st
 import trio
 import trio.testing
-from actors_helpers import drain, scripted
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -48,6 +47,7 @@ from subagents.actors import (
     kind_of,
     open_supervisor,
 )
+from tests.actors.helpers import drain, scripted
 
 MAX_THREADS = 3
 MAILBOX = 64

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from actors_helpers import drain, idle, kinds, scripted, stubborn
 
 from subagents.actors import (
     NOT_FOUND,
@@ -37,6 +36,7 @@ from subagents.actors import (
     SupervisorConfig,
     open_supervisor,
 )
+from tests.actors.helpers import drain, idle, kinds, scripted, stubborn
 
 
 def config(**kwargs: Any) -> SupervisorConfig:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import attrs
 import pytest
-from agents_strategies import definitions, frontmatter, prompt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +21,7 @@ from subagents.agents import (
     to_markdown,
     to_yaml,
 )
+from tests.agents.strategies import definitions, frontmatter, prompt
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ROUND_TRIP = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

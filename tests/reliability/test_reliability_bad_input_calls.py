@@ -46,8 +46,6 @@ from typing import Any
 
 import msgspec
 import pytest
-import runtime_world
-import test_tools_hypothesis as tools_hypothesis
 import trio
 import trio.testing
 from hypothesis import HealthCheck, given, settings
@@ -94,6 +92,8 @@ from subagents.tools import (
     decode_arguments,
     input_schema,
 )
+from tests.runtime import world as runtime_world
+from tests.tools import test_tools_hypothesis as tools_hypothesis
 
 _TESTS = Path(__file__).resolve().parents[1]
 

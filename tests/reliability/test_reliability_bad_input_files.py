@@ -40,13 +40,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import agents_strategies
 import msgspec
 import pytest
-import runtime_world
-import test_runtime_settings as settings_tests
-import test_runtime_transcript_fuzz as transcript_fuzz
-import test_tools_hypothesis as tools_hypothesis
 import trio
 import trio.testing
 from hypothesis import HealthCheck, given, settings
@@ -68,6 +63,11 @@ from subagents.runtime import (
     load_transcript,
     open_runtime,
 )
+from tests.agents import strategies as agents_strategies
+from tests.runtime import test_runtime_settings as settings_tests
+from tests.runtime import test_runtime_transcript_fuzz as transcript_fuzz
+from tests.runtime import world as runtime_world
+from tests.tools import test_tools_hypothesis as tools_hypothesis
 
 _TESTS = Path(__file__).resolve().parents[1]
 CORPUS = _TESTS / "fixtures" / "corpus" / "voltagent"

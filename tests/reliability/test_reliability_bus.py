@@ -28,8 +28,6 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from runtime_helpers import SlowTool
-from runtime_world import World, tool_results
 
 from subagents import testing
 from subagents.actors import (
@@ -46,6 +44,8 @@ from subagents.runtime import (
     ScriptedToolCall,
     TurnStarted,
 )
+from tests.runtime.helpers import SlowTool
+from tests.runtime.world import World, tool_results
 
 WORKERS = 3
 STALLED_CAPACITY = 4

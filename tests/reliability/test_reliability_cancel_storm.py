@@ -34,8 +34,6 @@ import pytest
 import trio
 import trio.testing
 from hypothesis import HealthCheck, given, settings
-from runtime_helpers import SlowTool
-from runtime_world import World
 
 from subagents import SubagentsError, testing
 from subagents.actors import Bus
@@ -46,6 +44,8 @@ from subagents.runtime import (
     ScriptedProvider,
     ScriptedToolCall,
 )
+from tests.runtime.helpers import SlowTool
+from tests.runtime.world import World
 
 pytestmark = pytest.mark.skipif(
     not os.path.isdir("/proc/self/fd"), reason="counts open files through /proc/self/fd (Linux)"

@@ -35,8 +35,6 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from runtime_helpers import SlowTool
-from runtime_world import World
 
 from subagents import testing
 from subagents.actors import AgentStartFailed, Completed, Errored, Running
@@ -50,6 +48,8 @@ from subagents.runtime import (
     load_transcript,
     open_append,
 )
+from tests.runtime.helpers import SlowTool
+from tests.runtime.world import World
 
 #: Lines of a short agent's transcript: meta, task, tool call, tool result, answer, result.
 SHORT_LINES = 6

@@ -28,7 +28,6 @@ from typing import Any
 
 import trio
 import trio.testing
-from runtime_world import LEAD_TOOLS, World, tool_results
 
 from subagents import testing
 from subagents.actors import Completed, NotFound
@@ -42,6 +41,7 @@ from subagents.runtime import (
     ToolResultBlock,
 )
 from subagents.tools import SEND_INPUT_WAIT_SECONDS
+from tests.runtime.world import LEAD_TOOLS, World, tool_results
 
 Step = Callable[[list[ToolResultBlock]], Reply]
 

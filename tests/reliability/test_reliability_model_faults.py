@@ -48,15 +48,6 @@ import trio
 import trio.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reliability_siblings import (
-    HEALTHY_PROMPTS,
-    check_healthy,
-    make_world,
-    scripted,
-    spawn_siblings,
-)
-from runtime_helpers import SlowTool
-from runtime_world import World, tool_results
 
 from subagents import testing
 from subagents.actors import Completed, Errored
@@ -70,6 +61,15 @@ from subagents.runtime import (
     TerminateReason,
     load_transcript,
 )
+from tests.reliability.siblings import (
+    HEALTHY_PROMPTS,
+    check_healthy,
+    make_world,
+    scripted,
+    spawn_siblings,
+)
+from tests.runtime.helpers import SlowTool
+from tests.runtime.world import World, tool_results
 
 # -- the scripted provider -----------------------------------------------------------------
 

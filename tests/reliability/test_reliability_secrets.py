@@ -1,7 +1,7 @@
 """Reliability, secrets in the environment: tools and hooks neither see nor show them.
 
 A scripted model inside a real runtime (``open_runtime`` over a temporary
-project, see ``tests/runtime/runtime_world.py``) tries to read the runtime's
+project, see ``tests/runtime/world.py``) tries to read the runtime's
 secret environment variables through ``Bash`` (``env``, ``printenv``,
 ``echo $VAR``, and a program that prints them from where no environment
 scrubbing reaches: here a file holding them, as the runtime's own
@@ -35,12 +35,12 @@ from typing import Any
 import msgspec
 import pytest
 import trio
-from runtime_world import World, drain
 
 from subagents import testing
 from subagents.actors import Bus, Event
 from subagents.runtime import ModelRequest, Reply, ScriptedProvider, ToolResultBlock
 from subagents.tools import ApprovalDecision, ApprovalRequest
+from tests.runtime.world import World, drain
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="uses /proc, pidfds and FIFOs"

@@ -39,7 +39,6 @@ import msgspec
 import pytest
 import trio
 import trio.testing
-from runtime_world import LEAD_TOOLS, World, drain, tool_results
 
 from subagents import testing
 from subagents.actors import Bus, Completed, Errored, Event
@@ -58,6 +57,7 @@ from subagents.runtime import (
     load_scripts,
     open_runtime,
 )
+from tests.runtime.world import LEAD_TOOLS, World, drain, tool_results
 
 KEY = "sk-ant-test-SECRET-1234567890"
 BOUND = 20.0

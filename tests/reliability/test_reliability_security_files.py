@@ -1,7 +1,7 @@
 """Reliability, security of what an agent can touch: the workspace, its processes, its tools.
 
 A scripted model inside a real runtime (``open_runtime`` over a temporary
-project, see ``tests/runtime/runtime_world.py``) attacks through tool calls;
+project, see ``tests/runtime/world.py``) attacks through tool calls;
 the outcome is checked on disk, in the tool results and in the process table.
 
 - File tools stay inside the workspace: ``..``, absolute paths, symlinks out
@@ -41,12 +41,12 @@ import trio
 import trio.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from runtime_world import LEAD_TOOLS, World, tool_results
 
 from subagents import testing
 from subagents.actors import Completed, Running, Shutdown
 from subagents.runtime import ModelRequest, Reply, ScriptedProvider, ToolResultBlock
 from subagents.tools import ApprovalDecision, ApprovalRequest, Workspace
+from tests.runtime.world import LEAD_TOOLS, World, tool_results
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="uses /proc, pidfds and FIFOs"

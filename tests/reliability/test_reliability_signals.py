@@ -2,7 +2,7 @@
 
 A real subprocess runs the command line on an offline run whose lead is busy
 in a Bash command that started a background ``sleep``, with a child agent in a
-model call (see ``reliability_signal_cli.py``). Each signal must end the run
+model call (see ``signal_cli.py``). Each signal must end the run
 as Ctrl-C does: every agent ``shutdown`` in its transcript and in the summary,
 the summary printed, the exit code 128 + the signal's number, and the Bash
 command's processes gone. A closed terminal (its writes fail) must not break
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.skipif(
     not hasattr(os, "pidfd_open"), reason="pidfds (Linux) watch the Bash command's processes"
 )
 
-HARNESS = Path(__file__).with_name("reliability_signal_cli.py")
+HARNESS = Path(__file__).with_name("signal_cli.py")
 #: Bound on the run reaching its Bash command, and on its shutdown after the signal.
 TIMEOUT = 60.0
 #: Bound on the background process being gone once the command has exited (it is

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 import trio
-from runtime_world import World
 
 from subagents import testing
 from subagents.actors import Completed
@@ -38,6 +37,7 @@ from subagents.runtime import (
     new_session_id,
     transcript_path,
 )
+from tests.runtime.world import World
 
 DAY = 86_400.0
 COMMAND = [sys.executable, "-m", "subagents.cli"]

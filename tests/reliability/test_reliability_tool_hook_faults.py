@@ -50,9 +50,6 @@ import msgspec
 import pytest
 import trio
 import trio.testing
-from reliability_siblings import check_healthy, make_world, scripted, spawn_siblings
-from runtime_helpers import NoteArgs, SlowTool
-from runtime_world import World, drain, tool_results
 
 from subagents import testing
 from subagents.actors import Completed, Errored, Shutdown
@@ -71,6 +68,9 @@ from subagents.runtime import (
 )
 from subagents.tools import ToolContext, ToolError, ToolFlags, ToolResult
 from subagents.tools._config import MAX_RESULT_CHARS
+from tests.reliability.siblings import check_healthy, make_world, scripted, spawn_siblings
+from tests.runtime.helpers import NoteArgs, SlowTool
+from tests.runtime.world import World, drain, tool_results
 
 
 @attrs.define

@@ -7,7 +7,6 @@ import json
 import pytest
 import trio
 import trio.testing
-from runtime_helpers import SlowTool, definition, selection, spec, task
 
 from subagents import testing
 from subagents.actors import (
@@ -27,6 +26,7 @@ from subagents.runtime import (
     agent_behavior,
     as_input,
 )
+from tests.runtime.helpers import SlowTool, definition, selection, spec, task
 
 CONFIG = SupervisorConfig(max_threads=8, close_grace_period=2.0)
 

@@ -12,7 +12,6 @@ from typing import Any
 import httpx2
 import pytest
 import trio
-from runtime_helpers import SlowTool, definition, selection, spec, task
 
 from subagents import testing
 from subagents.actors import Errored, Shutdown, SupervisorConfig, open_supervisor
@@ -41,6 +40,7 @@ from subagents.runtime import (
     run_agent,
 )
 from subagents.runtime import TextBlock as Text
+from tests.runtime.helpers import SlowTool, definition, selection, spec, task
 
 READ_SPEC = {
     "name": "Note",

@@ -7,7 +7,6 @@ import types
 
 import msgspec
 import pytest
-from runtime_helpers import REPORT_SCHEMA, definition
 
 import subagents.runtime as runtime
 import subagents.testing as testing
@@ -32,6 +31,7 @@ from subagents.runtime import (
     complete_task_tool,
     provider_error,
 )
+from tests.runtime.helpers import REPORT_SCHEMA, definition
 
 
 @pytest.mark.parametrize("module", [runtime, testing])

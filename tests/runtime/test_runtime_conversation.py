@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from runtime_helpers import definition
 
 from subagents.agents import InputSpec, InputType, ModelSettings
 from subagents.runtime import (
@@ -26,6 +25,7 @@ from subagents.runtime import (
     prepare_task,
     request_params,
 )
+from tests.runtime.helpers import definition
 
 
 def use(id: str, name: str = "Read") -> ToolUseBlock:

@@ -9,11 +9,11 @@ import trio
 import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
-from runtime_world import World
 
 from subagents import testing
 from subagents.runtime import MetaRecord, ScriptedProvider
 from subagents.runtime._lineage import SessionLineage, read_sessions
+from tests.runtime.world import World
 
 _encoder = msgspec.json.Encoder()
 

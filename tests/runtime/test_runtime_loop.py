@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 import trio
 import trio.testing
-from runtime_helpers import SlowTool, definition, selection, spec, task
 
 from subagents import testing
 from subagents.actors import Bus
@@ -32,6 +31,7 @@ from subagents.runtime import (
     UsageReported,
     run_agent,
 )
+from tests.runtime.helpers import SlowTool, definition, selection, spec, task
 
 GOOD_REPORT = {"summary": "all good", "count": 2}
 

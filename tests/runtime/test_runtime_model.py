@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from runtime_helpers import definition
 
 from subagents.agents import ModelAliases
 from subagents.runtime import DEFAULT_MODEL, MODEL_ENV, ModelChoice, resolve_model
+from tests.runtime.helpers import definition
 
 SONNET = ModelAliases().table["sonnet"]
 HAIKU = ModelAliases().table["haiku"]

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
-from runtime_world import World, drain, statuses_of
 
 import subagents
 from subagents import testing
@@ -41,6 +40,7 @@ from subagents.runtime import (
     transcript_path,
 )
 from subagents.tools import ApprovalDecision, ApprovalRequest
+from tests.runtime.world import World, drain, statuses_of
 
 
 async def test_an_agent_runs_and_every_message_reaches_its_transcript(tmp_path: Path) -> None:

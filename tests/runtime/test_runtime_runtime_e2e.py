@@ -18,7 +18,6 @@ from typing import Any
 import attrs
 import trio
 import trio.testing
-from runtime_world import LEAD_TOOLS, HookLog, World, drain, statuses_of, tool_results
 
 from subagents import testing
 from subagents.actors import AgentSpawned, Bus, Completed, Shutdown, StatusChanged
@@ -33,6 +32,7 @@ from subagents.runtime import (
     TerminateReason,
     load_transcript,
 )
+from tests.runtime.world import LEAD_TOOLS, HookLog, World, drain, statuses_of, tool_results
 
 QUICK, STUCK, SLOW = "Find the README (quick)", "Map the whole tree (stuck)", "Read the docs (slow)"
 

@@ -7,8 +7,6 @@ from pathlib import Path
 
 import trio
 import trio.testing
-from runtime_helpers import SlowTool
-from runtime_world import HookLog, World, tool_results
 
 from subagents import testing
 from subagents.actors import Completed
@@ -20,6 +18,8 @@ from subagents.runtime import (
     ScriptedProvider,
     load_transcript,
 )
+from tests.runtime.helpers import SlowTool
+from tests.runtime.world import HookLog, World, tool_results
 
 # Command hooks run real processes: these tests use the real clock (a mock clock
 # would jump over the processes' run time).

@@ -9,7 +9,6 @@ import msgspec
 import pytest
 import trio
 import trio.testing
-from runtime_world import World, drain, statuses_of
 
 from subagents import testing
 from subagents.actors import AgentNotFound, Completed, Errored, NotFound, Running, Shutdown
@@ -25,6 +24,7 @@ from subagents.runtime import (
     TranscriptNotFound,
     load_transcript,
 )
+from tests.runtime.world import World, drain, statuses_of
 
 
 def _echo(request: ModelRequest) -> Reply:

@@ -27,8 +27,6 @@ import attrs
 import trio
 import trio.testing
 from hypothesis import HealthCheck, given, settings
-from runtime_helpers import SlowTool
-from runtime_world import HookLog, World
 
 from subagents import testing
 from subagents.actors import (
@@ -43,6 +41,8 @@ from subagents.actors import (
 )
 from subagents.runtime import AgentHandle, Runtime, ScriptedProvider, load_transcript
 from subagents.testing import Behavior
+from tests.runtime.helpers import SlowTool
+from tests.runtime.world import HookLog, World
 
 MAX_THREADS = 3
 _KIND = {

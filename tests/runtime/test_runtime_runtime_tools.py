@@ -10,7 +10,6 @@ from typing import Any
 import attrs
 import trio
 import trio.testing
-from runtime_world import LEAD_TOOLS, World, tool_results
 
 from subagents import testing
 from subagents.actors import Completed, Shutdown
@@ -23,6 +22,7 @@ from subagents.runtime import (
     ToolResultBlock,
     load_transcript,
 )
+from tests.runtime.world import LEAD_TOOLS, World, tool_results
 
 Step = Callable[[list[ToolResultBlock]], Reply]
 

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from runtime_helpers import REPORT_SCHEMA, definition, spec, task
 
 from subagents import testing
 from subagents.agents import OutputSpec
@@ -37,6 +36,7 @@ from subagents.runtime import (
     run_agent,
     sample_for_schema,
 )
+from tests.runtime.helpers import REPORT_SCHEMA, definition, spec, task
 
 
 def request(**fields: Any) -> ModelRequest:

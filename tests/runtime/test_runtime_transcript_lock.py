@@ -12,7 +12,6 @@ import attrs
 import pytest
 import trio
 import trio.testing
-from runtime_world import LEAD_TOOLS, World, tool_results
 
 from subagents import testing
 from subagents.runtime import (
@@ -30,6 +29,7 @@ from subagents.runtime import (
     transcript_path,
 )
 from subagents.runtime._transcripts.lock import claim_transcript
+from tests.runtime.world import LEAD_TOOLS, World, tool_results
 
 
 def _fds() -> set[str]:

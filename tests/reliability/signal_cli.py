@@ -1,6 +1,6 @@
 """``subagents`` as a user runs it, with a lead that is busy in a Bash command.
 
-Run as a script: ``python reliability_signal_cli.py READY COMMAND [ARGS...]`` runs
+Run as a script: ``python signal_cli.py READY COMMAND [ARGS...]`` runs
 ``subagents COMMAND ARGS...`` (the real command line, in this process) with the
 offline survey policies replaced: on each prompt (a run's, a resume's) the
 lead spawns an ``Explore`` agent whose model call never returns, and at the

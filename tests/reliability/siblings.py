@@ -11,8 +11,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from runtime_world import World, tool_results
-
 from subagents import testing
 from subagents.actors import Completed
 from subagents.runtime import (
@@ -24,6 +22,7 @@ from subagents.runtime import (
     TerminateReason,
     load_transcript,
 )
+from tests.runtime.world import World, tool_results
 
 HEALTHY_PROMPTS = ("Count the apples.", "Count the pears.")
 
