@@ -24,7 +24,7 @@ The properties, each end to end (a runtime opened with ``open_runtime``, or the
   conversation holds every message whose line was intact, in order, and the
   file is only appended to.
 
-Parser-level fuzzing lives lower down: ``tests/agents/test_agents_roundtrip.py``
+Parser-level fuzzing lives lower down: ``tests/agents/test_roundtrip.py``
 (hostile frontmatter and documents), ``tests/runtime/test_runtime_settings.py``
 (random overrides, environments and TOML) and
 ``tests/runtime/test_runtime_transcript_fuzz.py`` (damaged transcripts, parsed);

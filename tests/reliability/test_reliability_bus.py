@@ -15,7 +15,7 @@ the test hangs misbehaving subscribers on the runtime's bus:
   subscription, so it holds no publisher afterwards.
 
 The unit tests of the bus itself (policies, filters, markers, close) are in
-``tests/actors/test_actors_bus.py``; this file proves the same promises end to
+``tests/actors/test_bus.py``; this file proves the same promises end to
 end, with agents publishing.
 """
 

@@ -16,7 +16,7 @@ status.
 
 The model-based property test of single operations is
 ``tests/runtime/test_runtime_runtime_stateful.py``; the kernel's own stateful
-test is ``tests/actors/test_actors_stateful.py``.
+test is ``tests/actors/test_supervisor_stateful.py``.
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ Each promise is checked end to end, through ``open_runtime``:
   child cannot forge, or as JSON in a tool result.
 
 Lower levels: ``tests/runtime/test_runtime_logging.py`` (masking),
-``tests/agents/test_agents_markdown.py`` and ``test_agents_discovery.py``
-(unsafe YAML), ``tests/agents/test_agents_yaml_json.py`` (templates),
+``tests/agents/test_markdown.py`` and ``test_discovery.py``
+(unsafe YAML), ``tests/agents/test_yaml_json.py`` (templates),
 ``tests/tools/test_tools_lifecycle.py`` (the result block).
 
 The secrets tests talk to the loopback Anthropic server over real sockets,
