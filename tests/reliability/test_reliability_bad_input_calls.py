@@ -24,7 +24,7 @@ project, scripted models):
 
 Lower levels already prove the pieces: ``tests/tools/test_tools_hypothesis.py``
 (random arguments straight into each file tool, no escape from the workspace),
-``tests/runtime/test_runtime_runtime_tools.py`` (each lifecycle refusal once)
+``tests/runtime/test_runtime_tools.py`` (each lifecycle refusal once)
 and ``tests/actors`` (the kernel's argument checks). The tests at the end pin
 two bugs this suite found: integer timeouts too large for a float, and a bad
 ``grace`` accepted when the agent was closed already.

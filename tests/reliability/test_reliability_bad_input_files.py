@@ -25,9 +25,9 @@ The properties, each end to end (a runtime opened with ``open_runtime``, or the
   file is only appended to.
 
 Parser-level fuzzing lives lower down: ``tests/agents/test_roundtrip.py``
-(hostile frontmatter and documents), ``tests/runtime/test_runtime_settings.py``
+(hostile frontmatter and documents), ``tests/runtime/config/test_loader.py``
 (random overrides, environments and TOML) and
-``tests/runtime/test_runtime_transcript_fuzz.py`` (damaged transcripts, parsed);
+``tests/runtime/transcripts/test_load_fuzz.py`` (damaged transcripts, parsed);
 their strategies are reused here.
 """
 
@@ -64,9 +64,9 @@ from subagents.runtime import (
     open_runtime,
 )
 from tests.agents import strategies as agents_strategies
-from tests.runtime import test_runtime_settings as settings_tests
-from tests.runtime import test_runtime_transcript_fuzz as transcript_fuzz
 from tests.runtime import world as runtime_world
+from tests.runtime.config import test_loader as settings_tests
+from tests.runtime.transcripts import test_load_fuzz as transcript_fuzz
 from tests.tools import test_tools_hypothesis as tools_hypothesis
 
 _TESTS = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ bounds, one final status per run, every run's result on disk before its final
 status.
 
 The model-based property test of single operations is
-``tests/runtime/test_runtime_runtime_stateful.py``; the kernel's own stateful
+``tests/runtime/test_runtime_stateful.py``; the kernel's own stateful
 test is ``tests/actors/test_supervisor_stateful.py``.
 """
 

@@ -15,7 +15,7 @@ up, or is deleted mid-run, under both ``transcripts.on_disk_error`` policies:
   written before the fault.
 
 Running as root makes ``chmod`` ineffective, so faults are injected as in
-``tests/runtime/test_runtime_transcript_faults.py`` (the writer's unit tests):
+``tests/runtime/transcripts/test_writer_faults.py`` (the writer's unit tests):
 through the writer's ``opener`` (its default is swapped for a :class:`Disk`
 whose files refuse writes once they hold ``quota`` lines, or refuse to open).
 A state path that is a plain file, and ``shutil.rmtree`` of the real

@@ -30,8 +30,8 @@ The real ``anthropic`` SDK against the loopback Messages API server:
   started) and none of the partial answer is kept.
 
 The provider-level mapping of each error is proven in
-``tests/runtime/test_runtime_anthropic.py``; the loop's grace and malformed-call
-handling in ``tests/runtime/test_runtime_loop.py``. Here they are proven at the
+``tests/runtime/providers/test_anthropic.py``; the loop's grace and malformed-call
+handling in ``tests/runtime/test_loop.py``. Here they are proven at the
 runtime level, with isolation.
 """
 

@@ -18,7 +18,7 @@ scrubbing reaches: here a file holding them, as the runtime's own
 
 The lower levels are proven in ``tests/tools/test_tools_secrets.py`` (which
 variables are secret, the child environment, masking) and
-``tests/runtime/test_runtime_hooks_commands.py`` (the hook process sweep).
+``tests/runtime/hooks/test_commands.py`` (the hook process sweep).
 Bash and hooks run real processes, so these tests use the real clock; nothing
 sleeps: they wait on the runtime, on pidfds and on FIFOs, each bounded.
 """

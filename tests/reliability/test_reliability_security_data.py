@@ -17,13 +17,13 @@ Each promise is checked end to end, through ``open_runtime``:
   delimited ``<agent_result>`` block of a tool result whose closing tag a
   child cannot forge, or as JSON in a tool result.
 
-Lower levels: ``tests/runtime/test_runtime_logging.py`` (masking),
+Lower levels: ``tests/runtime/test_logging.py`` (masking),
 ``tests/agents/test_markdown.py`` and ``test_discovery.py``
 (unsafe YAML), ``tests/agents/test_yaml_json.py`` (templates),
 ``tests/tools/test_tools_lifecycle.py`` (the result block).
 
 The secrets tests talk to the loopback Anthropic server over real sockets,
-so they use the real clock (as ``tests/runtime/test_runtime_anthropic.py``
+so they use the real clock (as ``tests/runtime/providers/test_anthropic.py``
 does); nothing in them sleeps.
 """
 

@@ -17,7 +17,7 @@ the outcome is checked on disk, in the tool results and in the process table.
 
 The lower levels are proven in ``tests/tools`` (``test_tools_workspace.py``,
 ``test_tools_files.py``, ``test_tools_bash.py``, ``test_tools_filter.py``)
-and ``tests/runtime/test_runtime_runtime_tools.py`` (a leaf cannot spawn).
+and ``tests/runtime/test_runtime_tools.py`` (a leaf cannot spawn).
 
 File tools work in worker threads and Bash runs real processes, so the tests
 using them run on the real clock (an autojump clock would jump over a thread's work to the

@@ -32,8 +32,8 @@ timeouts of half a second):
   stdout or stderr) are cut to the hook output cap before anyone reads them.
 
 The dispatch, cap and hook-runner mechanics are proven at their own level in
-``tests/tools/test_tools_registry.py``, ``tests/runtime/test_runtime_loop.py``
-and ``tests/runtime/test_runtime_hooks_commands.py``.
+``tests/tools/test_tools_registry.py``, ``tests/runtime/test_loop.py``
+and ``tests/runtime/hooks/test_commands.py``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Everything here is in-process (Python hooks, the parsers) and runs on the
 autojump clock where time matters; real shell commands are tested in
-``test_runtime_hooks_commands.py``.
+``test_commands.py``.
 """
 
 from __future__ import annotations
