@@ -22,7 +22,7 @@ project, scripted models):
   ``is_error`` result naming the id (``wait`` reports ``not_found`` and clamps
   any timeout into its bounds, by design), and the lead finishes its task.
 
-Lower levels already prove the pieces: ``tests/tools/test_tools_hypothesis.py``
+Lower levels already prove the pieces: ``tests/tools/builtin/test_properties.py``
 (random arguments straight into each file tool, no escape from the workspace),
 ``tests/runtime/test_runtime_tools.py`` (each lifecycle refusal once)
 and ``tests/actors`` (the kernel's argument checks). The tests at the end pin
@@ -93,7 +93,7 @@ from subagents.tools import (
     input_schema,
 )
 from tests.runtime import world as runtime_world
-from tests.tools import test_tools_hypothesis as tools_hypothesis
+from tests.tools.builtin import test_properties as tools_hypothesis
 
 _TESTS = Path(__file__).resolve().parents[1]
 

@@ -67,7 +67,7 @@ from tests.agents import strategies as agents_strategies
 from tests.runtime import world as runtime_world
 from tests.runtime.config import test_loader as settings_tests
 from tests.runtime.transcripts import test_load_fuzz as transcript_fuzz
-from tests.tools import test_tools_hypothesis as tools_hypothesis
+from tests.tools.builtin import test_properties as tools_hypothesis
 
 _TESTS = Path(__file__).resolve().parents[1]
 CORPUS = _TESTS / "fixtures" / "corpus" / "voltagent"

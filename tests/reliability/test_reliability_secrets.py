@@ -16,7 +16,7 @@ scrubbing reaches: here a file holding them, as the runtime's own
 - a command hook that daemonizes (``setsid ... &``) leaves no process behind,
   when it returns as when it times out.
 
-The lower levels are proven in ``tests/tools/test_tools_secrets.py`` (which
+The lower levels are proven in ``tests/tools/test_secrets.py`` (which
 variables are secret, the child environment, masking) and
 ``tests/runtime/hooks/test_commands.py`` (the hook process sweep).
 Bash and hooks run real processes, so these tests use the real clock; nothing

@@ -20,7 +20,7 @@ Each promise is checked end to end, through ``open_runtime``:
 Lower levels: ``tests/runtime/test_logging.py`` (masking),
 ``tests/agents/test_markdown.py`` and ``test_discovery.py``
 (unsafe YAML), ``tests/agents/test_yaml_json.py`` (templates),
-``tests/tools/test_tools_lifecycle.py`` (the result block).
+``tests/tools/test_lifecycle.py`` (the result block).
 
 The secrets tests talk to the loopback Anthropic server over real sockets,
 so they use the real clock (as ``tests/runtime/providers/test_anthropic.py``

@@ -15,8 +15,8 @@ the outcome is checked on disk, in the tool results and in the process table.
 - A tool the filter removed is neither offered nor run, even when the model
   names it (deny list, untrusted source, the grace turn, the depth limit).
 
-The lower levels are proven in ``tests/tools`` (``test_tools_workspace.py``,
-``test_tools_files.py``, ``test_tools_bash.py``, ``test_tools_filter.py``)
+The lower levels are proven in ``tests/tools`` (``test_workspace.py``,
+``builtin/test_files.py``, ``builtin/test_bash.py``, ``test_filter.py``)
 and ``tests/runtime/test_runtime_tools.py`` (a leaf cannot spawn).
 
 File tools work in worker threads and Bash runs real processes, so the tests

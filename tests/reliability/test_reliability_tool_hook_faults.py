@@ -32,7 +32,7 @@ timeouts of half a second):
   stdout or stderr) are cut to the hook output cap before anyone reads them.
 
 The dispatch, cap and hook-runner mechanics are proven at their own level in
-``tests/tools/test_tools_registry.py``, ``tests/runtime/test_loop.py``
+``tests/tools/test_registry.py``, ``tests/runtime/test_loop.py``
 and ``tests/runtime/hooks/test_commands.py``.
 """
 

@@ -11,7 +11,7 @@ import trio
 
 from subagents.tools import GlobTool, GrepTool, ToolContext, ToolRegistry
 
-CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus"
+CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "corpus"
 
 ENV = {**os.environ, "LC_ALL": "C.UTF-8"}
 
