@@ -3,7 +3,7 @@
 The signals are raised in this process, with the handlers of
 :func:`cancel_on_signals` installed; ``os._exit`` is replaced so "exit at once"
 is recorded instead of ending the test run. The whole command line under
-signals is in ``tests/reliability/test_reliability_signals.py``.
+signals is in ``tests/reliability/test_signals.py``.
 """
 
 from __future__ import annotations

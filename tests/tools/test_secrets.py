@@ -1,7 +1,7 @@
 """Secrets: which variables hold one, the environment a child gets, and masking in tool results.
 
 The end-to-end attack (a model running ``env`` in a real runtime, hooks
-dumping their environment) is in ``tests/reliability/test_reliability_secrets.py``.
+dumping their environment) is in ``tests/reliability/test_secrets.py``.
 """
 
 from __future__ import annotations
