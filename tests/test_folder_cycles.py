@@ -28,10 +28,7 @@ from pathlib import Path
 
 import pytest
 
-try:  # tests/ on sys.path (no tests/__init__.py) ...
-    from test_layering import PACKAGE, SHIMS, imported, module_name
-except ModuleNotFoundError:  # ... or tests/ a package
-    from tests.test_layering import PACKAGE, SHIMS, imported, module_name
+from tests.test_layering import PACKAGE, SHIMS, imported, module_name
 
 #: module -> {imported module: the first line that imports it}
 Graph = Mapping[str, Mapping[str, int]]

@@ -1,0 +1,1 @@
+"""Tests of ``subagents.actors``: the kernel (supervisor, bus, statuses)."""

@@ -1,0 +1,682 @@
+"""The supervisor: spawn, limits, routing, wait, the close ladder, failure isolation, exit."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from subagents.actors import (
+    NOT_FOUND,
+    RUNNING,
+    SHUTDOWN,
+    ActorContext,
+    AgentClosed,
+    AgentLimitReached,
+    AgentNotFound,
+    AgentSpawned,
+    AgentStartFailed,
+    Bus,
+    ChildFinished,
+    Completed,
+    DepthLimitReached,
+    Errored,
+    InvalidConfiguration,
+    Lagged,
+    MailboxFull,
+    NoReply,
+    OverflowPolicy,
+    ReplyTimeout,
+    StatusChanged,
+    Supervisor,
+    SupervisorClosed,
+    SupervisorConfig,
+    open_supervisor,
+)
+from tests.actors.helpers import drain, idle, kinds, scripted, stubborn
+
+
+def config(**kwargs: Any) -> SupervisorConfig:
+    return SupervisorConfig(**{"max_threads": 4, "max_depth": 2, **kwargs})
+
+
+# -- spawn ----------------------------------------------------------------------
+
+
+async def test_spawn_returns_a_registered_running_actor(sup: Supervisor) -> None:
+    with sup.subscribe(policy="block") as sub:
+        ref = await sup.spawn(scripted, label="worker")
+        assert sup.status(ref.id) == RUNNING
+        assert (ref.depth, ref.parent_id, ref.label, ref.nickname) == (0, None, "worker", "Ada")
+        events = drain(sub)
+    assert isinstance(events[0], AgentSpawned)
+    assert events[0].label == "worker"
+    assert kinds(events, ref.id) == ["pending_init", "running"]
+    assert sup.info(ref.id).nickname == "Ada"
+
+
+async def test_spawn_with_init_is_a_handshake(sup: Supervisor) -> None:
+    order: list[str] = []
+
+    async def init(ctx: ActorContext) -> None:
+        order.append(f"init {ctx.status.__struct_config__.tag}")
+        await trio.sleep(0)
+
+    async def behavior(ctx: ActorContext) -> None:
+        order.append("behavior")
+        await ctx.receive()
+
+    ref = await sup.spawn(behavior, init=init)
+    order.append("spawn returned")
+    await trio.testing.wait_all_tasks_blocked()
+    # init ran while PendingInit and before spawn returned; the behavior starts as soon
+    # as the actor reports it is running (here, before spawn's caller resumes)
+    assert order == ["init pending_init", "behavior", "spawn returned"]
+    assert sup.status(ref.id) == RUNNING
+
+
+async def test_a_start_up_error_raises_from_spawn_and_releases_the_slot(sup: Supervisor) -> None:
+    async def init(ctx: ActorContext) -> None:
+        raise OSError("disk on fire")
+
+    with sup.subscribe(policy="block") as sub:
+        with pytest.raises(AgentStartFailed, match="failed to start: OSError") as info:
+            await sup.spawn(scripted, init=init)
+        assert isinstance(info.value.__cause__, OSError)
+        agent_id = info.value.agent_id
+        assert kinds(drain(sub), agent_id) == ["pending_init", "errored"]
+    assert sup.status(agent_id) == Errored("failed to start: OSError: disk on fire")
+    stats = sup.statistics()
+    assert (stats.live, stats.failed_spawns, stats.tasks) == (0, 1, 0)
+
+
+async def test_children_get_depth_and_run_in_their_parent(sup: Supervisor) -> None:
+    parent = await sup.spawn(scripted)
+    child = await sup.spawn(scripted, parent=parent.id)
+    grandchild = await sup.spawn(scripted, parent=child.id)
+    assert (child.depth, child.parent_id) == (1, parent.id)
+    assert (grandchild.depth, grandchild.parent_id) == (2, child.id)
+    rows = {row.id: row for row in sup.list()}
+    assert rows[grandchild.id].parent_id == child.id
+
+
+# -- limits -----------------------------------------------------------------------
+
+
+async def test_max_threads_fails_fast_with_what_to_do() -> None:
+    async with open_supervisor(config(max_threads=2)) as sup:
+        await sup.spawn(scripted)
+        await sup.spawn(scripted)
+        with pytest.raises(AgentLimitReached, match=re.escape("max_threads=2")) as info:
+            await sup.spawn(scripted)
+        assert "Wait for one to finish or close one" in str(info.value)
+        assert sup.statistics().failed_spawns == 1
+
+
+async def test_max_depth_fails_fast_with_the_design_message() -> None:
+    async with open_supervisor(config(max_depth=1)) as sup:
+        lead = await sup.spawn(scripted)
+        child = await sup.spawn(scripted, parent=lead.id)
+        with pytest.raises(DepthLimitReached) as info:
+            await sup.spawn(scripted, parent=child.id)
+        assert str(info.value) == (
+            "Agent depth limit reached (max_depth=1). Solve the task yourself."
+        )
+
+
+async def test_a_slot_is_released_exactly_once_on_every_path(sup: Supervisor) -> None:
+    done = await sup.spawn(scripted)
+    failed = await sup.spawn(scripted)
+    closed = await sup.spawn(scripted)
+    hung = await sup.spawn(scripted)
+    assert sup.statistics().live == 4
+    await sup.send(done.id, ("finish", "ok"))
+    await sup.send(failed.id, ("fail", "boom"))
+    await sup.send(hung.id, ("hang",))
+    await sup.close(closed.id)
+    await trio.testing.wait_all_tasks_blocked()
+    assert sup.statistics().live == 1
+    await sup.close(hung.id, grace=0)
+    await sup.close(done.id)  # final already: no slot to give back
+    stats = sup.statistics()
+    assert (stats.live, stats.peak_live, stats.completed, stats.errored, stats.shutdown) == (
+        0,
+        4,
+        1,
+        1,
+        2,
+    )
+
+
+async def test_revival_takes_a_slot_and_can_hit_the_limit() -> None:
+    async with open_supervisor(config(max_threads=1)) as sup:
+        first = await sup.spawn(scripted)
+        await sup.send(first.id, ("finish", "one"))
+        await trio.testing.wait_all_tasks_blocked()
+        second = await sup.spawn(scripted)  # the slot came back
+        with pytest.raises(AgentLimitReached):
+            await sup.send(first.id, ("finish", "again"))
+        with pytest.raises(AgentLimitReached):
+            sup.send_nowait(first.id, ("finish", "again"))
+        await sup.close(second.id)
+        await sup.send(first.id, ("finish", "two"))
+        result = await sup.wait([first.id], timeout=1)
+        assert result.statuses[first.id] == Completed("two")
+        assert sup.statistics().revived == 1
+
+
+# -- routing ----------------------------------------------------------------------------
+
+
+async def test_unknown_and_closed_ids_get_typed_errors(sup: Supervisor) -> None:
+    with pytest.raises(AgentNotFound, match="No agent with id 'nope'"):
+        await sup.send("nope", "x")
+    with pytest.raises(AgentNotFound):
+        sup.send_nowait("nope", "x")
+    with pytest.raises(AgentNotFound):
+        await sup.close("nope")
+    with pytest.raises(AgentNotFound):
+        sup.info("nope")
+    assert sup.status("nope") == NOT_FOUND
+    ref = await sup.spawn(scripted)
+    await sup.close(ref.id)
+    with pytest.raises(AgentClosed, match="is closed and takes no more input"):
+        await sup.send(ref.id, "x")
+    with pytest.raises(AgentClosed):
+        await sup.spawn(scripted, parent=ref.id)
+
+
+async def test_send_waits_when_the_mailbox_is_full_and_send_nowait_raises() -> None:
+    async with open_supervisor(config(mailbox_size=2)) as sup:
+        ref = await sup.spawn(stubborn)
+        await sup.send(ref.id, 1)
+        sup.send_nowait(ref.id, 2)
+        with pytest.raises(MailboxFull, match="full \\(2 messages\\)"):
+            sup.send_nowait(ref.id, 3)
+        with trio.move_on_after(1) as scope:
+            await sup.send(ref.id, 3)  # backpressure: waits for room
+        assert scope.cancelled_caught
+        await sup.close(ref.id, grace=0)
+
+
+async def test_a_blocked_sender_is_released_when_the_agent_closes() -> None:
+    async with open_supervisor(config(mailbox_size=1)) as sup:
+        ref = await sup.spawn(stubborn)
+        await sup.send(ref.id, 1)
+        errors: list[BaseException] = []
+
+        async def sender() -> None:
+            try:
+                await sup.send(ref.id, 2)
+            except AgentClosed as exc:
+                errors.append(exc)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(sender)
+            await trio.testing.wait_all_tasks_blocked()
+            await sup.close(ref.id, grace=0)
+        assert len(errors) == 1
+
+
+async def test_ask_gets_the_reply_through_the_actor(sup: Supervisor) -> None:
+    ref = await sup.spawn(scripted)
+    assert await sup.ask(ref.id, 7, timeout=1) == ("pong", 7)
+
+
+async def test_ask_times_out_at_its_deadline(autojump_clock: trio.abc.Clock) -> None:
+    async with open_supervisor(config()) as sup:
+        ref = await sup.spawn(stubborn)
+        start = trio.current_time()
+        with pytest.raises(ReplyTimeout, match=re.escape("did not reply within 2.5 s")):
+            await sup.ask(ref.id, "anyone?", timeout=2.5)
+        assert trio.current_time() - start == pytest.approx(2.5)
+        await sup.close(ref.id, grace=0)
+
+
+async def test_ask_fails_fast_when_the_agent_ends_without_replying(sup: Supervisor) -> None:
+    async def rude(ctx: ActorContext) -> str:
+        await ctx.receive()
+        return "ignored it"
+
+    ref = await sup.spawn(rude)
+    with pytest.raises(NoReply, match="finished without replying"):
+        await sup.ask(ref.id, "hello?", timeout=60)
+    closing = await sup.spawn(stubborn)
+    async with trio.open_nursery() as nursery:
+
+        async def ask() -> None:
+            with pytest.raises(NoReply):
+                await sup.ask(closing.id, "hello?", timeout=60)
+
+        nursery.start_soon(ask)
+        await trio.testing.wait_all_tasks_blocked()
+        await sup.close(closing.id, grace=0)
+
+
+async def test_a_childs_completion_reaches_its_parents_mailbox(sup: Supervisor) -> None:
+    notices: list[ChildFinished] = []
+
+    async def parent(ctx: ActorContext) -> None:
+        child = await ctx.spawn(scripted)
+        await ctx.send(child.id, ("finish", "42"))
+        notice = await ctx.receive()
+        assert isinstance(notice, ChildFinished)
+        notices.append(notice)
+
+    ref = await sup.spawn(parent)
+    await sup.wait([ref.id], timeout=1)
+    (notice,) = notices
+    assert notice.status == Completed("42")
+    assert notice.nickname == "Alan"
+
+
+async def test_notices_wait_for_an_idle_parent_without_reviving_it(sup: Supervisor) -> None:
+    parent = await sup.spawn(scripted)
+    child = await sup.spawn(scripted, parent=parent.id)
+    await sup.send(parent.id, ("finish", "parent done"))
+    await trio.testing.wait_all_tasks_blocked()
+    await sup.send(child.id, ("finish", "child done"))
+    await trio.testing.wait_all_tasks_blocked()
+    assert sup.status(parent.id) == Completed("parent done")  # not revived by the notice
+
+
+async def test_input_queued_while_running_starts_a_new_run(sup: Supervisor) -> None:
+    async def slow(ctx: ActorContext) -> str:
+        message = await ctx.receive()
+        await trio.sleep(0)
+        return str(message)
+
+    with sup.subscribe(policy="block") as sub:
+        ref = await sup.spawn(slow)
+        sup.send_nowait(ref.id, "first")
+        sup.send_nowait(ref.id, "second")
+        await trio.testing.wait_all_tasks_blocked()
+        assert kinds(drain(sub), ref.id) == [
+            "pending_init",
+            "running",
+            "completed",
+            "running",
+            "completed",
+        ]
+    assert sup.status(ref.id) == Completed("second")
+
+
+# -- wait -------------------------------------------------------------------------------
+
+
+async def test_wait_any_all_and_unknown_ids(autojump_clock: trio.abc.Clock) -> None:
+    async with open_supervisor(config()) as sup:
+        a = await sup.spawn(scripted)
+        b = await sup.spawn(scripted)
+
+        async def finish_later() -> None:
+            await trio.sleep(1)
+            await sup.send(a.id, ("finish", "a"))
+            await trio.sleep(1)
+            await sup.send(b.id, ("fail", "b"))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(finish_later)
+            start = trio.current_time()
+            first = await sup.wait([a.id, b.id], timeout=10)
+            assert (first.timed_out, trio.current_time() - start) == (False, 1)
+            assert first.statuses == {a.id: Completed("a"), b.id: RUNNING}
+            both = await sup.wait([a.id, b.id], timeout=10, mode="all")
+            assert both.statuses[b.id] == Errored("RuntimeError: b")
+        unknown = await sup.wait(["ghost"], timeout=10)
+        assert unknown.statuses == {"ghost": NOT_FOUND}
+        assert not unknown.timed_out
+        assert (await sup.wait([], timeout=10)).timed_out is False
+
+
+async def test_wait_has_a_hard_deadline(autojump_clock: trio.abc.Clock) -> None:
+    async with open_supervisor(config()) as sup:
+        ref = await sup.spawn(scripted)
+        start = trio.current_time()
+        result = await sup.wait([ref.id], timeout=30)
+        assert result.timed_out
+        assert result.statuses == {ref.id: RUNNING}
+        assert trio.current_time() - start == pytest.approx(30)
+
+
+@pytest.mark.parametrize("timeout", [-1, float("inf"), float("nan"), 10**400, "5", None])
+async def test_wait_rejects_timeouts_that_are_not_a_deadline(
+    sup: Supervisor, timeout: object
+) -> None:
+    with pytest.raises(InvalidConfiguration, match="every wait in subagents has one"):
+        await sup.wait(["x"], timeout=timeout)  # type: ignore[arg-type]
+    with pytest.raises(InvalidConfiguration):
+        await sup.wait(["x"], timeout=1, mode="some")  # type: ignore[arg-type]
+
+
+# -- close ---------------------------------------------------------------------------------
+
+
+async def test_close_lets_a_cooperative_agent_stop_within_grace(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    async with open_supervisor(config(close_grace_period=5)) as sup:
+        ref = await sup.spawn(scripted)
+        start = trio.current_time()
+        assert await sup.close(ref.id) == RUNNING
+        assert trio.current_time() == start  # it stopped at once: its receive ended
+        assert sup.status(ref.id) == SHUTDOWN
+
+
+async def test_close_cancels_an_agent_that_ignores_it_after_the_grace_period(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    async with open_supervisor(config(close_grace_period=5)) as sup:
+        ref = await sup.spawn(stubborn)
+        start = trio.current_time()
+        assert await sup.close(ref.id) == RUNNING
+        assert trio.current_time() - start == pytest.approx(5)
+        assert sup.status(ref.id) == SHUTDOWN
+        assert sup.statistics().tasks == 0
+
+
+async def test_the_close_ladder_is_shielded_from_the_callers_cancellation(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    async with open_supervisor(config(close_grace_period=5)) as sup:
+        ref = await sup.spawn(stubborn)
+        with trio.move_on_after(1):
+            await sup.close(ref.id)
+        assert sup.status(ref.id) == SHUTDOWN  # the ladder finished before the cancel landed
+
+
+async def test_on_stop_lets_a_busy_actor_stop_at_once_through_its_subtree(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    calls: list[str] = []
+
+    async def busy(ctx: ActorContext) -> str:
+        # Never reads its mailbox: only the stop callback can end its work early.
+        with trio.CancelScope() as scope:
+            ctx.on_stop(lambda: (calls.append(ctx.id), scope.cancel()))
+            await trio.sleep_forever()
+        ctx.on_stop(lambda: calls.append("late"))  # stopping already: called at once
+        return "stopped"
+
+    async def unregisters(ctx: ActorContext) -> str:
+        ctx.on_stop(lambda: calls.append("removed"))
+        ctx.on_stop(None)
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async with open_supervisor(config(close_grace_period=5)) as sup:
+        parent = await sup.spawn(busy)
+        child = await sup.spawn(busy, parent=parent.id)
+        removed = await sup.spawn(unregisters)
+        start = trio.current_time()
+        await sup.close(parent.id)
+        assert trio.current_time() == start  # no grace period spent, no cancel needed
+        assert sorted(calls) == sorted([parent.id, child.id, "late", "late"])
+        await sup.close(parent.id)  # called once: a second close calls nothing
+        await sup.close(removed.id, grace=0)
+        assert "removed" not in calls
+        assert len(calls) == 4
+
+
+async def test_close_ends_the_whole_subtree_and_is_idempotent(sup: Supervisor) -> None:
+    with sup.subscribe(policy="block") as sub:
+        parent = await sup.spawn(scripted)
+        child = await sup.spawn(scripted, parent=parent.id)
+        grandchild = await sup.spawn(stubborn, parent=child.id)
+        done = await sup.spawn(scripted, parent=parent.id)
+        await sup.send(done.id, ("finish", "kept"))
+        await trio.testing.wait_all_tasks_blocked()
+        assert await sup.close(parent.id, grace=0.1) == RUNNING
+        assert await sup.close(parent.id) == SHUTDOWN
+        events = drain(sub)
+    for agent in (parent, child, grandchild):
+        assert sup.status(agent.id) == SHUTDOWN
+        assert kinds(events, agent.id)[-1] == "shutdown"
+    assert sup.status(done.id) == Completed("kept")  # a final agent keeps its status
+    finals = [e.agent_id for e in events if isinstance(e, StatusChanged) and e.status == SHUTDOWN]
+    assert finals.index(grandchild.id) < finals.index(child.id) < finals.index(parent.id)
+    assert sup.statistics().open == 0
+
+
+async def test_closing_a_completed_agent_keeps_its_result(sup: Supervisor) -> None:
+    ref = await sup.spawn(scripted)
+    await sup.send(ref.id, ("finish", "result"))
+    await trio.testing.wait_all_tasks_blocked()
+    assert await sup.close(ref.id) == Completed("result")
+    assert sup.status(ref.id) == Completed("result")
+    assert sup.info(ref.id).closed
+
+
+async def test_an_actor_may_close_itself(sup: Supervisor) -> None:
+    async def quitter(ctx: ActorContext) -> None:
+        await ctx.close(ctx.id)
+        await trio.sleep_forever()
+
+    ref = await sup.spawn(quitter)
+    await trio.testing.wait_all_tasks_blocked()
+    assert sup.status(ref.id) == SHUTDOWN
+
+
+async def test_auto_close_retires_the_actor_when_it_returns(sup: Supervisor) -> None:
+    ref = await sup.spawn(idle, auto_close=True)
+    await sup.send(ref.id, "go")
+    await trio.testing.wait_all_tasks_blocked()
+    assert sup.status(ref.id) == Completed(None)
+    with pytest.raises(AgentClosed):
+        await sup.send(ref.id, "again")
+
+
+# -- failure isolation and exit ---------------------------------------------------------------
+
+
+async def test_an_error_in_one_actor_leaves_the_others_running(sup: Supervisor) -> None:
+    bad = await sup.spawn(scripted)
+    good = await sup.spawn(scripted)
+    await sup.send(bad.id, ("fail", "kaput"))
+    await trio.testing.wait_all_tasks_blocked()
+    assert sup.status(bad.id) == Errored("RuntimeError: kaput")
+    assert await sup.ask(good.id, "still there?", timeout=1) == ("pong", "still there?")
+
+
+async def test_a_behavior_returning_a_non_string_is_an_error(sup: Supervisor) -> None:
+    async def wrong(ctx: ActorContext) -> Any:
+        return 42
+
+    ref = await sup.spawn(wrong)
+    await trio.testing.wait_all_tasks_blocked()
+    assert sup.status(ref.id) == Errored(
+        "the behavior returned a int; an actor's result must be a str or None"
+    )
+
+
+async def test_keyboard_interrupt_is_never_swallowed() -> None:
+    async def interrupt(ctx: ActorContext) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.RaisesGroup(KeyboardInterrupt, flatten_subgroups=True):
+        async with open_supervisor(config()) as sup:
+            await sup.spawn(interrupt)
+            await trio.sleep_forever()
+
+
+async def test_leaving_the_scope_ends_every_actor_with_shutdown() -> None:
+    bus = Bus()
+    with bus.subscribe(policy="block") as sub:
+        async with open_supervisor(config(close_grace_period=0.1), bus=bus) as sup:
+            ids = [(await sup.spawn(scripted)).id for _ in range(2)]
+            ids.append((await sup.spawn(stubborn, parent=ids[0])).id)
+            done = await sup.spawn(scripted)
+            await sup.send(done.id, ("finish", "r"))
+            await sup.wait([done.id], timeout=1)
+        events = drain(sub)
+    for agent_id in ids:
+        assert kinds(events, agent_id)[-1] == "shutdown"
+    assert kinds(events, done.id)[-1] == "completed"
+    stats = sup.statistics()
+    assert (stats.tasks, stats.live, stats.open) == (0, 0, 0)
+    with pytest.raises(SupervisorClosed):
+        await sup.spawn(scripted)
+
+
+async def test_cancelling_the_scope_ends_every_actor_and_the_cancel_propagates() -> None:
+    bus = Bus()
+    sub = bus.subscribe(policy="block")
+    with trio.CancelScope() as outer:
+        async with open_supervisor(config(), bus=bus) as sup:
+            ref = await sup.spawn(stubborn)
+            outer.cancel()
+            await trio.sleep_forever()
+    assert outer.cancelled_caught
+    assert kinds(drain(sub), ref.id)[-1] == "shutdown"
+    assert sup.statistics().tasks == 0
+
+
+async def test_an_error_in_the_body_propagates_unchanged_after_the_actors_end() -> None:
+    with pytest.raises(LookupError, match="from the body"):
+        async with open_supervisor(config()) as sup:
+            ref = await sup.spawn(stubborn)
+            raise LookupError("from the body")
+    assert sup.status(ref.id) == SHUTDOWN
+
+
+async def test_lossless_subscribers_see_every_event_in_order(sup: Supervisor) -> None:
+    with sup.subscribe(policy=OverflowPolicy.BLOCK, capacity=10_000) as sub:
+        refs = [await sup.spawn(scripted) for _ in range(4)]
+        for ref in refs:
+            await sup.send(ref.id, ("finish", ref.id))
+        await trio.testing.wait_all_tasks_blocked()
+        events = drain(sub)
+    seqs = [e.seq for e in events]  # type: ignore[union-attr]
+    assert seqs == sorted(seqs)
+    assert len(set(seqs)) == len(seqs)
+    for ref in refs:
+        assert kinds(events, ref.id) == ["pending_init", "running", "completed"]
+
+
+async def test_subtree_subscription_follows_descendants(sup: Supervisor) -> None:
+    parent = await sup.spawn(scripted)
+    child = await sup.spawn(scripted, parent=parent.id)
+    other = await sup.spawn(scripted)
+    with sup.subscribe(subtree=parent.id, types=[StatusChanged]) as sub:
+        grandchild = await sup.spawn(scripted, parent=child.id)
+        for ref in (child, other, grandchild):
+            await sup.send(ref.id, ("finish", "x"))
+        await trio.testing.wait_all_tasks_blocked()
+        seen = {e.agent_id for e in drain(sub)}  # type: ignore[union-attr]
+    assert seen == {child.id, grandchild.id}
+
+
+async def test_list_and_statistics(sup: Supervisor) -> None:
+    a = await sup.spawn(scripted, label="explore")
+    b = await sup.spawn(scripted)
+    await sup.close(b.id)
+    assert [(row.id, row.label, row.closed) for row in sup.list()] == [(a.id, "explore", False)]
+    everything = sup.list(include_closed=True)
+    assert {row.id for row in everything} == {a.id, b.id}
+    stats = sup.statistics()
+    assert (stats.spawned, stats.open, stats.live, stats.max_threads) == (2, 1, 1, 4)
+
+
+async def test_retired_records_are_bounded() -> None:
+    async with open_supervisor(config(retain_closed=2)) as sup:
+        ids = []
+        for _ in range(4):
+            ref = await sup.spawn(scripted)
+            await sup.close(ref.id)
+            ids.append(ref.id)
+        assert [row.id for row in sup.list(include_closed=True)] == ids[2:]
+        assert sup.status(ids[0]) == NOT_FOUND
+
+
+async def test_a_nickname_is_freed_when_its_actor_closes() -> None:
+    async with open_supervisor(config(nicknames=["Solo"])) as sup:
+        first = await sup.spawn(scripted)
+        second = await sup.spawn(scripted)
+        assert (first.nickname, second.nickname) == ("Solo", "Solo the 2nd")
+        await sup.close(first.id)
+        assert (await sup.spawn(scripted)).nickname == "Solo"
+        assert (await sup.spawn(scripted, nickname="Solo")).nickname == "Solo the 3rd"
+
+
+async def test_ask_deadlines_out_of_order_each_expire_on_time(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    async with open_supervisor(config()) as sup:
+        ref = await sup.spawn(stubborn)
+        expired: dict[float, float] = {}
+
+        async def ask(timeout: float) -> None:
+            start = trio.current_time()
+            with pytest.raises(ReplyTimeout):
+                await sup.ask(ref.id, timeout, timeout=timeout)
+            expired[timeout] = trio.current_time() - start
+
+        async with trio.open_nursery() as nursery:
+            for timeout in (5.0, 2.0, 7.0, 1.0):  # later deadlines first, then earlier ones
+                nursery.start_soon(ask, timeout)
+        assert expired == {5.0: 5.0, 2.0: 2.0, 7.0: 7.0, 1.0: 1.0}
+        await sup.close(ref.id, grace=0)
+
+
+async def test_close_cancels_a_leaf_that_ignores_it(autojump_clock: trio.abc.Clock) -> None:
+    """A leaf (at max_depth) has no nursery; the ladder must cancel its own scope."""
+    async with open_supervisor(config(max_depth=0, close_grace_period=2)) as sup:
+        ref = await sup.spawn(stubborn)
+        await trio.testing.wait_all_tasks_blocked()  # inside its behavior, ignoring stops
+        start = trio.current_time()
+        assert await sup.close(ref.id) == RUNNING
+        assert trio.current_time() - start == pytest.approx(2)
+        assert sup.status(ref.id) == SHUTDOWN
+        assert sup.statistics().unresponsive == 0
+
+
+async def test_a_leaf_may_close_itself(sup: Supervisor) -> None:
+    async def quitter(ctx: ActorContext) -> None:
+        await ctx.close(ctx.id)
+        await trio.sleep_forever()
+
+    lead = await sup.spawn(scripted)
+    child = await sup.spawn(scripted, parent=lead.id)
+    leaf = await sup.spawn(quitter, parent=child.id)  # depth 2 == max_depth
+    await trio.testing.wait_all_tasks_blocked()
+    assert sup.status(leaf.id) == SHUTDOWN
+
+
+async def test_an_unread_child_notice_does_not_revive_a_completed_parent(
+    sup: Supervisor,
+) -> None:
+    async def parent(ctx: ActorContext) -> str:
+        child = await ctx.spawn(idle)
+        await ctx.send(child.id, "go")  # the child finishes; its notice lands unread
+        await ctx.wait([child.id], timeout=5)
+        return "parent done"
+
+    with sup.subscribe(policy="block") as sub:
+        ref = await sup.spawn(parent)
+        await trio.testing.wait_all_tasks_blocked()
+        assert kinds(drain(sub), ref.id) == ["pending_init", "running", "completed"]
+    assert sup.status(ref.id) == Completed("parent done")
+
+
+async def test_a_lossless_subscriber_with_a_small_buffer_sees_every_spawn_event() -> None:
+    bus = Bus()
+    got: list[Any] = []
+    # a spawn publishes a burst of three events: a lossless buffer holds a burst
+    with bus.subscribe(policy="block", capacity=3, max_block=60) as sub:
+
+        async def reader() -> None:
+            async for event in sub:
+                got.append(event)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(reader)
+            async with open_supervisor(config(), bus=bus) as sup:
+                for _ in range(3):
+                    await sup.spawn(scripted)
+            sub.close()
+    assert sub.dropped == 0
+    assert not any(isinstance(e, Lagged) for e in got)
+    assert sum(isinstance(e, AgentSpawned) for e in got) == 3

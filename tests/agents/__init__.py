@@ -1,0 +1,1 @@
+"""Tests of ``subagents.agents``: agent definitions, their files and scopes."""

@@ -1,0 +1,1 @@
+"""Tests of ``subagents.demo``: the kernel demo and the offline survey policies."""

@@ -1,0 +1,1 @@
+"""Reliability: fault, bad-input, security and soak tests across every package."""

@@ -1,0 +1,1 @@
+"""Tests of the runtime configuration (``subagents.runtime._config``)."""

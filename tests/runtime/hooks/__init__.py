@@ -1,0 +1,1 @@
+"""Tests of hooks (``subagents.runtime._hooks``)."""

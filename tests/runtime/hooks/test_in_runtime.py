@@ -1,0 +1,222 @@
+"""Hooks through a real runtime: global (configuration, code) and scoped to one agent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import trio
+import trio.testing
+
+from subagents import testing
+from subagents.actors import Completed
+from subagents.runtime import (
+    Hook,
+    HookPayload,
+    HookReply,
+    Origin,
+    ScriptedProvider,
+    load_transcript,
+)
+from tests.runtime.helpers import SlowTool
+from tests.runtime.world import HookLog, World, tool_results
+
+# Command hooks run real processes: these tests use the real clock (a mock clock
+# would jump over the processes' run time).
+
+
+def _command(log: Path, tag: str) -> str:
+    # One write per line, so hooks running concurrently never interleave.
+    return f"line=$(cat); printf '%s\\n' \"$line\" >> {log}; echo {tag} >> {log}.tags"
+
+
+def _lines(log: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
+async def test_command_hooks_from_the_configuration_and_the_definition(tmp_path: Path) -> None:
+    log = tmp_path / "hooks.jsonl"
+    world = World(tmp_path)
+    world.hooks = {
+        event: [{"hooks": [{"type": "command", "command": _command(log, f"global-{event}")}]}]
+        for event in ("SubagentStart", "SubagentStop", "PreToolUse", "PostToolUse")
+    }
+    world.agent(
+        "checked",
+        tools="LS",
+        hooks={
+            "PreToolUse": [
+                {
+                    "matcher": "LS",
+                    "hooks": [{"type": "command", "command": _command(log, "scoped-pre")}],
+                }
+            ]
+        },
+    )
+    provider = ScriptedProvider([testing.call("LS", path="."), testing.say("Listed.")])
+    async with world.open(provider) as rt:
+        checked = await rt.spawn("checked", "List the project")
+        assert (await rt.wait([checked.agent_id], timeout=30)).statuses[
+            checked.agent_id
+        ] == Completed("Listed.")
+        other = await rt.spawn("general-purpose", "Say hi")  # no LS call: no tool hooks
+        await rt.wait([other.agent_id], timeout=30)
+    payloads = _lines(log)
+    mine = [
+        (p["hook_event_name"], p["tool_name"])
+        for p in payloads
+        if p["agent_id"] == checked.agent_id
+    ]
+    assert mine == [
+        ("SubagentStart", None),
+        ("PreToolUse", "LS"),
+        ("PreToolUse", "LS"),
+        ("PostToolUse", "LS"),
+        ("SubagentStop", None),
+    ]
+    tags = (tmp_path / "hooks.jsonl.tags").read_text().split()
+    assert tags.count("scoped-pre") == 1  # the definition's hook, for this agent only
+    assert tags.count("global-SubagentStart") == 2
+    start = next(p for p in payloads if p["hook_event_name"] == "SubagentStart")
+    assert start["agent_type"] == "checked"
+    assert start["prompt"] == "List the project"
+    assert start["transcript_path"] == checked.output_file
+    pre = next(p for p in payloads if p["hook_event_name"] == "PreToolUse")
+    assert pre["tool_input"]["path"] == "."  # type: ignore[index]
+    assert str(pre["tool_use_id"]).startswith("toolu_")
+    post = next(p for p in payloads if p["hook_event_name"] == "PostToolUse")
+    assert post["tool_response"]["is_error"] is False  # type: ignore[index]
+    stop = next(p for p in payloads if p["hook_event_name"] == "SubagentStop")
+    assert stop["last_assistant_message"] == "Listed."
+
+
+async def test_a_pre_tool_use_block_never_runs_the_tool(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    world.agent("writer", tools="Write")
+    target = world.project / "out.txt"
+    world.hooks = {
+        "PreToolUse": [
+            {
+                "matcher": "Write",
+                "hooks": [
+                    {"type": "command", "command": "echo 'writes are frozen today' >&2; exit 2"}
+                ],
+            }
+        ]
+    }
+    provider = ScriptedProvider(
+        [testing.call("Write", file_path="out.txt", content="hello"), testing.say("Tried.")]
+    )
+    asked: list[object] = []
+
+    async def approve(request: object) -> object:
+        asked.append(request)
+        raise AssertionError("approval must not be asked for a blocked call")
+
+    async with world.open(provider, approval_callback=approve) as rt:  # type: ignore[arg-type]
+        agent = (await rt.spawn("writer", "Write the file")).agent_id
+        await rt.wait([agent], timeout=30)
+        (result,) = tool_results(rt.conversation(agent).messages)
+    assert result.is_error
+    assert result.content == "writes are frozen today"
+    assert not target.exists()
+    assert asked == []
+
+
+async def test_python_hooks_give_context_feedback_and_never_hang_the_runtime(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    calls: list[str] = []
+
+    async def context(payload: HookPayload) -> HookReply:
+        return HookReply.context("Remember: the build is broken.")
+
+    async def feedback(payload: HookPayload) -> HookReply:
+        calls.append(payload.hook_event_name)
+        return HookReply(exit_code=2, stderr="The listing was long; summarise it.")
+
+    async def hang(payload: HookPayload) -> None:
+        await trio.sleep_forever()
+
+    async def crash(payload: HookPayload) -> None:
+        raise RuntimeError("the hook broke")
+
+    hooks = [
+        Hook("SubagentStart", function=context),
+        Hook("PostToolUse", function=feedback, matcher="LS"),
+        Hook("PreToolUse", function=hang, timeout_seconds=3.0),
+        Hook("SubagentStop", function=crash),
+    ]
+    world.agent("noter", tools="Note")
+    recorder = testing.RecordingPolicy(
+        lambda request: (
+            testing.call("Note", text="docs") if request.turn == 0 else testing.say("Done.")
+        )
+    )
+    provider = ScriptedProvider(recorder)
+    async with world.open(provider, hooks=hooks, tools=[SlowTool("Note")]) as rt:
+        agent = (await rt.spawn("noter", "Find the docs")).agent_id
+        waited = await rt.wait([agent], timeout=60)
+        assert waited.statuses[agent] == Completed("Done.")
+        assert 3.0 <= trio.current_time() < 10  # the hanging hook cost its timeout, once
+        messages = list(rt.conversation(agent))
+        stats = rt.statistics().hooks
+    first_request = recorder.requests[0][1]
+    assert [m.origin for m in first_request] == [Origin.TASK, Origin.NOTICE]
+    assert first_request[1].text == "Remember: the build is broken."
+    assert calls == []  # the PostToolUse hook matches LS only; Note ran
+    assert (stats.timed_out, stats.failed) == (1, 1)
+    assert messages[-1].text == "Done."
+    log = world.state / "logs" / f"{rt.session_id}.jsonl"
+    problems = [
+        line
+        for line in map(json.loads, log.read_text().splitlines())
+        if line["event"] == "hook problem"
+    ]
+    assert {p["hook_event"] for p in problems} == {"PreToolUse", "SubagentStop"}
+    assert all(p["agent_id"] == agent for p in problems)
+
+
+async def test_post_tool_use_feedback_is_appended_to_the_result(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    world.agent("noter", tools="wait")  # a tool that needs no thread: wait on nobody
+
+    async def feedback(payload: HookPayload) -> HookReply:
+        assert payload.tool_response == {
+            "content": '{"status":{"x":{"kind":"not_found"}},"timed_out":false}',
+            "is_error": False,
+        }
+        return HookReply(exit_code=2, stderr="Nobody is there; stop waiting.")
+
+    provider = ScriptedProvider([testing.call("wait", ids=["x"]), testing.say("Stopped.")])
+    async with world.open(provider, hooks=[Hook("PostToolUse", function=feedback)]) as rt:
+        agent = (await rt.spawn("noter", "Wait for x")).agent_id
+        await rt.wait([agent], timeout=60)
+        (result,) = tool_results(rt.conversation(agent).messages)
+        path = rt.transcript_path(agent)
+    assert result.content.endswith("[PostToolUse hook feedback]\nNobody is there; stop waiting.")
+    assert not result.is_error
+    assert path is not None
+    assert tool_results([r.message for r in load_transcript(path).messages]) == [result]
+
+
+async def test_start_and_stop_fire_once_per_run_however_it_ends(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    hooks = HookLog()
+    async with world.open(ScriptedProvider(testing.directive_policy), hooks=hooks.hooks()) as rt:
+        ok = (await rt.spawn("Plan", testing.directive(testing.ScriptedBehavior.FINISH))).agent_id
+        failing = (
+            await rt.spawn("Plan", testing.directive(testing.ScriptedBehavior.FAIL))
+        ).agent_id
+        stuck = (await rt.spawn("Plan", testing.directive(testing.ScriptedBehavior.HANG))).agent_id
+        await rt.wait([ok, failing], timeout=10, mode="all")
+        await rt.send_input(ok, testing.directive(testing.ScriptedBehavior.FINISH))
+        await rt.wait([ok], timeout=10)
+        await rt.close(stuck)
+    assert [hooks.count("SubagentStart", a) for a in (ok, failing, stuck)] == [2, 1, 1]
+    assert [hooks.count("SubagentStop", a) for a in (ok, failing, stuck)] == [2, 1, 1]

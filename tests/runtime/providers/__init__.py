@@ -1,0 +1,1 @@
+"""Tests of the model providers (``subagents.runtime._providers``)."""

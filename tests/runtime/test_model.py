@@ -1,0 +1,70 @@
+"""Model resolution: env > spawn > definition > parent > default, through the alias table."""
+
+from __future__ import annotations
+
+import pytest
+
+from subagents.agents import ModelAliases
+from subagents.runtime import DEFAULT_MODEL, ModelChoice, resolve_model
+from subagents.runtime._config.defaults import MODEL_ENV
+from tests.runtime.helpers import definition
+
+SONNET = ModelAliases().table["sonnet"]
+HAIKU = ModelAliases().table["haiku"]
+OPUS = ModelAliases().table["opus"]
+
+
+@pytest.mark.parametrize(
+    ("env", "spawn", "wanted", "parent", "model", "source"),
+    [
+        ({MODEL_ENV: "opus"}, "haiku", "sonnet", "claude-parent-1", OPUS, "env"),
+        ({}, "haiku", "sonnet", "claude-parent-1", HAIKU, "spawn"),
+        ({}, None, "sonnet", "claude-parent-1", SONNET, "definition"),
+        ({}, None, "inherit", "claude-parent-1", "claude-parent-1", "parent"),
+        ({}, None, "inherit", None, ModelAliases().table[DEFAULT_MODEL], "default"),
+        # "inherit" or blank at a level passes the choice down.
+        ({MODEL_ENV: "  "}, "inherit", "haiku", None, HAIKU, "definition"),
+        ({MODEL_ENV: "inherit"}, "", "inherit", "claude-parent-1", "claude-parent-1", "parent"),
+    ],
+)
+def test_the_chain_in_order(
+    env: dict[str, str],
+    spawn: str | None,
+    wanted: str,
+    parent: str | None,
+    model: str,
+    source: str,
+) -> None:
+    choice = resolve_model(spawn=spawn, definition=definition(model=wanted), parent=parent, env=env)
+    assert (choice.model, choice.source) == (model, source)
+    assert choice.diagnostic is None
+
+
+def test_aliases_come_from_the_table_the_user_can_override() -> None:
+    aliases = ModelAliases().with_overrides({"fast": "claude-haiku-9", "sonnet": "claude-sonnet-9"})
+    assert resolve_model(spawn="FAST", env={}, aliases=aliases).model == "claude-haiku-9"
+    assert resolve_model(definition="sonnet", env={}, aliases=aliases).model == "claude-sonnet-9"
+
+
+def test_an_unknown_name_is_passed_through_with_a_diagnostic() -> None:
+    choice = resolve_model(spawn="gpt-7-turbo", env={})
+    assert choice == ModelChoice(
+        model="gpt-7-turbo", source="spawn", requested="gpt-7-turbo", diagnostic=choice.diagnostic
+    )
+    assert choice.diagnostic is not None
+    assert "'gpt-7-turbo' is neither a known alias" in choice.diagnostic
+    env_choice = resolve_model(env={MODEL_ENV: "mystery"})
+    assert env_choice.diagnostic is not None
+    assert env_choice.diagnostic.startswith(f"${MODEL_ENV} 'mystery'")
+
+
+def test_full_ids_pass_without_a_diagnostic() -> None:
+    choice = resolve_model(definition="claude-opus-4-7", env={})
+    assert (choice.model, choice.diagnostic) == ("claude-opus-4-7", None)
+
+
+def test_the_environment_is_read_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(MODEL_ENV, "haiku")
+    assert resolve_model(spawn="opus").model == HAIKU
+    monkeypatch.delenv(MODEL_ENV)
+    assert resolve_model(spawn="opus").model == OPUS

@@ -1,0 +1,437 @@
+"""The embedded runtime: spawn, wait, input, interrupt, close, results, progress, config, logs."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+import subagents
+from subagents import testing
+from subagents.actors import (
+    AgentLimitReached,
+    AgentStartFailed,
+    Completed,
+    Errored,
+    InvalidConfiguration,
+    MailboxFull,
+    Running,
+    Shutdown,
+)
+from subagents.agents import UnknownAgentError
+from subagents.runtime import (
+    AgentBusy,
+    InvalidInputs,
+    MetaRecord,
+    Origin,
+    ResultRecord,
+    RuntimeClosed,
+    ScriptedProvider,
+    TerminateReason,
+    TranscriptsConfig,
+    TranscriptWriter,
+    load_transcript,
+    open_runtime,
+    transcript_path,
+)
+from subagents.tools import ApprovalDecision, ApprovalRequest
+from tests.runtime.world import World, drain, statuses_of
+
+
+async def test_an_agent_runs_and_every_message_reaches_its_transcript(tmp_path: Path) -> None:
+    # The real clock: LS works in a worker thread, which a mock clock would jump over.
+    world = World(tmp_path)
+    provider = ScriptedProvider([testing.call("LS", path="."), testing.say("Found the README.")])
+    async with world.open(provider) as rt:
+        handle = await rt.spawn("Explore", "Look around", inputs={"thoroughness": "quick"})
+        assert (handle.agent_type, handle.depth, handle.parent_id) == ("Explore", 0, None)
+        assert handle.model.startswith("claude-haiku")
+        waited = await rt.wait([handle.agent_id], timeout=10)
+        assert waited.statuses[handle.agent_id] == Completed("Found the README.")
+        result = rt.result(handle.agent_id)
+        assert result is not None
+        assert (result.terminate_reason, result.turns, result.tool_uses) == (
+            TerminateReason.GOAL,
+            2,
+            1,
+        )
+        progress = rt.progress(handle.agent_id)
+        assert (progress.turns, progress.tool_uses, progress.kind) == (2, 1, "completed")
+        assert progress.usage.total_tokens == result.usage.total_tokens > 0
+        assert "LS ." in [a.text for a in progress.activities]
+        assert rt.conversation(handle.agent_id).last is not None
+        path = rt.transcript_path(handle.agent_id)
+    assert path is not None
+    assert str(path) == handle.output_file
+    assert path.parent == world.state / "sessions" / rt.session_id / "subagents"
+    transcript = load_transcript(path)
+    assert transcript.problems == ()
+    meta = transcript.meta
+    assert (meta.agent_type, meta.nickname, meta.depth, meta.parent_id) == (
+        "Explore",
+        handle.nickname,
+        0,
+        None,
+    )
+    assert (meta.model, meta.definition_source, meta.session_id) == (
+        handle.model,
+        "builtin",
+        rt.session_id,
+    )
+    origins = [record.message.origin for record in transcript.messages]
+    assert origins == [Origin.TASK, Origin.MODEL, Origin.TOOL_RESULTS, Origin.MODEL]
+    assert "READ-ONLY" in transcript.messages[0].message.text  # the critical reminder
+    assert [(r.run, r.status, r.text) for r in transcript.results] == [
+        (1, "completed", "Found the README.")
+    ]
+
+
+async def test_spawn_refusals_say_what_to_do(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path, limits={"max_threads": 1})
+    async with world.open(ScriptedProvider([testing.hang()])) as rt:
+        with pytest.raises(UnknownAgentError) as unknown:
+            await rt.spawn("Explorer", "Look")
+        assert "Explore" in str(unknown.value)
+        with pytest.raises(InvalidInputs, match="thoroughness"):
+            await rt.spawn("Explore", "Look", inputs={"thoroughness": "extreme"})
+        await rt.spawn("Explore", "Look")
+        with pytest.raises(AgentLimitReached, match="max_threads=1"):
+            await rt.spawn("Explore", "Look again")
+        assert rt.statistics().supervisor.failed_spawns == 1
+
+
+async def test_follow_up_input_starts_a_new_run_with_the_context_kept(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    recorder = testing.RecordingPolicy(lambda request: testing.say(f"answer {request.turn}"))
+    async with world.open(ScriptedProvider(recorder)) as rt:
+        events = rt.subscribe(policy="block", capacity=1000)
+        agent = (await rt.spawn("general-purpose", "First question")).agent_id
+        await rt.wait([agent], timeout=10)
+        assert await rt.send_input(agent, "Second question") == Running()
+        waited = await rt.wait([agent], timeout=10)
+        assert waited.statuses[agent] == Completed("answer 1")
+        assert statuses_of(drain(events), agent) == [
+            "pending_init",
+            "running",
+            "completed",
+            "running",
+            "completed",
+        ]
+        assert rt.statistics().supervisor.revived == 1
+    _, shown = recorder.requests[-1]
+    assert [m.text for m in shown] == ["First question", "answer 0", "Second question"]
+    transcript = load_transcript(
+        world.state / "sessions" / rt.session_id / "subagents" / f"agent-{agent}.jsonl"
+    )
+    assert [m.message.text for m in transcript.messages] == [
+        "First question",
+        "answer 0",
+        "Second question",
+        "answer 1",
+    ]
+    assert [(r.run, r.status) for r in transcript.results] == [(1, "completed"), (2, "completed")]
+
+
+async def test_interrupt_aborts_the_run_and_goes_on_with_the_input(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    provider = ScriptedProvider(testing.directive_policy)
+    async with world.open(provider) as rt:
+        events = rt.subscribe(policy="block", capacity=1000)
+        agent = (
+            await rt.spawn("general-purpose", testing.directive(testing.ScriptedBehavior.HANG))
+        ).agent_id
+        await trio.sleep(5)
+        status = await rt.send_input(
+            agent, testing.directive(testing.ScriptedBehavior.FINISH), interrupt=True
+        )
+        assert status == Running()
+        waited = await rt.wait([agent], timeout=10)
+        assert waited.statuses[agent] == Completed("done (finish)")
+        # The run went on in the same activation: never a final status in between.
+        assert statuses_of(drain(events), agent) == ["pending_init", "running", "completed"]
+        path = rt.transcript_path(agent)
+    assert path is not None
+    results = load_transcript(path).results
+    assert [(r.status, r.terminate_reason) for r in results] == [
+        ("shutdown", TerminateReason.ABORTED),
+        ("completed", TerminateReason.GOAL),
+    ]
+
+
+async def test_input_to_a_full_mailbox_waits_as_long_as_its_timeout_says(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path, limits={"mailbox_size": 2})
+    recorder = testing.RecordingPolicy(testing.directive_policy)
+    async with world.open(ScriptedProvider(recorder)) as rt:
+        hang = testing.directive(testing.ScriptedBehavior.HANG)
+        agent = (await rt.spawn("general-purpose", hang)).agent_id
+        await trio.sleep(1)  # in its endless model call: it reads no input
+        await rt.send_input(agent, "one")
+        await rt.send_input(agent, "two")
+        started = trio.current_time()
+        with pytest.raises(AgentBusy, match=r"busy: 2 messages .* within 3 s") as busy:
+            await rt.send_input(agent, "three", timeout=3)
+        assert trio.current_time() - started == pytest.approx(3)
+        assert isinstance(busy.value, MailboxFull)
+        assert busy.value.nickname == rt.handle(agent).nickname
+        # No timeout: the embedder's own deadline bounds the wait (backpressure).
+        with trio.move_on_after(100) as waiting:
+            await rt.send_input(agent, "three")
+        assert waiting.cancelled_caught
+        # A full mailbox with interrupt=True: the run stops, its mailbox drains, and the
+        # input gets through well within the timeout.
+        started = trio.current_time()
+        finish = testing.directive(testing.ScriptedBehavior.FINISH)
+        status = await rt.send_input(agent, finish, interrupt=True, timeout=3)
+        # The agent may have run on its input already by the time the send returns.
+        assert status in (Running(), Completed("done (finish)"))
+        assert trio.current_time() - started < 3
+        waited = await rt.wait([agent], timeout=10)
+        assert waited.statuses[agent] == Completed("done (finish)")
+    _, shown = recorder.requests[-1]
+    assert [m.text for m in shown][-3:] == ["one", "two", finish]
+
+
+async def test_close_ends_the_agent_and_its_transcript(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    async with world.open(ScriptedProvider([testing.hang()])) as rt:
+        agent = (await rt.spawn("Explore", "Look")).agent_id
+        assert rt.statistics().transcripts_open == 1
+        before = trio.current_time()
+        with pytest.raises(InvalidConfiguration, match="grace"):  # the grace reaches the kernel
+            await rt.close(agent, grace=-1)
+        assert await rt.close(agent) == Running()
+        assert trio.current_time() - before < 1.0  # the watcher aborts the stalled call
+        assert rt.status(agent) == Shutdown()
+        assert await rt.close(agent) == Shutdown()  # idempotent
+        assert rt.statistics().transcripts_open == 0
+        assert [row.id for row in rt.list(include_closed=True)] == [agent]
+        assert rt.list() == []
+        path = rt.transcript_path(agent)
+    assert path is not None
+    (result,) = load_transcript(path).results
+    assert (result.status, result.terminate_reason) == ("shutdown", TerminateReason.ABORTED)
+
+
+async def test_models_follow_env_spawn_definition_then_parent(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    provider = ScriptedProvider([testing.say("ok")])
+    async with world.open(provider) as rt:
+        explore = await rt.spawn("Explore", "Look")
+        assert explore.model.startswith("claude-haiku")
+        custom = await rt.spawn("Explore", "Look", model="opus")
+        assert custom.model.startswith("claude-opus")
+        plan = await rt.spawn("Plan", "Plan it")  # inherits: the configured default
+        assert plan.model.startswith("claude-sonnet")
+    async with open_runtime(
+        world.config(),
+        cwd=world.project,
+        home=world.home,
+        env={"SUBAGENTS_MODEL": "my-own-model"},
+        provider=provider,
+    ) as rt:
+        overridden = await rt.spawn("Explore", "Look", model="opus")
+        assert overridden.model == "my-own-model"
+
+
+async def test_background_agents_keep_only_background_safe_tools(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    world.agent("lead", tools="spawn_agent, wait, LS")
+    recorder = testing.RecordingPolicy(lambda request: testing.say("ok"))
+    async with world.open(ScriptedProvider(recorder)) as rt:
+        await rt.spawn("lead", "In front")
+        await rt.spawn("lead", "Behind", background=True)
+        await rt.wait([row.id for row in rt.list()], timeout=5, mode="all")
+        foreground, background = (
+            {spec["name"] for spec in request.tools} for request, _ in recorder.requests
+        )
+    assert foreground == {"spawn_agent", "wait", "LS"}
+    assert background == {"LS"}
+
+
+async def test_configuration_comes_from_the_project_file(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    (world.project / "subagents.toml").write_text(
+        'state_dir = "../state"\n[limits]\nmax_threads = 1\n[transcripts]\nretention_days = 3\n'
+    )
+    async with open_runtime(
+        cwd=world.project,
+        home=world.home,
+        env={},
+        provider=ScriptedProvider([testing.hang()]),
+        trust_project=True,  # state_dir and retention apply only in a trusted project
+    ) as rt:
+        assert rt.config.limits.max_threads == 1
+        assert rt.config.state_dir.resolve() == world.state.resolve()
+        await rt.spawn("Explore", "Look")
+        with pytest.raises(AgentLimitReached):
+            await rt.spawn("Explore", "Look")
+
+
+async def test_without_a_provider_the_scripted_one_answers(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    async with open_runtime(world.config(), cwd=world.project, home=world.home, env={}) as rt:
+        agent = (await rt.spawn("general-purpose", "Say hello")).agent_id
+        status = (await rt.wait([agent], timeout=10)).statuses[agent]
+    assert isinstance(status, Completed)
+    assert status.result is not None
+    assert status.result.startswith("[scripted reply")
+
+
+async def test_log_lines_name_the_agent(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    async with world.open(ScriptedProvider([testing.say("done")])) as rt:
+        handle = await rt.spawn("Explore", "Look")
+        await rt.wait([handle.agent_id], timeout=5)
+    path = world.state / "logs" / f"{rt.session_id}.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    events = [line["event"] for line in lines]
+    assert events[0] == "runtime opened"
+    assert events[-1] == "runtime closed"
+    mine = [line for line in lines if line.get("agent_id") == handle.agent_id]
+    assert {"agent spawned", "status changed", "run finished"} <= {line["event"] for line in mine}
+    for line in mine:
+        assert (line["nickname"], line["depth"], line["session_id"]) == (
+            handle.nickname,
+            0,
+            rt.session_id,
+        )
+
+
+async def test_old_sessions_are_removed_when_the_runtime_closes(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    session = "20200101-000000-abcdef"
+    old = transcript_path(world.state, session, "x")
+    meta = MetaRecord(agent_id="x", agent_type="Explore", nickname="Ada", session_id=session)
+    TranscriptWriter(old, meta).close()
+    (old.parents[1].parent / "20200101-000000-abcdee").mkdir()  # not ours: no transcript
+    stale = time.time() - 90 * 86_400
+    for path in (old, old.parent, old.parents[1]):
+        os.utime(path, (stale, stale))
+    async with world.open(ScriptedProvider([testing.say("ok")])) as rt:
+        assert old.exists()  # not at start-up: an agent of it may be resumed in this block
+    assert not old.parents[1].exists()
+    assert (old.parents[1].parent / "20200101-000000-abcdee").is_dir()
+    log = world.state / "logs" / f"{rt.session_id}.jsonl"
+    closed = json.loads(log.read_text().splitlines()[-1])
+    assert (closed["event"], closed["transcripts_removed"]) == ("runtime closed", 1)
+
+
+async def test_leaving_the_block_shuts_everything_down(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    async with world.open(ScriptedProvider([testing.hang()])) as rt:
+        agent = (await rt.spawn("Explore", "Look")).agent_id
+    stats = rt.statistics()
+    assert (stats.supervisor.tasks, stats.supervisor.live, stats.transcripts_open) == (0, 0, 0)
+    assert rt.status(agent) == Shutdown()
+    path = rt.transcript_path(agent)
+    assert path is not None
+    assert load_transcript(path).results[-1].status == "shutdown"
+    with pytest.raises(RuntimeClosed):
+        await rt.spawn("Explore", "Too late")
+    with pytest.raises(RuntimeClosed):
+        await rt.send_input(agent, "Too late")
+
+
+async def test_approval_requests_reach_the_embedders_callback(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    world.agent("shell", tools="Bash")
+    asked: list[ApprovalRequest] = []
+
+    async def callback(request: ApprovalRequest) -> ApprovalDecision:
+        asked.append(request)
+        return ApprovalDecision.deny("not today")
+
+    provider = ScriptedProvider(
+        [testing.call("Bash", command="rm -rf build"), testing.say("gave up")]
+    )
+    async with world.open(provider, approval_callback=callback) as rt:
+        agent = (await rt.spawn("shell", "Clean up")).agent_id
+        await rt.wait([agent], timeout=10)
+        results = [
+            block
+            for message in rt.conversation(agent)
+            for block in message.content
+            if isinstance(block, subagents.runtime.ToolResultBlock)
+        ]
+    (request,) = asked
+    assert (request.agent_id, request.tool_name, request.route) == (agent, "Bash", (agent,))
+    assert "rm -rf build" in request.summary
+    assert results[0].is_error
+    assert "denied (not today)" in results[0].content
+
+
+async def test_errors_and_results_reach_the_status_and_the_transcript(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    provider = ScriptedProvider([testing.fail("invalid_request_error", "prompt is too long")])
+    async with world.open(provider) as rt:
+        agent = (await rt.spawn("Explore", "Look")).agent_id
+        status = (await rt.wait([agent], timeout=10)).statuses[agent]
+        path = rt.transcript_path(agent)
+    assert status == Errored("BadRequest: prompt is too long")
+    assert path is not None
+    record: ResultRecord = load_transcript(path).results[-1]
+    assert (record.status, record.terminate_reason, record.error) == (
+        "errored",
+        TerminateReason.ERROR,
+        "BadRequest: prompt is too long",
+    )
+
+
+async def test_a_transcript_that_cannot_be_opened_follows_the_disk_error_policy(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    world.state.mkdir()
+    (world.state / "sessions").write_text("not a folder")
+    provider = ScriptedProvider([testing.say("Worked anyway.")])
+    async with world.open(provider) as rt:  # on_disk_error="memory": the run goes on
+        agent = (await rt.spawn("Explore", "Look")).agent_id
+        status = (await rt.wait([agent], timeout=10)).statuses[agent]
+        assert status == Completed("Worked anyway.")
+    log = world.state / "logs" / f"{rt.session_id}.jsonl"
+    problems = [
+        line
+        for line in map(json.loads, log.read_text().splitlines())
+        if line["event"] in ("transcript problem", "transcript incomplete")
+    ]
+    assert problems
+    assert all(line["agent_id"] == agent for line in problems)
+    stop = TranscriptsConfig(on_disk_error="stop")
+    async with open_runtime(
+        world.config(transcripts=stop),
+        cwd=world.project,
+        home=world.home,
+        env={},
+        provider=provider,
+    ) as rt:
+        with pytest.raises(AgentStartFailed, match="Could not write the transcript"):
+            await rt.spawn("Explore", "Look")
+        assert rt.list() == []
+        assert rt.statistics().agents == 0

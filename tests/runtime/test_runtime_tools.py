@@ -1,0 +1,246 @@
+"""The lifecycle tools through a real runtime: what a lead model sees, refusals included."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+import trio.testing
+
+from subagents import testing
+from subagents.actors import Completed, Shutdown
+from subagents.runtime import (
+    ModelRequest,
+    Origin,
+    Reply,
+    ScriptedProvider,
+    ToolResultBlock,
+    load_transcript,
+)
+from subagents.runtime._fork import FORK_BOUNDARY
+from tests.runtime.world import LEAD_TOOLS, World, tool_results
+
+Step = Callable[[list[ToolResultBlock]], Reply]
+
+
+def steps(*plays: Step) -> Callable[[ModelRequest], Reply]:
+    """A lead policy: turn ``n`` plays ``plays[n]`` with the tool results so far; then answers."""
+
+    def policy(request: ModelRequest) -> Reply:
+        if request.turn < len(plays):
+            return plays[request.turn](tool_results(request.messages))
+        return testing.say("Lead done.")
+
+    return policy
+
+
+def data(result: ToolResultBlock) -> Any:
+    return json.loads(result.content)
+
+
+async def run_lead(
+    world: World, lead: Callable[[ModelRequest], Reply], worker: Any, **options: Any
+) -> tuple[list[ToolResultBlock], dict[str, Any]]:
+    """Run the lead to its end; its tool results and, by id, every agent's final row."""
+    provider = ScriptedProvider(policies={"lead": lead, "*": worker})
+    async with world.open(provider, **options) as rt:
+        handle = await rt.spawn("lead", "Lead the work.")
+        await rt.wait([handle.agent_id], timeout=100)
+        results = tool_results(rt.conversation(handle.agent_id).messages)
+        rows = {row.id: row for row in rt.list(include_closed=True)}
+        rows["lead"] = rows[handle.agent_id]
+        rows["conversation"] = list(rt.conversation(handle.agent_id))
+        rows["runtime"] = rt
+    return results, rows
+
+
+async def test_foreground_task_returns_the_report_once(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    world.agent("lead", tools=LEAD_TOOLS)
+    lead = steps(
+        lambda _: testing.call(
+            "Task", description="Find docs", prompt="Where are the docs?", subagent_type="Explore"
+        )
+    )
+    worker = Reply(text="In docs/.", latency=3.0)
+    results, rows = await run_lead(world, lead, lambda request: worker)
+    (report,) = results
+    assert not report.is_error
+    assert report.content.startswith("<agent_result agent_id=")
+    assert "In docs/." in report.content
+    assert "<usage>agent_id:" in report.content
+    # The result came as the tool's answer, not a second time as a notice.
+    assert not [m for m in rows["conversation"] if m.origin is Origin.NOTICE]
+
+
+async def test_background_task_and_task_output(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    world.agent("lead", tools=LEAD_TOOLS)
+    lead = steps(
+        lambda _: testing.call(
+            "Task",
+            description="Read",
+            prompt="Read everything.",
+            subagent_type="Explore",
+            run_in_background=True,
+        ),
+        lambda r: testing.call("TaskOutput", agent_id=data(r[0])["agent_id"], block=False),
+        lambda r: testing.call("TaskOutput", agent_id=data(r[0])["agent_id"], timeout=60),
+    )
+    worker = Reply(text="Read it all.", latency=20.0)
+    results, rows = await run_lead(world, lead, lambda request: worker)
+    launched, peek, final = (data(r) for r in results)
+    assert launched["status"] == "async_launched"
+    child = launched["agent_id"]
+    assert launched["output_file"] == str(rows["runtime"].transcript_path(child))
+    assert peek["status"] == {"kind": "running"}
+    assert peek["result"] is None
+    assert final["status"] == {"kind": "completed", "result": "Read it all."}
+    assert (final["terminate_reason"], final["turns"]) == ("goal", 1)
+    assert load_transcript(launched["output_file"]).results[-1].text == "Read it all."
+    # A background child's end reaches the lead as a notice.
+    assert any(child in m.text for m in rows["conversation"] if m.origin is Origin.NOTICE)
+
+
+async def test_refusals_come_back_as_tool_errors(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path, limits={"max_threads": 2})
+    world.agent("lead", tools=LEAD_TOOLS)
+
+    def spawn(agent_type: str) -> Step:
+        return lambda _: testing.call("spawn_agent", agent_type=agent_type, message="Look.")
+
+    lead = steps(
+        spawn("Explorer"),  # unknown type
+        spawn("Explore"),  # the one slot left
+        spawn("Explore"),  # over max_threads
+        lambda r: testing.call("wait", ids=[data(r[1])["agent_id"]], timeout_ms=30_000),
+        lambda r: testing.call("send_input", id="nobody", message="Hi"),  # not found
+        lambda r: testing.call("close_agent", id=data(r[1])["agent_id"]),
+        lambda r: testing.call("send_input", id=data(r[1])["agent_id"], message="Hi"),  # closed
+        lambda r: testing.call("resume_agent", id=data(r[1])["agent_id"], message="Again."),
+        lambda r: testing.call("wait", ids=[data(r[1])["agent_id"]], timeout_ms=30_000),
+    )
+
+    def worker(request: ModelRequest) -> Reply:
+        # Busy for a second, so the child still holds its slot at the third spawn.
+        return attrs.evolve(testing.directive_policy(request), latency=1.0)
+
+    results, rows = await run_lead(world, lead, worker)
+    unknown, spawned, over, _, missing, closed, refused, resumed, waited = results
+    assert unknown.is_error
+    assert "Unknown agent type 'Explorer'. Did you mean 'Explore'?" in unknown.content
+    assert "Available agent types:" in unknown.content
+    assert not spawned.is_error
+    assert over.is_error
+    assert "Agent limit reached (max_threads=2)" in over.content
+    assert missing.is_error
+    assert "No agent with id 'nobody'" in missing.content
+    assert data(closed) == {"previous_status": {"kind": "completed", "result": "done (finish)"}}
+    assert refused.is_error
+    assert "is closed and takes no more input" in refused.content
+    assert data(resumed) == {"status": {"kind": "running"}}
+    child = data(spawned)["agent_id"]
+    assert data(waited)["status"][child]["kind"] == "completed"
+    assert rows[child].parent_id == rows["lead"].id
+
+
+async def test_a_leaf_cannot_spawn(tmp_path: Path, autojump_clock: trio.testing.MockClock) -> None:
+    world = World(tmp_path)
+    world.agent("lead", tools=LEAD_TOOLS)
+    world.agent("eager", tools="spawn_agent, LS")
+    lead = steps(lambda _: testing.call("Task", description="d", prompt="p", subagent_type="eager"))
+    eager_requests: list[tuple[ModelRequest, Sequence[Any]]] = []
+
+    def eager(request: ModelRequest) -> Reply:
+        eager_requests.append((request, tuple(request.messages)))
+        if request.turn == 0:
+            return testing.call("spawn_agent", agent_type="Explore", message="Go.")
+        return testing.say("Did it myself.")
+
+    results, _ = await run_lead(world, lead, eager)
+    assert "Did it myself." in results[0].content
+    request, _ = eager_requests[0]
+    assert "spawn_agent" not in {spec["name"] for spec in request.tools}
+    refusal = tool_results(eager_requests[1][1])[0]
+    assert refusal.is_error
+    assert "Agent depth limit reached (max_depth=1). Solve the task yourself." in refusal.content
+
+
+async def test_scoped_spawn_tools_start_only_their_types(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    world.agent("lead", tools="Agent(Explore), TaskOutput")
+    lead = steps(
+        lambda _: testing.call("Agent", description="d", prompt="p", subagent_type="Plan"),
+        lambda _: testing.call("Agent", description="d", prompt="p", subagent_type="Explore"),
+    )
+    results, _ = await run_lead(world, lead, lambda request: testing.say("ok"))
+    refused, allowed = results
+    assert refused.is_error
+    assert "may not spawn agents of type 'Plan'" in refused.content
+    assert "Explore" in refused.content
+    assert not allowed.is_error
+
+
+async def test_fork_context_hands_the_child_the_lead_conversation(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    world.agent("lead", tools=LEAD_TOOLS)
+    lead = steps(
+        lambda _: Reply(
+            text="Let me delegate.",
+            tool_calls=(
+                testing.call(
+                    "spawn_agent", agent_type="Explore", message="Go on.", fork_context=True
+                ).tool_calls[0],
+            ),
+        ),
+        lambda r: testing.call("wait", ids=[data(r[0])["agent_id"]]),
+    )
+    seen: list[Sequence[Any]] = []
+
+    def child(request: ModelRequest) -> Reply:
+        seen.append(tuple(request.messages))
+        return testing.say("ok")
+
+    await run_lead(world, lead, child)
+    (messages,) = seen
+    assert messages[0].text == "Lead the work."
+    assert messages[1].text == "Let me delegate."  # the pending spawn call itself left out
+    assert not messages[1].tool_uses
+    assert messages[2].text == FORK_BOUNDARY
+    assert messages[3].origin is Origin.TASK
+
+
+async def test_closing_the_lead_closes_its_children(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    world.agent("lead", tools=LEAD_TOOLS)
+    lead = steps(
+        lambda _: testing.call("spawn_agent", agent_type="Explore", message="Look."),
+        lambda _: testing.hang(),
+    )
+    provider = ScriptedProvider(policies={"lead": lead, "*": lambda r: testing.hang()})
+    async with world.open(provider) as rt:
+        handle = await rt.spawn("lead", "Lead.")
+        await trio.sleep(1)
+        (child,) = [row for row in rt.list() if row.parent_id == handle.agent_id]
+        await rt.close(handle.agent_id)
+        assert rt.status(child.id) == Shutdown()
+        assert rt.statistics().transcripts_open == 0
+        assert rt.status(handle.agent_id) == Shutdown()
+    assert load_transcript(rt.transcript_path(child.id)).results[-1].status == "shutdown"  # type: ignore[arg-type]
+    assert isinstance(Completed(), Completed)

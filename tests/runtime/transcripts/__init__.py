@@ -1,0 +1,1 @@
+"""Tests of transcripts (``subagents.runtime._transcripts``)."""

@@ -1,0 +1,1 @@
+"""Tests of ``subagents.testing``: the public test kit."""

@@ -1,0 +1,1 @@
+"""Tests of ``subagents.tools``: the tool protocol, filters, approval and the workspace."""

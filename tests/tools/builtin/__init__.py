@@ -1,0 +1,1 @@
+"""Tests of the built-in tools (``subagents.tools._builtin``)."""
