@@ -15,7 +15,7 @@ import typing as _typing
 import warnings as _warnings
 
 from ._bus import Bus, BusStatistics, OverflowPolicy, Subscription, SubscriptionStatistics
-from ._config import SupervisorConfig
+from ._config import SupervisorConfig, is_count, is_seconds
 from ._context import ActorContext, Behavior, Init
 from ._events import AgentSpawned, Event, Lagged, StatusChanged
 from ._exceptions import (
@@ -100,8 +100,10 @@ __all__ = [
     "SupervisorStatistics",
     "WaitResult",
     "check_transition",
+    "is_count",
     "is_final",
     "is_live",
+    "is_seconds",
     "kind_of",
     "open_supervisor",
     "ordinal",

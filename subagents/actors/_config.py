@@ -15,12 +15,21 @@ import attrs
 from ._exceptions import InvalidConfiguration
 from ._nicknames import DEFAULT_NICKNAMES
 
-__all__ = ["SupervisorConfig", "check_count", "check_seconds"]
+__all__ = ["SupervisorConfig", "check_count", "check_seconds", "is_count", "is_seconds"]
+
+
+def is_count(value: object, minimum: int) -> bool:
+    """Whether ``value`` is a whole number (never a bool) of at least ``minimum``.
+
+    The one rule for every count setting, in every layer: the runtime's settings
+    and run limits ask it too, and raise their own error naming where it was set.
+    """
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
 
 
 def check_count(name: str, value: object, minimum: int, meaning: str) -> None:
     """Raise :class:`InvalidConfiguration` unless ``value`` is an int >= ``minimum``."""
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+    if not is_count(value, minimum):
         raise InvalidConfiguration(
             f"{name} must be a whole number of at least {minimum} (got {value!r}): it is {meaning}."
         )
@@ -30,13 +39,20 @@ def check_count(name: str, value: object, minimum: int, meaning: str) -> None:
 _LARGEST: Final = sys.float_info.max
 
 
+def is_seconds(value: object) -> bool:
+    """Whether ``value`` is a finite number of seconds, 0 or more (never a bool).
+
+    The one rule for every duration setting, in every layer (see :func:`is_count`).
+    ``<= _LARGEST`` refuses inf, NaN and integers too large for a float deadline.
+    """
+    if type(value) is float or type(value) is int:  # the common case, checked cheaply
+        return 0 <= value <= _LARGEST
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= _LARGEST
+
+
 def check_seconds(name: str, value: object, meaning: str) -> None:
     """Raise :class:`InvalidConfiguration` unless ``value`` is finite seconds >= 0."""
-    # ``<= _LARGEST`` refuses inf, NaN and integers too large for a float deadline.
-    if type(value) is float or type(value) is int:  # the common case, checked cheaply
-        if 0 <= value <= _LARGEST:
-            return
-    elif isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= _LARGEST:
+    if is_seconds(value):
         return
     raise InvalidConfiguration(
         f"{name} must be a finite number of seconds, 0 or more (got {value!r}): it is {meaning}."

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from subagents.actors import is_count, is_seconds
 from subagents.agents import AgentSource
 from subagents.runtime._exceptions import ConfigError, HookConfigError
 from subagents.runtime._hooks.values import hooks_from_settings
@@ -39,7 +40,7 @@ def _count(key: str, minimum: int) -> Callable[[Any, Any, Any], None]:
     expected = f"a whole number of at least {minimum}"
 
     def check(_: Any, __: Any, value: Any) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        if not is_count(value, minimum):
             _fail(key, expected, value)
 
     return check
@@ -49,7 +50,7 @@ def _seconds(key: str) -> Callable[[Any, Any, Any], None]:
     expected = "a finite number of seconds, 0 or more"
 
     def check(_: Any, __: Any, value: Any) -> None:
-        if not _is_number(value) or not math.isfinite(value) or value < 0:
+        if not is_seconds(value):
             _fail(key, expected, value)
 
     return check

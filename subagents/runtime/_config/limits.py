@@ -8,11 +8,11 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import attrs
 
+from subagents.actors import is_count, is_seconds
 from subagents.agents import AgentDefinition
 from subagents.runtime._config.defaults import (
     DEFAULT_GRACE_PERIOD_SECONDS,
@@ -25,19 +25,14 @@ __all__ = ["Limits"]
 
 
 def _whole(_: Any, attribute: attrs.Attribute[int], value: object) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+    if not is_count(value, 1):
         raise InvalidLimits(
             f"{attribute.name} must be a whole number of at least 1 (got {value!r})."
         )
 
 
 def _seconds(_: Any, attribute: attrs.Attribute[float], value: object) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value < 0
-    ):
+    if not is_seconds(value):
         raise InvalidLimits(
             f"{attribute.name} must be a finite number of seconds, 0 or more (got {value!r}): "
             "every run has a deadline."
