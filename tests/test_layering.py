@@ -85,6 +85,41 @@ def test_imports_point_one_way() -> None:
     assert violations() == []
 
 
+def private_reaches(root: Path = PACKAGE) -> list[str]:
+    """``module:line imports target`` for each import of another package's private module.
+
+    A package is used through what its ``__init__`` exports: the CLI, the demo
+    and the test kit read ``subagents.runtime``, never ``subagents.runtime._loop``,
+    so a subsystem can be rearranged inside its folder without breaking its users.
+    """
+    wrong = []
+    for path in sorted(root.rglob("*.py")):
+        module = module_name(path, root)
+        mine = module.split(".")[1] if "." in module else ""
+        for target, line in imported(path, module):
+            parts = target.split(".")
+            foreign = len(parts) > 2 and parts[1] != mine and not parts[1].startswith("_")
+            if foreign and parts[2].startswith("_"):
+                wrong.append(f"{module}:{line} imports {target}")
+    return wrong
+
+
+def test_packages_use_each_other_through_their_public_names() -> None:
+    assert private_reaches() == []
+
+
+def test_the_check_sees_a_private_reach(tmp_path: Path) -> None:
+    root = tmp_path / "subagents"
+    (root / "cli").mkdir(parents=True)
+    (root / "cli" / "_x.py").write_text(
+        "from subagents.runtime._loop import run_agent\n"
+        "from subagents.runtime import open_runtime\n"
+        "from subagents.cli._y import z\n"
+        "from subagents._visible import visible\n"
+    )
+    assert private_reaches(root) == ["subagents.cli._x:1 imports subagents.runtime._loop"]
+
+
 @pytest.mark.parametrize(
     ("source", "where", "expected"),
     [

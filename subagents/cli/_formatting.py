@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 from rich.text import Text
 
-from subagents.runtime._progress.values import AgentProgress
+from subagents.runtime import AgentProgress
 
 if TYPE_CHECKING:
     from subagents.cli._report import AgentSummary

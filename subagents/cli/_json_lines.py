@@ -30,9 +30,7 @@ from subagents._visible import json_safe
 from subagents.actors import NOT_FOUND, Bus, Event, Lagged, Status, Subscription
 from subagents.cli._line_sink import LineSink
 from subagents.cli._report import RunSummary, summarize
-from subagents.runtime._events import RunFinished
-from subagents.runtime._progress.tracker import DEFAULT_MAX_AGENTS, ProgressTracker
-from subagents.runtime._result import AgentResult
+from subagents.runtime import AgentResult, ProgressTracker, RunFinished
 
 __all__ = [
     "DEFAULT_JSON_CAPACITY",
@@ -82,10 +80,12 @@ class JsonLinesWriter:
     )
 
     def __init__(
-        self, out: TextIO, *, threaded: bool = True, max_agents: int = DEFAULT_MAX_AGENTS
+        self, out: TextIO, *, threaded: bool = True, max_agents: int | None = None
     ) -> None:
         self._sink = LineSink(out, threaded=threaded)
-        self.tracker = ProgressTracker(max_agents=max_agents)
+        self.tracker = (
+            ProgressTracker() if max_agents is None else ProgressTracker(max_agents=max_agents)
+        )
         self._finished: dict[str, RunFinished] = {}
         self._encoder = msgspec.json.Encoder(enc_hook=_fallback)
         self._slow_types: dict[type, bool] = {}

@@ -38,8 +38,7 @@ from rich.text import Text
 from subagents._visible import visible
 from subagents.actors import Errored, Subscription, is_final, is_live
 from subagents.cli._formatting import format_duration, format_tokens, status_text, tree_prefixes
-from subagents.runtime._progress.tracker import ProgressTracker, follow
-from subagents.runtime._progress.values import AgentProgress
+from subagents.runtime import AgentProgress, ProgressTracker, follow
 
 __all__ = [
     "DEFAULT_REFRESH_PER_SECOND",

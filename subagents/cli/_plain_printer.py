@@ -28,8 +28,7 @@ from subagents.actors import (
 )
 from subagents.cli._formatting import format_duration, format_tokens, plural
 from subagents.cli._line_sink import LineSink
-from subagents.runtime._events import GracePeriodStarted, RunFinished, ToolCallStarted
-from subagents.runtime._progress.text import describe_tool_call
+from subagents.runtime import GracePeriodStarted, RunFinished, ToolCallStarted, describe_tool_call
 
 __all__ = ["PlainPrinter", "open_plain_printer"]
 

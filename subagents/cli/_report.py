@@ -36,11 +36,7 @@ from subagents.cli._formatting import (
     status_text,
     tree_prefixes,
 )
-from subagents.runtime._events import RunFinished
-from subagents.runtime._progress.tracker import ProgressTracker
-from subagents.runtime._progress.values import AgentProgress
-from subagents.runtime._providers.base import Usage
-from subagents.runtime._result import AgentResult
+from subagents.runtime import AgentProgress, AgentResult, ProgressTracker, RunFinished, Usage
 
 __all__ = [
     "STATUS_KINDS",

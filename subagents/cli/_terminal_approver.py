@@ -34,9 +34,8 @@ from rich.text import Text
 from subagents._visible import visible, visible_command
 from subagents.cli._formatting import plural
 from subagents.cli._live import LiveView
-from subagents.runtime._exceptions import ProgressNotFound
-from subagents.runtime._progress.tracker import ProgressTracker
-from subagents.tools._approval import ApprovalDecision, ApprovalRequest
+from subagents.runtime import ProgressNotFound, ProgressTracker
+from subagents.tools import ApprovalDecision, ApprovalRequest
 
 __all__ = ["PROMPT_CHARS", "PROMPT_LINES", "TerminalApprover", "prompt_lines"]
 

@@ -49,7 +49,7 @@ import structlog
 from structlog.typing import EventDict, FilteringBoundLogger, WrappedLogger
 
 from subagents._visible import visible
-from subagents.tools._secrets import (
+from subagents.tools import (
     REDACTED,
     SECRET_ENV_VARS,
     is_secret_key,

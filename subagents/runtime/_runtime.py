@@ -78,13 +78,13 @@ from subagents.runtime._task import prepare_task
 from subagents.runtime._transcripts.load import find_transcript
 from subagents.runtime._transcripts.lock import claim_transcript
 from subagents.tools import (
+    DEFAULT_AGENT_TYPE,
     SEND_INPUT_WAIT_SECONDS,
     AgentReport,
     SpawnedAgent,
     ToolContext,
     WaitBounds,
 )
-from subagents.tools._lifecycle import DEFAULT_AGENT_TYPE
 
 __all__ = ["Runtime", "RuntimeHost", "RuntimeStatistics"]
 

@@ -67,6 +67,7 @@ from subagents.tools._filter import (
     tool_policy,
 )
 from subagents.tools._lifecycle import (
+    DEFAULT_AGENT_TYPE,
     SEND_INPUT_WAIT_SECONDS,
     AgentHost,
     AgentReport,
@@ -108,6 +109,7 @@ from subagents.tools._validation import decode_arguments
 from subagents.tools._workspace import Workspace, WorkspacePath
 
 __all__ = [
+    "DEFAULT_AGENT_TYPE",
     "tool_policy",
     # protocol and values
     "Tool",
