@@ -142,3 +142,45 @@ def test_the_check_sees_an_upward_import(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(source)
     assert [found.split(" imports ")[1] for found in violations(root)] == expected
+
+
+def private_names_shared(root: Path = PACKAGE) -> list[str]:
+    """``module:line imports name from source`` for each private name one module takes from another.
+
+    A name another module needs is not private to its module: inside a private
+    folder (``runtime/_config/checks.py``) it goes without the underscore, as in
+    httpx. Importing a private *module* (``from subagents.cli import _run``) is fine.
+    """
+    wrong = []
+    for path in sorted(root.rglob("*.py")):
+        module = module_name(path, root)
+        package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = package[: len(package) - (node.level - 1)] if node.level else []
+            source = ".".join([*base, *([node.module] if node.module else [])])
+            if source.split(".")[0] != "subagents":
+                continue
+            folder = root.parent.joinpath(*source.split("."))
+            for alias in node.names:
+                name = alias.name
+                is_module = (folder / f"{name}.py").is_file() or (folder / name).is_dir()
+                if name.startswith("_") and not name.startswith("__") and not is_module:
+                    wrong.append(f"{module}:{node.lineno} imports {name} from {source}")
+    return wrong
+
+
+def test_no_module_borrows_another_modules_private_names() -> None:
+    assert private_names_shared() == []
+
+
+def test_the_check_sees_a_borrowed_private_name(tmp_path: Path) -> None:
+    root = tmp_path / "subagents"
+    (root / "cli").mkdir(parents=True)
+    (root / "cli" / "_run.py").write_text("_HIDDEN = 1\n")
+    (root / "cli" / "__init__.py").write_text("from subagents.cli import _run\n")
+    (root / "cli" / "_x.py").write_text("from ._run import _HIDDEN\nfrom . import _run\n")
+    assert private_names_shared(root) == [
+        "subagents.cli._x:1 imports _HIDDEN from subagents.cli._run"
+    ]

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from subagents.runtime._result import AgentResult
 
 #: This machine's name, as transcripts record who holds them.
-_HOST: Final = socket.gethostname()
+HOST: Final = socket.gethostname()
 
 __all__ = [
     "AgentInUse",
@@ -399,11 +399,11 @@ class AgentInUse(AgentRuntimeError):
         who = f"agent {nickname} ({agent_id})" if nickname else f"agent {agent_id}"
         if pid is None:
             where = "another process"
-        elif pid == os.getpid() and host in (None, _HOST):
+        elif pid == os.getpid() and host in (None, HOST):
             where = f"this process ({pid}), in another runtime"
         else:
             where = f"process {pid}"
-        if host is not None and host != _HOST:
+        if host is not None and host != HOST:
             where += f" on host {host}"
         locked = f" (its transcript {path} is locked)" if path else ""
         super().__init__(

@@ -3,7 +3,7 @@
 A value is judged by the config classes' own converters and validators, so it
 is judged the same way whether it came from a file, the environment or code;
 a wrong one raises :class:`~subagents.runtime.ConfigError` with origin ``code``,
-which the loader then moves to the source that supplied it. :func:`_show`
+which the loader then moves to the source that supplied it. :func:`show_value`
 renders a wrong value in such a message: short, TOML-like, with secrets masked.
 """
 
@@ -28,54 +28,54 @@ from subagents.tools import mask_text
 _AGENT_SOURCES: Final = tuple(source.value for source in AgentSource)
 
 
-def _fail(key: str, expected: str, value: object, **kw: Any) -> typing.NoReturn:
-    raise ConfigError("code", key, expected, _show(value), **kw)
+def fail(key: str, expected: str, value: object, **kw: Any) -> typing.NoReturn:
+    raise ConfigError("code", key, expected, show_value(value), **kw)
 
 
-def _is_number(value: object) -> bool:
+def is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _count(key: str, minimum: int) -> Callable[[Any, Any, Any], None]:
+def count_check(key: str, minimum: int) -> Callable[[Any, Any, Any], None]:
     expected = f"a whole number of at least {minimum}"
 
     def check(_: Any, __: Any, value: Any) -> None:
         if not is_count(value, minimum):
-            _fail(key, expected, value)
+            fail(key, expected, value)
 
     return check
 
 
-def _seconds(key: str) -> Callable[[Any, Any, Any], None]:
+def seconds_check(key: str) -> Callable[[Any, Any, Any], None]:
     expected = "a finite number of seconds, 0 or more"
 
     def check(_: Any, __: Any, value: Any) -> None:
         if not is_seconds(value):
-            _fail(key, expected, value)
+            fail(key, expected, value)
 
     return check
 
 
-def _flag(key: str) -> Callable[[Any, Any, Any], None]:
+def flag_check(key: str) -> Callable[[Any, Any, Any], None]:
     def check(_: Any, __: Any, value: Any) -> None:
         if not isinstance(value, bool):
-            _fail(key, "true or false", value)
+            fail(key, "true or false", value)
 
     return check
 
 
-def _choice(key: str, choices: Iterable[str]) -> Callable[[Any, Any, Any], None]:
+def choice_check(key: str, choices: Iterable[str]) -> Callable[[Any, Any, Any], None]:
     allowed = tuple(choices)
     expected = "one of " + ", ".join(json.dumps(c) for c in allowed)
 
     def check(_: Any, __: Any, value: Any) -> None:
         if not isinstance(value, str) or value not in allowed:
-            _fail(key, expected, value)
+            fail(key, expected, value)
 
     return check
 
 
-def _to_float(value: Any) -> Any:
+def to_float(value: Any) -> Any:
     """Whole numbers become floats (TOML ``2`` for ``2.0``); anything else is left to the check."""
     if type(value) is not int:
         return value
@@ -85,11 +85,11 @@ def _to_float(value: Any) -> Any:
         return math.inf
 
 
-def _to_lower(value: Any) -> Any:
+def to_lower(value: Any) -> Any:
     return value.strip().lower() if isinstance(value, str) else value
 
 
-def _to_path(value: Any) -> Any:
+def to_path(value: Any) -> Any:
     if isinstance(value, str | os.PathLike) and os.fspath(value).strip():
         try:
             return Path(value).expanduser()
@@ -98,7 +98,7 @@ def _to_path(value: Any) -> Any:
     return value
 
 
-def _to_frozenset(value: Any) -> Any:
+def to_frozenset(value: Any) -> Any:
     if isinstance(value, list | tuple | set | frozenset):
         try:
             return frozenset(value)
@@ -107,7 +107,7 @@ def _to_frozenset(value: Any) -> Any:
     return value
 
 
-def _to_names(value: Any) -> Any:
+def to_names(value: Any) -> Any:
     return tuple(value) if isinstance(value, list | tuple) else value
 
 
@@ -120,7 +120,7 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-def _to_mapping(value: Any) -> Any:
+def to_mapping(value: Any) -> Any:
     return _freeze(value) if isinstance(value, Mapping) else value
 
 
@@ -129,37 +129,37 @@ _HOOKS_EXPECTED: Final = (
 )
 
 
-def _check_state_dir(_: Any, __: Any, value: Any) -> None:
+def check_state_dir(_: Any, __: Any, value: Any) -> None:
     if not isinstance(value, Path) or not str(value).strip():
-        _fail("state_dir", "a folder path (text)", value)
+        fail("state_dir", "a folder path (text)", value)
 
 
-def _check_model(_: Any, __: Any, value: Any) -> None:
+def check_model(_: Any, __: Any, value: Any) -> None:
     if value is not None and (not isinstance(value, str) or not value.strip()):
-        _fail("model", "a model alias or id (non-empty text)", value)
+        fail("model", "a model alias or id (non-empty text)", value)
 
 
-def _check_sources(_: Any, __: Any, value: Any) -> None:
+def check_sources(_: Any, __: Any, value: Any) -> None:
     if not isinstance(value, frozenset) or not all(v in _AGENT_SOURCES for v in value):
-        _fail(
+        fail(
             "trusted_sources",
             "a list of agent sources, each one of " + ", ".join(_AGENT_SOURCES),
             sorted(value, key=str) if isinstance(value, frozenset) else value,
         )
 
 
-def _check_passthrough(_: Any, __: Any, value: Any) -> None:
+def check_passthrough(_: Any, __: Any, value: Any) -> None:
     if not isinstance(value, frozenset) or not all(
         isinstance(name, str) and name and "=" not in name and "\0" not in name for name in value
     ):
-        _fail(
+        fail(
             "env_passthrough",
             "a list of environment variable names (text without '=')",
             sorted(value, key=str) if isinstance(value, frozenset) else value,
         )
 
 
-def _check_nicknames(_: Any, __: Any, value: Any) -> None:
+def check_nicknames(_: Any, __: Any, value: Any) -> None:
     if value is None:
         return
     if (
@@ -168,38 +168,38 @@ def _check_nicknames(_: Any, __: Any, value: Any) -> None:
         or not all(isinstance(name, str) and name.strip() for name in value)
         or len(set(value)) != len(value)
     ):
-        _fail("nicknames", "a non-empty list of distinct, non-blank names", value)
+        fail("nicknames", "a non-empty list of distinct, non-blank names", value)
 
 
-def _check_aliases(_: Any, __: Any, value: Any) -> None:
+def check_aliases(_: Any, __: Any, value: Any) -> None:
     expected = "a table of alias = model id, both non-empty text"
     if not isinstance(value, Mapping):
-        _fail("model_aliases", expected, value)
+        fail("model_aliases", expected, value)
     for alias, model in value.items():
         if not isinstance(alias, str) or not alias.strip():
-            _fail("model_aliases", expected, alias)
+            fail("model_aliases", expected, alias)
         if not isinstance(model, str) or not model.strip():
-            _fail(f"model_aliases.{alias}", "a model id (non-empty text)", model)
+            fail(f"model_aliases.{alias}", "a model id (non-empty text)", model)
 
 
-def _check_hooks(_: Any, __: Any, value: Any) -> None:
+def check_hooks(_: Any, __: Any, value: Any) -> None:
     if not isinstance(value, Mapping):
-        _fail("hooks", "a table of hook event = list of hook groups", value)
+        fail("hooks", "a table of hook event = list of hook groups", value)
     for event, groups in value.items():
-        _check_hook_event(str(event), groups)
+        check_hook_event(str(event), groups)
 
 
-def _check_hook_event(event: str, groups: Any) -> None:
+def check_hook_event(event: str, groups: Any) -> None:
     """Raise :class:`ConfigError` unless ``groups`` are valid hook groups for ``event``."""
     try:
         hooks_from_settings({"hooks": {event: groups}})
     except (HookConfigError, TypeError, ValueError) as exc:
         key = f"hooks.{event}"
         reason = str(exc).removeprefix(key + " ")
-        raise ConfigError("code", key, _HOOKS_EXPECTED, _show(groups), reason=reason) from None
+        raise ConfigError("code", key, _HOOKS_EXPECTED, show_value(groups), reason=reason) from None
 
 
-def _show(value: object) -> str:
+def show_value(value: object) -> str:
     """How a wrong value is shown in a message: TOML-like, short, with secrets masked."""
     if isinstance(value, bool):
         text = "true" if value else "false"
@@ -215,7 +215,7 @@ def _show(value: object) -> str:
         text = json.dumps(str(value), ensure_ascii=False)
     elif isinstance(value, Mapping | list | tuple | set | frozenset):
         try:
-            text = json.dumps(_plain(value), ensure_ascii=False, default=repr)
+            text = json.dumps(plain_value(value), ensure_ascii=False, default=repr)
         except (TypeError, ValueError, RecursionError):
             text = repr(value)
     else:
@@ -224,14 +224,14 @@ def _show(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _plain(value: object) -> Any:
+def plain_value(value: object) -> Any:
     """``value`` with frozen containers turned into plain JSON-like ones."""
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain_value(v) for k, v in value.items()}
     if isinstance(value, frozenset | set):
-        return sorted((_plain(v) for v in value), key=str)
+        return sorted((plain_value(v) for v in value), key=str)
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [plain_value(v) for v in value]
     if isinstance(value, Path):
         return str(value)
     return value

@@ -14,7 +14,7 @@ from typing import Any, Final, Literal
 import attrs
 
 from subagents.runtime._config.defaults import ENV_PREFIX
-from subagents.runtime._config.values import _SECTIONS, _section_keys
+from subagents.runtime._config.values import SECTIONS, section_keys
 
 __all__ = ["env_variable_names"]
 
@@ -33,7 +33,7 @@ def _env_kinds() -> dict[str, _EnvKind]:
         "model_aliases": "json",
         "hooks": "json",
     }
-    for section, cls in _SECTIONS.items():
+    for section, cls in SECTIONS.items():
         hints = typing.get_type_hints(cls)
         for field in attrs.fields(cls):
             hint = hints[field.name]
@@ -45,10 +45,10 @@ def _env_kinds() -> dict[str, _EnvKind]:
     return kinds
 
 
-_ENV_KINDS: Final = _env_kinds()
+ENV_KINDS: Final = _env_kinds()
 
 
-def _env_name(key: str) -> str:
+def env_name(key: str) -> str:
     return ENV_PREFIX + key.upper().replace(".", "__")
 
 
@@ -57,9 +57,9 @@ def env_variable_names() -> dict[str, str]:
 
     ``SUBAGENTS_MODEL_ALIASES__<ALIAS>`` (any alias) is read too and not listed.
     """
-    names = {_env_name(key): key for key in _ENV_KINDS}
-    for key in _section_keys("limits"):
-        names.setdefault(_env_name(key), f"limits.{key}")
+    names = {env_name(key): key for key in ENV_KINDS}
+    for key in section_keys("limits"):
+        names.setdefault(env_name(key), f"limits.{key}")
     return names
 
 
@@ -67,7 +67,7 @@ _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 _FALSE: Final = frozenset({"0", "false", "no", "off"})
 
 
-def _parse_env(kind: _EnvKind, text: str) -> Any:
+def parse_env(kind: _EnvKind, text: str) -> Any:
     """Environment text read for a key of ``kind``.
 
     Text that does not parse is returned as is, so the key's own check reports

@@ -31,7 +31,7 @@ def _whole(_: Any, attribute: attrs.Attribute[int], value: object) -> None:
         )
 
 
-def _seconds(_: Any, attribute: attrs.Attribute[float], value: object) -> None:
+def seconds_check(_: Any, attribute: attrs.Attribute[float], value: object) -> None:
     if not is_seconds(value):
         raise InvalidLimits(
             f"{attribute.name} must be a finite number of seconds, 0 or more (got {value!r}): "
@@ -50,9 +50,9 @@ class Limits:
     """
 
     max_turns: int = attrs.field(default=DEFAULT_MAX_TURNS, validator=_whole)
-    max_time_seconds: float = attrs.field(default=DEFAULT_MAX_TIME_SECONDS, validator=_seconds)
+    max_time_seconds: float = attrs.field(default=DEFAULT_MAX_TIME_SECONDS, validator=seconds_check)
     grace_period_seconds: float = attrs.field(
-        default=DEFAULT_GRACE_PERIOD_SECONDS, validator=_seconds
+        default=DEFAULT_GRACE_PERIOD_SECONDS, validator=seconds_check
     )
 
     @classmethod

@@ -100,36 +100,36 @@ from cattrs.errors import (
 )
 
 from subagents._small_file import FileRefused, read_small_file
-from subagents.runtime._config.checks import _check_hook_event, _show
+from subagents.runtime._config.checks import check_hook_event, show_value
 from subagents.runtime._config.defaults import (
     CONFIG_FILE_MAX_BYTES,
     ENV_PREFIX,
     PROJECT_CONFIG_NAME,
     USER_CONFIG_PATH,
 )
-from subagents.runtime._config.env import _ENV_KINDS, _env_name, _parse_env, env_variable_names
+from subagents.runtime._config.env import ENV_KINDS, env_name, env_variable_names, parse_env
 from subagents.runtime._config.origins import (
-    _CODE,
-    _DEFAULTS,
-    _RANK_PROJECT,
-    _RANK_USER,
-    _env_origin,
-    _file_origin,
-    _find_line,
-    _moved,
-    _Origin,
-    _shape_error,
-    _unknown_key,
+    CODE,
+    DEFAULTS,
+    RANK_PROJECT,
+    RANK_USER,
+    SettingOrigin,
+    env_origin,
+    file_origin,
+    find_line,
+    moved,
+    shape_error,
+    unknown_key,
 )
 from subagents.runtime._config.trust import ProjectTrust, without_untrusted_keys
 from subagents.runtime._config.trusted_folders import load_trust_store, project_folder
 from subagents.runtime._config.values import (
-    _SCALARS,
-    _SECTIONS,
-    _TABLES,
-    _TOP_KEYS,
+    SCALARS,
+    SECTIONS,
+    TABLES,
+    TOP_KEYS,
     RuntimeConfig,
-    _section_keys,
+    section_keys,
 )
 from subagents.runtime._exceptions import ConfigError
 
@@ -149,18 +149,18 @@ class _Loader:
     cwd: Path
     home: Path
     values: dict[_Key, Any] = attrs.Factory(dict)
-    origins: dict[_Key, list[_Origin]] = attrs.Factory(dict)
+    origins: dict[_Key, list[SettingOrigin]] = attrs.Factory(dict)
     warnings: list[str] = attrs.Factory(list)
 
-    def set(self, key: _Key, value: Any, origin: _Origin) -> None:
+    def set(self, key: _Key, value: Any, origin: SettingOrigin) -> None:
         self.values[key] = value
         self.origins.setdefault(key, []).append(origin)
 
-    def origin_of(self, dotted: str) -> _Origin:
+    def origin_of(self, dotted: str) -> SettingOrigin:
         """The source of a dotted key's value (of its table for a table entry)."""
         top, _, sub = dotted.partition(".")
         found = self.origins.get((top, sub or None)) or self.origins.get((top, None))
-        return found[-1] if found else _DEFAULTS
+        return found[-1] if found else DEFAULTS
 
     # ----------------------------------------------------------- sources
 
@@ -177,7 +177,7 @@ class _Loader:
             text = read_small_file(path, CONFIG_FILE_MAX_BYTES).decode("utf-8")
         except (FileRefused, FileNotFoundError) as exc:
             reason = exc.reason if isinstance(exc, FileRefused) else "is a link to nothing"
-            if rank == _RANK_PROJECT:  # a repository's file: reported, and the run goes on
+            if rank == RANK_PROJECT:  # a repository's file: reported, and the run goes on
                 self.warnings.append(
                     f"{path} {reason}; it is ignored. Make it a TOML file, or remove it."
                 )
@@ -216,52 +216,52 @@ class _Loader:
         dropped: tuple[str, ...] = ()
         if not trusted:
             raw, dropped = without_untrusted_keys(raw)
-        self.add_mapping(raw, _file_origin(path, rank, text), path.parent)
+        self.add_mapping(raw, file_origin(path, rank, text), path.parent)
         return dropped
 
-    def add_mapping(self, raw: Mapping[Any, Any], origin: _Origin, base: Path) -> None:
+    def add_mapping(self, raw: Mapping[Any, Any], origin: SettingOrigin, base: Path) -> None:
         """Check the keys of a file's (or the code's) mapping and add its values."""
         for top, value in raw.items():
             if not isinstance(top, str):
-                raise _shape_error(origin, str(top), "a key written as text", top)
-            if "." in top and origin is _CODE:  # overrides={"limits.max_threads": 4}
+                raise shape_error(origin, str(top), "a key written as text", top)
+            if "." in top and origin is CODE:  # overrides={"limits.max_threads": 4}
                 head, _, rest = top.partition(".")
                 self.add_mapping({head: {rest: value}}, origin, base)
-            elif top in _SECTIONS:
+            elif top in SECTIONS:
                 if not isinstance(value, Mapping):
-                    raise _shape_error(origin, top, f"a table of settings ([{top}])", value)
-                valid = _section_keys(top)
+                    raise shape_error(origin, top, f"a table of settings ([{top}])", value)
+                valid = section_keys(top)
                 for sub, item in value.items():
                     if sub not in valid:
-                        raise _unknown_key(origin, f"{top}.{sub}", valid, f"in [{top}]")
+                        raise unknown_key(origin, f"{top}.{sub}", valid, f"in [{top}]")
                     self.set((top, sub), item, origin)
-            elif top in _TABLES:
+            elif top in TABLES:
                 self.add_table(top, value, origin)
-            elif top in _SCALARS:
+            elif top in SCALARS:
                 if top == "state_dir":
                     value = self.resolve_path(value, base)
                 self.set((top, None), value, origin)
             else:
-                raise _unknown_key(origin, top, _TOP_KEYS, "at the top level")
+                raise unknown_key(origin, top, TOP_KEYS, "at the top level")
 
-    def add_table(self, top: str, value: Any, origin: _Origin) -> None:
+    def add_table(self, top: str, value: Any, origin: SettingOrigin) -> None:
         """Add ``model_aliases`` (entry by entry) or ``hooks`` (concatenated per event)."""
         if top == "model_aliases":
             if not isinstance(value, Mapping):
-                raise _shape_error(origin, top, "a table of alias = model id", value)
+                raise shape_error(origin, top, "a table of alias = model id", value)
             for alias, model in value.items():
                 if not isinstance(alias, str) or not alias.strip():
-                    raise _shape_error(origin, top, "aliases written as non-empty text", alias)
+                    raise shape_error(origin, top, "aliases written as non-empty text", alias)
                 self.set((top, alias.strip().lower()), model, origin)
             return
         if not isinstance(value, Mapping):
-            raise _shape_error(origin, top, "a table of hook event = list of hook groups", value)
+            raise shape_error(origin, top, "a table of hook event = list of hook groups", value)
         for event, groups in value.items():
             name = str(event)
             try:
-                _check_hook_event(name, groups)
+                check_hook_event(name, groups)
             except ConfigError as exc:
-                raise _moved(exc, origin, line=_find_line(origin.text, exc.key)) from None
+                raise moved(exc, origin, line=find_line(origin.text, exc.key)) from None
             earlier = self.values.get((top, name))
             if isinstance(groups, list | tuple) and isinstance(earlier, list):
                 groups = [*earlier, *groups]
@@ -273,12 +273,12 @@ class _Loader:
     def read_env(self, env: Mapping[str, str]) -> None:
         """Add the ``SUBAGENTS_*`` variables; note the ones that name no setting."""
         known = env_variable_names()
-        alias_prefix = _env_name("model_aliases") + "__"
+        alias_prefix = env_name("model_aliases") + "__"
         for name in sorted(env):
             text = env[name]
             if not name.startswith(ENV_PREFIX) or not isinstance(text, str) or not text.strip():
                 continue
-            origin = _env_origin(name)
+            origin = env_origin(name)
             if name.startswith(alias_prefix) and len(name) > len(alias_prefix):
                 self.set(("model_aliases", name[len(alias_prefix) :].lower()), text.strip(), origin)
                 continue
@@ -291,23 +291,23 @@ class _Loader:
                     f"environment variable {name} is not a subagents setting{suggestion}"
                 )
                 continue
-            kind = _ENV_KINDS[key]
+            kind = ENV_KINDS[key]
             if kind == "json":
                 try:
                     table = json.loads(text)
                 except ValueError:
                     table = None
                 if not isinstance(table, dict):
-                    raise _shape_error(origin, key, "a JSON object", text)
+                    raise shape_error(origin, key, "a JSON object", text)
                 self.add_table(key, table, origin)
                 continue
             top, _, sub = key.partition(".")
-            value = _parse_env(kind, text)
+            value = parse_env(kind, text)
             if top == "state_dir":
                 value = self.resolve_path(value, self.cwd)
             self.set_from_env((top, sub or None), value, origin)
 
-    def set_from_env(self, key: _Key, value: Any, origin: _Origin) -> None:
+    def set_from_env(self, key: _Key, value: Any, origin: SettingOrigin) -> None:
         """Set a key from a variable, refusing two variables that disagree on it."""
         earlier = self.origins.get(key, [])
         if earlier and earlier[-1].variable is not None and self.values[key] != value:
@@ -316,7 +316,7 @@ class _Loader:
                 origin.where,
                 _dotted(key),
                 f"the same value as {other}, which sets the same key",
-                _show(value),
+                show_value(value),
                 variable=origin.variable,
                 hint=f"Unset {origin.variable} or {other}.",
             )
@@ -380,14 +380,14 @@ class _Loader:
                     leaf.got,
                     reason=f"makes {leaf.key} invalid: expected {leaf.expected}, got {leaf.got}",
                 )
-            return _moved(error, origin, key=key, line=_find_line(origin.text, key))
+            return moved(error, origin, key=key, line=find_line(origin.text, key))
         key = ".".join(path)
         origin = self.origin_of(key)
         if isinstance(leaf, ForbiddenExtraKeysError):  # the loader checks keys first; kept as a net
             extra = sorted(leaf.extra_fields)[0]
-            if key in _SECTIONS:
-                return _unknown_key(origin, f"{key}.{extra}", _section_keys(key), f"in [{key}]")
-            return _unknown_key(origin, extra, _TOP_KEYS, "at the top level")
+            if key in SECTIONS:
+                return unknown_key(origin, f"{key}.{extra}", section_keys(key), f"in [{key}]")
+            return unknown_key(origin, extra, TOP_KEYS, "at the top level")
         return ConfigError(
             origin.where,
             key,
@@ -488,10 +488,10 @@ def load_config(
                 hint="Set HOME, or pass home= to load_config.",
             ) from None
     loader = _Loader(cwd=Path(os.path.abspath(cwd)), home=Path(os.path.abspath(home)))
-    loader.set(("state_dir", None), str(loader.home / ".subagents" / "state"), _DEFAULTS)
+    loader.set(("state_dir", None), str(loader.home / ".subagents" / "state"), DEFAULTS)
     user_file = loader.home / USER_CONFIG_PATH
     if user_file.exists():
-        loader.read_file(user_file, _RANK_USER)
+        loader.read_file(user_file, RANK_USER)
     folder = project_folder(loader.cwd)
     if trust_project is None:
         store = load_trust_store(loader.home)
@@ -501,12 +501,12 @@ def load_config(
     project_file = find_project_config(loader.cwd)
     ignored: tuple[str, ...] = ()
     if project_file is not None:
-        dropped = loader.read_file(project_file, _RANK_PROJECT, trusted=trust_project)
+        dropped = loader.read_file(project_file, RANK_PROJECT, trusted=trust_project)
         ignored = tuple(f"{project_file.name} {key}" for key in dropped)
     loader.read_env(env)
     if overrides is not None:
         if not isinstance(overrides, Mapping):
-            raise _shape_error(_CODE, "overrides", "a mapping of settings", overrides)
-        loader.add_mapping(overrides, _CODE, loader.cwd)
+            raise shape_error(CODE, "overrides", "a mapping of settings", overrides)
+        loader.add_mapping(overrides, CODE, loader.cwd)
     config = loader.build()
     return attrs.evolve(config, project=ProjectTrust(folder, trust_project, ignored))

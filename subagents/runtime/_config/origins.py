@@ -1,6 +1,6 @@
 """Where a setting's value came from, and the errors that point back there.
 
-An :class:`_Origin` is one source of values (the defaults, a file, a variable,
+An :class:`SettingOrigin` is one source of values (the defaults, a file, a variable,
 code) as named in :attr:`~subagents.runtime.RuntimeConfig.sources` and in
 messages; the errors made here name the source, and a file's line when it can
 be found, and suggest the closest valid key for an unknown one.
@@ -16,13 +16,13 @@ from typing import Any
 
 import attrs
 
-from subagents.runtime._config.checks import _show
-from subagents.runtime._config.values import _SECTIONS, _section_keys
+from subagents.runtime._config.checks import show_value
+from subagents.runtime._config.values import SECTIONS, section_keys
 from subagents.runtime._exceptions import ConfigError
 
 
 @attrs.frozen
-class _Origin:
+class SettingOrigin:
     """One source of values: how it is named in ``sources`` and in messages."""
 
     label: str  # for RuntimeConfig.sources
@@ -34,12 +34,14 @@ class _Origin:
     text: str | None = None  # a file's text, to find a key's line
 
 
-_DEFAULTS = _Origin("default", "defaults", 0, hint="This is a bug in subagents: please report it.")
-_RANK_USER, _RANK_PROJECT, _RANK_ENV, _RANK_CODE = 1, 2, 3, 4
+DEFAULTS = SettingOrigin(
+    "default", "defaults", 0, hint="This is a bug in subagents: please report it."
+)
+RANK_USER, RANK_PROJECT, _RANK_ENV, _RANK_CODE = 1, 2, 3, 4
 
 
-def _file_origin(path: Path, rank: int, text: str | None = None) -> _Origin:
-    return _Origin(
+def file_origin(path: Path, rank: int, text: str | None = None) -> SettingOrigin:
+    return SettingOrigin(
         str(path),
         str(path),
         rank,
@@ -49,8 +51,8 @@ def _file_origin(path: Path, rank: int, text: str | None = None) -> _Origin:
     )
 
 
-def _env_origin(variable: str) -> _Origin:
-    return _Origin(
+def env_origin(variable: str) -> SettingOrigin:
+    return SettingOrigin(
         f"env {variable}",
         f"environment variable {variable}",
         _RANK_ENV,
@@ -59,7 +61,7 @@ def _env_origin(variable: str) -> _Origin:
     )
 
 
-_CODE = _Origin(
+CODE = SettingOrigin(
     "code",
     "overrides from code",
     _RANK_CODE,
@@ -77,7 +79,7 @@ def _strip_key(text: str) -> str:
     return ".".join(part.strip().strip("\"'") for part in text.split("."))
 
 
-def _find_line(text: str | None, key: str) -> int | None:
+def find_line(text: str | None, key: str) -> int | None:
     """The line of ``text`` (a TOML file) where dotted ``key`` is set, when it can be found."""
     if text is None or not key:
         return None
@@ -98,8 +100,8 @@ def _find_line(text: str | None, key: str) -> int | None:
     return None
 
 
-def _moved(
-    error: ConfigError, origin: _Origin, *, key: str | None = None, line: int | None
+def moved(
+    error: ConfigError, origin: SettingOrigin, *, key: str | None = None, line: int | None
 ) -> ConfigError:
     """``error`` as seen from ``origin`` (the source that supplied the value)."""
     return ConfigError(
@@ -119,14 +121,14 @@ def _moved(
 # --------------------------------------------------------------------------- unknown keys
 
 
-def _unknown_key(origin: _Origin, key: str, valid: Iterable[str], where: str) -> ConfigError:
+def unknown_key(origin: SettingOrigin, key: str, valid: Iterable[str], where: str) -> ConfigError:
     """The error for a key that is not a setting, naming the closest valid key."""
     valid = tuple(valid)
     name = key.rsplit(".", 1)[-1]
     suggestion = None
     if "." not in key:  # a section's key written at the top level
         suggestion = next(
-            (f"{section}.{name}" for section in _SECTIONS if name in _section_keys(section)),
+            (f"{section}.{name}" for section in SECTIONS if name in section_keys(section)),
             None,
         )
     if suggestion is None:
@@ -142,19 +144,19 @@ def _unknown_key(origin: _Origin, key: str, valid: Iterable[str], where: str) ->
         "an unknown key",
         path=origin.path,
         variable=origin.variable,
-        line=_find_line(origin.text, key),
+        line=find_line(origin.text, key),
         hint=hint,
     )
 
 
-def _shape_error(origin: _Origin, key: str, expected: str, value: Any) -> ConfigError:
+def shape_error(origin: SettingOrigin, key: str, expected: str, value: Any) -> ConfigError:
     return ConfigError(
         origin.where,
         key,
         expected,
-        _show(value),
+        show_value(value),
         path=origin.path,
         variable=origin.variable,
-        line=_find_line(origin.text, key),
+        line=find_line(origin.text, key),
         hint=origin.hint,
     )

@@ -22,26 +22,26 @@ import attrs
 from subagents.actors import SupervisorConfig
 from subagents.agents import ModelAliases
 from subagents.runtime._config.checks import (
-    _check_aliases,
-    _check_hooks,
-    _check_model,
-    _check_nicknames,
-    _check_passthrough,
-    _check_sources,
-    _check_state_dir,
-    _choice,
-    _count,
-    _fail,
-    _flag,
-    _is_number,
-    _plain,
-    _seconds,
-    _to_float,
-    _to_frozenset,
-    _to_lower,
-    _to_mapping,
-    _to_names,
-    _to_path,
+    check_aliases,
+    check_hooks,
+    check_model,
+    check_nicknames,
+    check_passthrough,
+    check_sources,
+    check_state_dir,
+    choice_check,
+    count_check,
+    fail,
+    flag_check,
+    is_number,
+    plain_value,
+    seconds_check,
+    to_float,
+    to_frozenset,
+    to_lower,
+    to_mapping,
+    to_names,
+    to_path,
 )
 from subagents.runtime._config.defaults import (
     API_KEY_ENV,
@@ -88,61 +88,65 @@ class LimitsConfig:
     """
 
     max_threads: int = attrs.field(
-        default=DEFAULT_MAX_THREADS, validator=_count("limits.max_threads", 1)
+        default=DEFAULT_MAX_THREADS, validator=count_check("limits.max_threads", 1)
     )
-    max_depth: int = attrs.field(default=DEFAULT_MAX_DEPTH, validator=_count("limits.max_depth", 0))
+    max_depth: int = attrs.field(
+        default=DEFAULT_MAX_DEPTH, validator=count_check("limits.max_depth", 0)
+    )
     mailbox_size: int = attrs.field(
-        default=DEFAULT_MAILBOX_SIZE, validator=_count("limits.mailbox_size", 1)
+        default=DEFAULT_MAILBOX_SIZE, validator=count_check("limits.mailbox_size", 1)
     )
     close_grace_period: float = attrs.field(
         default=DEFAULT_CLOSE_GRACE_PERIOD,
-        converter=_to_float,
-        validator=_seconds("limits.close_grace_period"),
+        converter=to_float,
+        validator=seconds_check("limits.close_grace_period"),
     )
     cancel_timeout: float = attrs.field(
         default=DEFAULT_CANCEL_TIMEOUT,
-        converter=_to_float,
-        validator=_seconds("limits.cancel_timeout"),
+        converter=to_float,
+        validator=seconds_check("limits.cancel_timeout"),
     )
     wait_default_seconds: float = attrs.field(
         default=DEFAULT_WAIT_SECONDS,
-        converter=_to_float,
-        validator=_seconds("limits.wait_default_seconds"),
+        converter=to_float,
+        validator=seconds_check("limits.wait_default_seconds"),
     )
     wait_min_seconds: float = attrs.field(
         default=DEFAULT_WAIT_MIN_SECONDS,
-        converter=_to_float,
-        validator=_seconds("limits.wait_min_seconds"),
+        converter=to_float,
+        validator=seconds_check("limits.wait_min_seconds"),
     )
     wait_max_seconds: float = attrs.field(
         default=DEFAULT_WAIT_MAX_SECONDS,
-        converter=_to_float,
-        validator=_seconds("limits.wait_max_seconds"),
+        converter=to_float,
+        validator=seconds_check("limits.wait_max_seconds"),
     )
-    max_turns: int = attrs.field(default=DEFAULT_MAX_TURNS, validator=_count("limits.max_turns", 1))
+    max_turns: int = attrs.field(
+        default=DEFAULT_MAX_TURNS, validator=count_check("limits.max_turns", 1)
+    )
     max_time_seconds: float = attrs.field(
         default=DEFAULT_MAX_TIME_SECONDS,
-        converter=_to_float,
-        validator=_seconds("limits.max_time_seconds"),
+        converter=to_float,
+        validator=seconds_check("limits.max_time_seconds"),
     )
     grace_period_seconds: float = attrs.field(
         default=DEFAULT_GRACE_PERIOD_SECONDS,
-        converter=_to_float,
-        validator=_seconds("limits.grace_period_seconds"),
+        converter=to_float,
+        validator=seconds_check("limits.grace_period_seconds"),
     )
 
     def __attrs_post_init__(self) -> None:
         low, default, high = self.wait_min_seconds, self.wait_default_seconds, self.wait_max_seconds
         keys = ("limits.wait_min_seconds", "limits.wait_default_seconds", "limits.wait_max_seconds")
         if low > high:
-            _fail(
+            fail(
                 "limits.wait_max_seconds",
                 f"a number of seconds no smaller than wait_min_seconds ({low:g})",
                 high,
                 related=(keys[0],),
             )
         if not low <= default <= high:
-            _fail(
+            fail(
                 "limits.wait_default_seconds",
                 f"a number of seconds between wait_min_seconds ({low:g}) "
                 f"and wait_max_seconds ({high:g})",
@@ -152,7 +156,7 @@ class LimitsConfig:
 
     def clamp_wait(self, timeout: float | None) -> float:
         """The ``wait`` tool's effective timeout for the ``timeout`` a model asked for."""
-        if timeout is None or not _is_number(timeout) or math.isnan(timeout):
+        if timeout is None or not is_number(timeout) or math.isnan(timeout):
             return self.wait_default_seconds
         return min(max(float(timeout), self.wait_min_seconds), self.wait_max_seconds)
 
@@ -161,14 +165,14 @@ class LimitsConfig:
 class TranscriptsConfig:
     """Whether transcripts are written, how long they are kept, and what a write error does."""
 
-    enabled: bool = attrs.field(default=True, validator=_flag("transcripts.enabled"))
+    enabled: bool = attrs.field(default=True, validator=flag_check("transcripts.enabled"))
     retention_days: int = attrs.field(
-        default=DEFAULT_RETENTION_DAYS, validator=_count("transcripts.retention_days", 1)
+        default=DEFAULT_RETENTION_DAYS, validator=count_check("transcripts.retention_days", 1)
     )
     on_disk_error: DiskErrorPolicy = attrs.field(
         default="memory",
-        converter=_to_lower,
-        validator=_choice("transcripts.on_disk_error", _DISK_ERROR_POLICIES),
+        converter=to_lower,
+        validator=choice_check("transcripts.on_disk_error", _DISK_ERROR_POLICIES),
     )
 
 
@@ -180,14 +184,14 @@ class LoggingConfig:
     stderr (``warning``; ``info`` with ``-v``, ``debug`` with ``-vv``).
     """
 
-    json_file: bool = attrs.field(default=True, validator=_flag("logging.json_file"))
+    json_file: bool = attrs.field(default=True, validator=flag_check("logging.json_file"))
     file_level: LogLevel = attrs.field(
-        default="info", converter=_to_lower, validator=_choice("logging.file_level", LOG_LEVELS)
+        default="info", converter=to_lower, validator=choice_check("logging.file_level", LOG_LEVELS)
     )
     stderr_level: LogLevel = attrs.field(
         default="warning",
-        converter=_to_lower,
-        validator=_choice("logging.stderr_level", LOG_LEVELS),
+        converter=to_lower,
+        validator=choice_check("logging.stderr_level", LOG_LEVELS),
     )
 
 
@@ -221,26 +225,26 @@ class RuntimeConfig:
 
     limits: LimitsConfig = attrs.field(factory=LimitsConfig)
     state_dir: Path = attrs.field(
-        factory=_default_state_dir, converter=_to_path, validator=_check_state_dir
+        factory=_default_state_dir, converter=to_path, validator=check_state_dir
     )
     provider: ProviderChoice = attrs.field(
-        default="auto", converter=_to_lower, validator=_choice("provider", _PROVIDERS)
+        default="auto", converter=to_lower, validator=choice_check("provider", _PROVIDERS)
     )
-    model: str | None = attrs.field(default=None, validator=_check_model)
+    model: str | None = attrs.field(default=None, validator=check_model)
     model_aliases: Mapping[str, str] = attrs.field(
-        factory=dict, converter=_to_mapping, validator=_check_aliases, hash=False
+        factory=dict, converter=to_mapping, validator=check_aliases, hash=False
     )
     hooks: Mapping[str, Any] = attrs.field(
-        factory=dict, converter=_to_mapping, validator=_check_hooks, hash=False
+        factory=dict, converter=to_mapping, validator=check_hooks, hash=False
     )
     trusted_sources: frozenset[str] = attrs.field(
-        default=DEFAULT_TRUSTED_SOURCES, converter=_to_frozenset, validator=_check_sources
+        default=DEFAULT_TRUSTED_SOURCES, converter=to_frozenset, validator=check_sources
     )
     nicknames: tuple[str, ...] | None = attrs.field(
-        default=None, converter=_to_names, validator=_check_nicknames
+        default=None, converter=to_names, validator=check_nicknames
     )
     env_passthrough: frozenset[str] = attrs.field(
-        default=DEFAULT_ENV_PASSTHROUGH, converter=_to_frozenset, validator=_check_passthrough
+        default=DEFAULT_ENV_PASSTHROUGH, converter=to_frozenset, validator=check_passthrough
     )
     transcripts: TranscriptsConfig = attrs.field(factory=TranscriptsConfig)
     logging: LoggingConfig = attrs.field(factory=LoggingConfig)
@@ -314,25 +318,25 @@ class RuntimeConfig:
             if field.name in ("sources", "warnings", "project"):
                 continue
             value = getattr(self, field.name)
-            if field.name in _SECTIONS:
+            if field.name in SECTIONS:
                 for sub in attrs.fields(type(value)):
-                    out[f"{field.name}.{sub.name}"] = _plain(getattr(value, sub.name))
-            elif field.name in _TABLES:
+                    out[f"{field.name}.{sub.name}"] = plain_value(getattr(value, sub.name))
+            elif field.name in TABLES:
                 for name, item in value.items():
-                    out[f"{field.name}.{name}"] = _plain(item)
+                    out[f"{field.name}.{name}"] = plain_value(item)
             else:
-                out[field.name] = _plain(value)
+                out[field.name] = plain_value(value)
         return out
 
 
 # --------------------------------------------------------------------------- the schema
 
-_SECTIONS: Final[Mapping[str, type]] = types.MappingProxyType(
+SECTIONS: Final[Mapping[str, type]] = types.MappingProxyType(
     {"limits": LimitsConfig, "transcripts": TranscriptsConfig, "logging": LoggingConfig}
 )
 #: Free tables: merged entry by entry (aliases) or concatenated per entry (hooks).
-_TABLES: Final = ("model_aliases", "hooks")
-_SCALARS: Final = (
+TABLES: Final = ("model_aliases", "hooks")
+SCALARS: Final = (
     "state_dir",
     "provider",
     "model",
@@ -340,8 +344,8 @@ _SCALARS: Final = (
     "nicknames",
     "env_passthrough",
 )
-_TOP_KEYS: Final = (*_SCALARS, *_TABLES, *_SECTIONS)
+TOP_KEYS: Final = (*SCALARS, *TABLES, *SECTIONS)
 
 
-def _section_keys(section: str) -> tuple[str, ...]:
-    return tuple(f.name for f in attrs.fields(_SECTIONS[section]))
+def section_keys(section: str) -> tuple[str, ...]:
+    return tuple(f.name for f in attrs.fields(SECTIONS[section]))

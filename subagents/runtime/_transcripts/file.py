@@ -33,7 +33,7 @@ def open_append(path: Path) -> TranscriptFile:
     return open(path, "ab", buffering=0, opener=_private)
 
 
-def _needs_newline(path: Path) -> bool:
+def needs_newline(path: Path) -> bool:
     """Whether ``path`` ends in a torn line that the next line must not be glued to."""
     try:
         with open(path, "rb") as file:
@@ -45,14 +45,14 @@ def _needs_newline(path: Path) -> bool:
         return False
 
 
-def _is_empty(path: Path) -> bool:
+def is_empty(path: Path) -> bool:
     try:
         return os.stat(path).st_size == 0
     except OSError:
         return True
 
 
-def _write_all(file: TranscriptFile, data: bytes) -> None:
+def write_all(file: TranscriptFile, data: bytes) -> None:
     while data:
         written = file.write(data)
         if not written:

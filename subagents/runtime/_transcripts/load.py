@@ -34,7 +34,7 @@ from subagents.runtime._transcripts.records import (
     MetaRecord,
     ResultRecord,
     TranscriptRecord,
-    _check_name,
+    check_name,
 )
 
 __all__ = [
@@ -356,7 +356,7 @@ def find_transcript(state_dir: str | os.PathLike[str], agent_id: str) -> Path:
 
     Raises :class:`TranscriptNotFound` naming the id and the state directory.
     """
-    name = f"agent-{_check_name('Agent id', agent_id)}.jsonl"
+    name = f"agent-{check_name('Agent id', agent_id)}.jsonl"
     root = Path(state_dir)
     found: list[tuple[float, Path]] = []
     for _, session in _sessions(root):

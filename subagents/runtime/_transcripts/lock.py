@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Final
 
-from subagents.runtime._exceptions import _HOST, AgentInUse, TranscriptError, TranscriptNotFound
+from subagents.runtime._exceptions import HOST, AgentInUse, TranscriptError, TranscriptNotFound
 from subagents.runtime._transcripts.file import TranscriptFile
 from subagents.runtime._transcripts.load import load_transcript
 
@@ -34,7 +34,7 @@ __all__ = ["claim_transcript", "is_locked", "lock_file", "this_host"]
 
 def this_host() -> str:
     """This machine's name, as a meta record gives it."""
-    return _HOST
+    return HOST
 
 
 #: What ``flock`` says on a file system without locks: the file is used unlocked.

@@ -181,7 +181,7 @@ def _status_of(result: AgentResult) -> FinalStatus:
 # -- paths ---------------------------------------------------------------------------
 
 
-def _check_name(kind: str, value: str) -> str:
+def check_name(kind: str, value: str) -> str:
     """``value`` if it is safe as one path component, else :class:`TranscriptError`."""
     if not value or value in (".", "..") or any(c in value for c in "/\\\0"):
         raise TranscriptError(
@@ -193,6 +193,6 @@ def _check_name(kind: str, value: str) -> str:
 
 def transcript_path(state_dir: str | os.PathLike[str], session_id: str, agent_id: str) -> Path:
     """``<state_dir>/sessions/<session_id>/subagents/agent-<agent_id>.jsonl``."""
-    session = _check_name("Session id", session_id)
-    agent = _check_name("Agent id", agent_id)
+    session = check_name("Session id", session_id)
+    agent = check_name("Agent id", agent_id)
     return Path(state_dir) / "sessions" / session / "subagents" / f"agent-{agent}.jsonl"

@@ -47,10 +47,10 @@ from subagents.runtime._messages import Conversation, Message
 from subagents.runtime._result import AgentResult
 from subagents.runtime._transcripts.file import (
     TranscriptFile,
-    _is_empty,
-    _needs_newline,
-    _write_all,
+    is_empty,
+    needs_newline,
     open_append,
+    write_all,
 )
 from subagents.runtime._transcripts.lock import lock_file, this_host
 from subagents.runtime._transcripts.records import (
@@ -326,7 +326,7 @@ class TranscriptWriter:
             return self._file is not None
         if not self._path.parent.is_dir():
             return False
-        if not (self._buffer and self._buffer[0][0] == _META) and _is_empty(self._path):
+        if not (self._buffer and self._buffer[0][0] == _META) and is_empty(self._path):
             self._meta = msgspec.structs.replace(self._meta, time=time.time())
             self._hold(_META, _line(self._meta))
             self._buffer.rotate(1)
@@ -384,15 +384,15 @@ class TranscriptWriter:
             held.close()
         lock_file(file, self._path)
         try:
-            if _needs_newline(self._path):
-                _write_all(file, b"\n")
+            if needs_newline(self._path):
+                write_all(file, b"\n")
         except BaseException:
             file.close()
             raise
         return file
 
     def _put(self, file: TranscriptFile, kind: int, line: bytes) -> None:
-        _write_all(file, line)
+        write_all(file, line)
         fd = file.fileno()
         if os.fstat(fd).st_nlink == 0:
             raise FileNotFoundError(

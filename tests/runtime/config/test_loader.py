@@ -476,7 +476,7 @@ _KEYS = st.sampled_from(
     [*RuntimeConfig().flat(), "limits", "hooks", "model_aliases", "logging", "transcripts",
      "model_aliases.fast", "hooks.PreToolUse", "hooks.Stop", "nope", "limits.nope", ""]
 )  # fmt: skip
-_SCALARS = (
+SCALARS = (
     st.none()
     | st.booleans()
     | st.integers(min_value=-(2**70), max_value=2**70)
@@ -485,7 +485,7 @@ _SCALARS = (
     | st.sampled_from(["auto", "info", "memory", "builtin", "Bash", "command", "~", "."])
 )
 _VALUES = st.recursive(
-    _SCALARS,
+    SCALARS,
     lambda inner: (
         st.lists(inner, max_size=3)
         | st.dictionaries(
