@@ -28,6 +28,7 @@ from subagents.actors import (
     WaitResult,
 )
 from subagents.agents import UnknownAgentError
+from subagents.runtime import LimitsConfig
 from subagents.tools import (
     SEND_INPUT_WAIT_SECONDS,
     SPAWN_TOOL_NAMES,
@@ -76,7 +77,10 @@ SPAWNED = SpawnedAgent("a1", "Ada", "Explore", None)
 class FakeHost:
     """An AgentHost that records every call and answers with canned values (or raises ``error``)."""
 
-    wait_bounds: WaitBounds = attrs.field(factory=WaitBounds)
+    # Bounds of its own (10 s to 300 s), so the clamping tests below do not move with the defaults.
+    wait_bounds: WaitBounds = attrs.field(
+        factory=lambda: WaitBounds(min_seconds=10.0, max_seconds=300.0)
+    )
     types: Sequence[tuple[str, str]] = TYPES
     spawned: SpawnedAgent = SPAWNED
     report_value: AgentReport = DONE
@@ -926,13 +930,22 @@ async def test_registry_call_runs_the_lifecycle_tools(host: FakeHost, ctx: ToolC
 
 def test_wait_bounds_defaults() -> None:
     bounds = WaitBounds()
-    assert (bounds.default_seconds, bounds.min_seconds, bounds.max_seconds) == (30.0, 10.0, 300.0)
+    assert (bounds.default_seconds, bounds.min_seconds, bounds.max_seconds) == (30.0, 1.0, 600.0)
     assert bounds.clamp(None) == 30.0
     assert bounds.clamp(math.nan) == 30.0
-    assert bounds.clamp(math.inf) == 300.0
-    assert bounds.clamp(-math.inf) == 10.0
+    assert bounds.clamp(math.inf) == 600.0
+    assert bounds.clamp(-math.inf) == 1.0
     assert bounds.clamp(42.5) == 42.5
-    assert bounds.clamp_ms(10**400) == 300.0
+    assert bounds.clamp_ms(10**400) == 600.0
+
+
+def test_the_runtime_settings_default_to_the_tools_bounds() -> None:
+    """The wait bounds are written once, in WaitBounds; the settings read them."""
+    limits = LimitsConfig()
+    bounds = WaitBounds()
+    assert limits.wait_default_seconds == bounds.default_seconds
+    assert limits.wait_min_seconds == bounds.min_seconds
+    assert limits.wait_max_seconds == bounds.max_seconds
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,8 @@ Every default of :class:`~subagents.runtime.RuntimeConfig`, of a run's
 :class:`~subagents.runtime.Limits` and of the providers is written here, once,
 so that the config classes, the loop, the providers and the documentation
 agree. The kernel's defaults are read from
-:class:`~subagents.actors.SupervisorConfig`, never retyped.
+:class:`~subagents.actors.SupervisorConfig` and the ``wait`` tool's bounds from
+:class:`~subagents.tools.WaitBounds`, never retyped.
 
 A subsystem's own bounds are written once beside the code they bound: a hook's
 timeout and output cap and the stop-hook grace and blocks in ``_hooks`` (which
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Final, Literal, TypeAlias
 
 from subagents.actors import SupervisorConfig
+from subagents.tools import WaitBounds
 
 __all__ = [
     "API_KEY_ENV",
@@ -71,10 +73,13 @@ DEFAULT_MAILBOX_SIZE: Final = _KERNEL.mailbox_size
 DEFAULT_CLOSE_GRACE_PERIOD: Final = _KERNEL.close_grace_period
 #: Seconds a cancelled agent may take to unwind.
 DEFAULT_CANCEL_TIMEOUT: Final = _KERNEL.cancel_timeout
-#: The ``wait`` tool's timeout when the model gives none, and the bounds it is clamped to.
-DEFAULT_WAIT_SECONDS: Final = 30.0
-DEFAULT_WAIT_MIN_SECONDS: Final = 1.0
-DEFAULT_WAIT_MAX_SECONDS: Final = 600.0
+#: The ``wait`` tool's timeout when the model gives none, and the bounds it is
+#: clamped to: read from :class:`~subagents.tools.WaitBounds`, where they are
+#: written, as the kernel's are read from ``SupervisorConfig``.
+_WAIT: Final = WaitBounds()
+DEFAULT_WAIT_SECONDS: Final = _WAIT.default_seconds
+DEFAULT_WAIT_MIN_SECONDS: Final = _WAIT.min_seconds
+DEFAULT_WAIT_MAX_SECONDS: Final = _WAIT.max_seconds
 #: Where transcripts and logs go, below the home folder.
 DEFAULT_STATE_DIR: Final = Path("~/.subagents/state")
 #: Definition sources whose agents may be given tools that write or execute.

@@ -21,7 +21,7 @@ from typing import Final, Protocol
 import attrs
 import msgspec
 
-from subagents.actors import Status, WaitResult
+from subagents.actors import Status, WaitResult, is_seconds
 from subagents.agents import UnknownAgentError
 from subagents.tools._context import ToolContext
 
@@ -47,10 +47,10 @@ DEFAULT_AGENT_TYPE: Final = "general-purpose"
 #: ``wait`` waits this long when the model gives no timeout (Codex's default).
 WAIT_DEFAULT_SECONDS: Final = 30.0
 #: The shortest wait a model may ask for; shorter ones are raised to it, so a
-#: model cannot turn ``wait`` into a busy polling loop (Codex's bound).
-WAIT_MIN_SECONDS: Final = 10.0
+#: model cannot turn ``wait`` into a busy polling loop.
+WAIT_MIN_SECONDS: Final = 1.0
 #: The longest wait a model may ask for; longer ones are cut to it.
-WAIT_MAX_SECONDS: Final = 300.0
+WAIT_MAX_SECONDS: Final = 600.0
 #: How long input from a model (``send_input``, ``resume_agent`` or ``Task`` with
 #: ``resume`` of an open agent) waits for room in a busy agent's full mailbox
 #: before it fails with a tool error saying the agent is busy. Short: a busy
@@ -65,7 +65,7 @@ _SUMMARY_CHARS: Final = 100
 
 
 def _check_bounds(instance: WaitBounds, attribute: attrs.Attribute[float], value: float) -> None:
-    if not math.isfinite(value) or value < 0:
+    if not is_seconds(value):
         raise ValueError(f"WaitBounds.{attribute.name} must be a finite number >= 0, got {value!r}")
 
 
