@@ -112,7 +112,10 @@ def test_slow_grep_is_cut_by_the_deadline_while_trio_keeps_running(tmp_path: Pat
     (tmp_path / "big.txt").write_bytes(random_ab_lines(4000, 1000))
     outcome = run_isolated(tmp_path, "Grep", {"pattern": "(?:a|b)*a(?:a|b){200}c"}, deadline=0.3)
     assert not outcome["finished"]
-    assert outcome["elapsed"] < 0.3 + 1.5
+    # Left alone, this search runs for over a minute; stopped, it ends within one window
+    # of bounded work after the deadline. The margin is wide because the machine may be
+    # loaded (this failed at 1.97 s against a 1.8 s bound with other suites running).
+    assert outcome["elapsed"] < 0.3 + 5.0
     # The worker thread lets go of the GIL: the sibling ran all along.
     assert outcome["ticks_during_call"] > 100
 
