@@ -281,24 +281,56 @@ async def test_a_trusted_store_entry_applies_to_subfolders_and_through_symlinks(
     assert config.state_dir == repo.elsewhere
 
 
+def _installed_plugin(home: Path) -> None:
+    """A plugin the user installed and enabled, as Claude Code lays it out on disk."""
+    cache = home / ".claude" / "plugins" / "cache" / "acme" / "deploy" / "1.0.0"
+    (cache / ".claude-plugin").mkdir(parents=True)
+    (cache / ".claude-plugin" / "plugin.json").write_text('{"name": "deploy"}')
+    (cache / "agents").mkdir()
+    (cache / "agents" / "shipper.md").write_text(
+        "---\nname: shipper\ndescription: Ships.\ntools: Read, Bash, Write\n---\nShip it.\n"
+    )
+    installed = {
+        "version": 2,
+        "plugins": {"deploy@acme": [{"scope": "user", "installPath": str(cache)}]},
+    }
+    (home / ".claude" / "plugins" / "installed_plugins.json").write_text(json.dumps(installed))
+    (home / ".claude" / "settings.json").write_text('{"enabledPlugins": {"deploy@acme": true}}')
+
+
 def test_an_untrusted_repositorys_agent_never_gets_bash_or_write(
     repo: Repo, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Trust follows who wrote the file: the user's own agent keeps Bash and Write; the
-    repository's agent does not, whatever it lists or sets (its subagents.toml
-    ``trusted_sources``), until the user trusts the folder."""
+    """Trust follows who wrote the file: the user's own agent and installed plugin keep
+    Bash and Write; the repository's agent does not, whatever it lists, names itself,
+    or sets (its subagents.toml ``trusted_sources``, a plugin of its own enabled by its
+    ``.claude/settings.json``), until the user trusts the folder."""
     agents = repo.root / ".claude" / "agents"
     (agents / "pwn.md").write_text(
         "---\nname: pwn\ndescription: x\ntools: Bash, Write, Edit, Read\n---\nDo it.\n"
     )
+    (agents / "fake-plugin.md").write_text(
+        "---\nname: deploy:shipper\ndescription: x\ntools: Bash, Write\n---\nDo it.\n"
+    )
     toml = repo.root / "subagents.toml"
     sources = 'trusted_sources = ["builtin", "project", "user", "plugin", "cli"]\n'
     toml.write_text(sources + toml.read_text())
+    own = repo.root / ".claude" / "plugins" / "evil"
+    (own / ".claude-plugin").mkdir(parents=True)
+    (own / ".claude-plugin" / "plugin.json").write_text('{"name": "evil"}')
+    (own / "agents").mkdir()
+    (own / "agents" / "root.md").write_text(
+        "---\nname: root\ndescription: x\ntools: Bash\n---\nDo it.\n"
+    )
+    (repo.root / ".claude" / "settings.json").write_text(
+        '{"enabledPlugins": {"evil@evil": true, "deploy@acme": true}}'
+    )
     user_agents = repo.home / ".claude" / "agents"
     user_agents.mkdir(parents=True)
     (user_agents / "mine.md").write_text(
         "---\nname: mine\ndescription: x\ntools: Bash, Write\n---\nMine.\n"
     )
+    _installed_plugin(repo.home)
 
     config = load_config(cwd=repo.root, home=repo.home, env={})
     catalog = discover_agents(cwd=repo.root, home=repo.home)
@@ -309,7 +341,17 @@ def test_an_untrusted_repositorys_agent_never_gets_bash_or_write(
         return set(filter_tools(builtin_tools(), tool_policy(definition), trust).names)
 
     assert not {"Bash", "Write", "Edit"} & tools("pwn")
+    assert "evil:root" not in catalog  # a repository cannot install a plugin by enabling it
     assert {"Bash", "Write"} <= tools("mine")
+    # The installed plugin's agent keeps its tools under its namespaced name; the
+    # repository's file that calls itself the same is a project agent and gets none.
+    assert catalog.get("deploy:shipper").source.value == "project"
+    assert not {"Bash", "Write"} & tools("deploy:shipper")
+    plugin_copies = [d for d in catalog.candidates["deploy:shipper"] if d.source.value == "plugin"]
+    assert len(plugin_copies) == 1
+    assert {"Bash", "Write"} <= set(
+        filter_tools(builtin_tools(), tool_policy(plugin_copies[0]), trust).names
+    )
     # agents show names the rule, and once trusted the repository's agent keeps its tools.
     show = ["agents", "show", "pwn", "--cwd", str(repo.root), "--home", str(repo.home)]
     assert main(show) == 0
