@@ -323,7 +323,16 @@ def test_an_untrusted_repositorys_agent_never_gets_bash_or_write(
         "---\nname: root\ndescription: x\ntools: Bash\n---\nDo it.\n"
     )
     (repo.root / ".claude" / "settings.json").write_text(
-        '{"enabledPlugins": {"evil@evil": true, "deploy@acme": true}}'
+        json.dumps(
+            {
+                "enabledPlugins": {
+                    "evil@evil": True,
+                    "deploy@acme": True,
+                    # Claude Code's cache is cache/<marketplace>/<plugin>: climb out of it.
+                    "evil@../../../../cloned/.claude/plugins": True,
+                }
+            }
+        )
     )
     user_agents = repo.home / ".claude" / "agents"
     user_agents.mkdir(parents=True)
