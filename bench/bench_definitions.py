@@ -1,10 +1,10 @@
 """Definition loading benchmark: read the whole VoltAgent corpus, several times.
 
-Loads ``<repo>/../shared/corpus/voltagent`` (158 agents, 10 READMEs, 10 plugin
-manifests) with :func:`subagents.agents.load_tree`, the same call
-``subagents agents validate PATH`` makes, and prints the minimum and median
-wall-clock time of one full load. The first load (imports, caches) is a warm-up
-and not counted.
+Loads ``<repo>/../shared/corpus/voltagent`` (10 plugins: 158 agent files, 157
+of them listed by the manifests and loaded; the READMEs are not read) with
+:func:`subagents.agents.load_tree`, the same call ``subagents agents validate
+PATH`` makes, and prints the minimum and median wall-clock time of one full load.
+The first load (imports, caches) is a warm-up and not counted.
 
     python bench/bench_definitions.py              # 20 repetitions
     python bench/bench_definitions.py --repeat 50

@@ -1,11 +1,17 @@
 """Finding every agent definition a session can use, and deciding which one wins.
 
-Scopes, lowest priority first: built-in, plugin, user (``~/.claude/agents``,
+Scopes, lowest priority first: built-in, plugin (the Claude Code plugins the
+user installed and enabled, see :mod:`subagents.agents._installed`; the
+folders in ``~/.subagents/plugins``; ``plugin_dirs``), user (``~/.claude/agents``,
 ``~/.subagents/agents``), project (``.claude/agents`` and ``.subagents/agents``
 in the working directory and each directory above it, the nearest last), and
 the ``--agents`` JSON string. Inside a scope, files load first and each
 ``config.json`` (``<root>/.claude/config.json``, ``<root>/.subagents/config.json``)
 after them, so an agent in a ``config.json`` overrides a file of the same name.
+A plugin's agents are named ``<plugin>:<agent>`` and only that name finds them,
+as in Claude Code, whose docs and plugin guides address a plugin agent by its
+namespaced name (https://code.claude.com/docs/en/plugins-reference, "Agents");
+a bare name that only a plugin has fails with the namespaced names as the hint.
 The home directory is a parameter: tests and embedders never touch the real
 ``~`` unless they mean to.
 """
@@ -23,6 +29,7 @@ from subagents.agents._builtins import builtin_agents
 from subagents.agents._definition import AgentDefinition, AgentSource
 from subagents.agents._diagnostics import Diagnostic, FileKind, FileReport, Severity
 from subagents.agents._exceptions import UnknownAgentError
+from subagents.agents._installed import enabled_plugins
 from subagents.agents._models import ModelAliases
 from subagents.agents._parse import Parsed, parse_json
 from subagents.agents._scan import (
@@ -232,11 +239,17 @@ def discover_agents(
         for definition in builtin_agents():
             collector.add(definition, from_config=False)
 
-    plugin_homes = [home / name / "plugins" for name in CONFIG_DIRS]
+    plugin_homes = [home / ".subagents" / "plugins"]
     for place in (*plugin_dirs, *plugin_homes):
         searched.append(SearchedPlace(AgentSource.PLUGIN, Path(place), Path(place).is_dir()))
     for root in find_plugin_roots([*plugin_dirs, *plugin_homes]):
         collector.add_reports(load_plugin(root, aliases=table))
+    installed = home / ".claude" / "plugins" / "installed_plugins.json"
+    searched.append(SearchedPlace(AgentSource.PLUGIN, installed, installed.is_file()))
+    enabled, notes = enabled_plugins(home, _project_roots(cwd, home))
+    collector.add_reports(notes)
+    for plugin in enabled:
+        collector.add_reports(load_plugin(plugin.root, aliases=table, name=plugin.name))
 
     for source, roots in ((AgentSource.USER, user_roots), (AgentSource.PROJECT, project_roots)):
         for root in roots:

@@ -65,7 +65,9 @@ class UnknownAgentError(AgentsError, LookupError):
     def __init__(self, name: str, available: Sequence[str]) -> None:
         self.name = name
         self.available = tuple(available)
-        close = difflib.get_close_matches(name, self.available, n=3, cutoff=0.6)
+        # A plugin's agents answer only to <plugin>:<agent>, as in Claude Code.
+        plugin = [a for a in self.available if a.endswith(f":{name}")]
+        close = plugin or difflib.get_close_matches(name, self.available, n=3, cutoff=0.6)
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         known = ", ".join(self.available) if self.available else "none"
         super().__init__(

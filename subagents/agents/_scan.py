@@ -2,9 +2,18 @@
 
 Directories are scanned recursively in sorted order, following symbolic links
 once. Every entry met gets a report: agents, "not an agent" files, and skipped
-entries (hidden, other file types) with the reason. A plugin folder is one with
-``.claude-plugin/plugin.json``; its agents are the files its manifest lists
-plus ``agents/`` (Claude Code's layout).
+entries (hidden, other file types) with the reason.
+
+A plugin layout is read as Claude Code reads it
+(https://code.claude.com/docs/en/plugins-reference, "Plugin directory
+structure" and "Plugin manifest schema"): a plugin is a folder with
+``.claude-plugin/plugin.json``, and its agents are the files its manifest's
+``agents`` lists plus ``<plugin>/agents/``, named ``<plugin>:<agent>``; a
+marketplace is a folder with ``.claude-plugin/marketplace.json``, whose
+plugins are the entries with a local ``source``
+(https://code.claude.com/docs/en/plugin-marketplaces). Everything else in a
+layout (skills, commands, hooks, templates, READMEs) is something else to
+Claude Code, never an agent: it is not read, and one note per kind says so.
 """
 
 from __future__ import annotations
@@ -33,11 +42,15 @@ from subagents.agents._yaml_json import parse_document
 __all__ = [
     "AGENT_SUFFIXES",
     "MAX_FILE_BYTES",
+    "PLUGIN_COMPONENTS",
     "PluginManifest",
     "find_plugin_roots",
     "load_file",
+    "load_layout",
     "load_plugin",
     "load_tree",
+    "namespaced",
+    "read_marketplace",
     "read_plugin_manifest",
 ]
 
@@ -53,6 +66,17 @@ AGENT_SUFFIXES: Mapping[str, str] = {
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
 _MANIFEST = Path(".claude-plugin") / "plugin.json"
+_MARKETPLACE = Path(".claude-plugin") / "marketplace.json"
+
+#: A plugin's folders other than ``agents/``, and what Claude Code loads them as.
+PLUGIN_COMPONENTS: Mapping[str, str] = {
+    "commands": "slash commands",
+    "skills": "skills",
+    "hooks": "hooks",
+    "output-styles": "output styles",
+    "monitors": "monitors",
+    "bin": "executables on the PATH",
+}
 _DEFAULT_ALIASES = ModelAliases()
 
 
@@ -285,10 +309,10 @@ def load_tree(
 ) -> tuple[FileReport, ...]:
     """Load a file, or every file under a directory, recursively.
 
-    With ``plugins``, a folder holding ``.claude-plugin/plugin.json`` is read as
-    a plugin: its files get :attr:`AgentSource.PLUGIN` and the plugin's name,
-    and an agent its manifest does not list (outside ``agents/``) is still
-    loaded, with a note saying Claude Code would not load it.
+    With ``plugins``, a plugin or marketplace folder met on the way is read as
+    Claude Code reads it (:func:`load_layout`): only its agents load, as
+    :attr:`AgentSource.PLUGIN` named ``<plugin>:<agent>``, and the rest of it
+    gets one note per kind.
     """
     path = Path(path)
     if path.is_file():
@@ -305,7 +329,7 @@ def load_tree(
             ),
         )
     reports: list[FileReport] = []
-    manifests: dict[Path, PluginManifest] = {}
+    skipped = _Skipped()
     visited: set[str] = set()
     for dirpath, dirnames, filenames in os.walk(path, followlinks=True):
         directory = Path(dirpath)
@@ -317,15 +341,14 @@ def load_tree(
             dirnames[:] = []
             continue
         visited.add(real)
-        if plugins and ".claude-plugin" in dirnames and (directory / _MANIFEST).is_file():
-            manifest = read_plugin_manifest(directory)
-            manifests[directory] = manifest
-            reports.append(manifest.report)
+        if plugins and _is_layout(directory):
+            reports.extend(_load_layout(directory, aliases, skipped))
+            dirnames[:] = []
+            continue
         kept: list[str] = []
         for name in sorted(dirnames):
             if name.startswith("."):
-                if not (plugins and name == ".claude-plugin" and directory in manifests):
-                    reports.append(_skip(directory / name, source, "hidden directory: not scanned"))
+                reports.append(_skip(directory / name, source, "hidden directory: not scanned"))
             else:
                 kept.append(name)
         dirnames[:] = kept
@@ -334,56 +357,219 @@ def load_tree(
             if name.startswith("."):
                 reports.append(_skip(file, source, "hidden file: not read"))
                 continue
-            owner = _owner(file, manifests, path)
-            if owner is None:
-                reports.append(load_file(file, source=source, aliases=aliases))
-                continue
-            report = load_file(file, source=AgentSource.PLUGIN, aliases=aliases, plugin=owner.name)
-            reports.append(_check_listed(report, file, owner))
+            reports.append(load_file(file, source=source, aliases=aliases))
+    reports.extend(skipped.reports(path))
     return tuple(reports)
 
 
-def _owner(
-    file: Path, manifests: Mapping[Path, PluginManifest], top: Path
-) -> PluginManifest | None:
-    if not manifests:
-        return None
-    for parent in file.parents:
-        found = manifests.get(parent)
-        if found is not None:
-            return found
-        if parent == top:
-            return None
-    return None
+def _is_layout(directory: Path) -> bool:
+    return (directory / _MANIFEST).is_file() or (directory / _MARKETPLACE).is_file()
 
 
-def _check_listed(report: FileReport, file: Path, manifest: PluginManifest) -> FileReport:
-    if manifest.listed is None or not report.definitions:
-        return report
-    resolved = file.resolve()
-    if resolved in manifest.listed or resolved.is_relative_to((manifest.root / "agents").resolve()):
-        return report
-    note = Diagnostic(
+def load_layout(root: Path, *, aliases: ModelAliases = _DEFAULT_ALIASES) -> tuple[FileReport, ...]:
+    """Load a plugin or marketplace folder as Claude Code does: its agents only.
+
+    A marketplace (``.claude-plugin/marketplace.json``) loads each plugin it
+    lists from this folder; a plugin (``.claude-plugin/plugin.json``) loads its
+    manifest's ``agents`` and ``agents/``. Skills, commands, hooks and any other
+    file are not read: one note per kind says what Claude Code makes of them.
+    """
+    skipped = _Skipped()
+    reports = list(_load_layout(Path(root), aliases, skipped))
+    reports.extend(skipped.reports(Path(root)))
+    return tuple(reports)
+
+
+@attrs.define
+class _Skipped:
+    """The files of plugin layouts that are not agents, counted by kind."""
+
+    files: dict[str, int] = attrs.field(factory=dict)
+    plugins: dict[str, set[Path]] = attrs.field(factory=dict)
+
+    def add(self, kind: str, count: int, plugin: Path) -> None:
+        if count:
+            self.files[kind] = self.files.get(kind, 0) + count
+            self.plugins.setdefault(kind, set()).add(plugin)
+
+    def reports(self, top: Path) -> list[FileReport]:
+        out: list[FileReport] = []
+        for kind in sorted(self.files):
+            count, where = self.files[kind], len(self.plugins[kind])
+            if kind in PLUGIN_COMPONENTS:
+                why = (
+                    f"{count} file(s) under {kind}/ in {where} plugin folder(s) not read: "
+                    f"Claude Code loads them as {PLUGIN_COMPONENTS[kind]}, not agents"
+                )
+            else:
+                why = (
+                    f"{count} other file(s) in {where} plugin layout folder(s) not read "
+                    "(READMEs, templates, plugins no marketplace.json lists...): in a plugin, "
+                    "Claude Code loads agents only from <plugin>/agents/ and the manifest's "
+                    "'agents'"
+                )
+            out.append(
+                _report(top, FileKind.SKIPPED, AgentSource.PLUGIN, Severity.NOTE,
+                        DiagnosticCode.PLUGIN, why)
+            )  # fmt: skip
+        return out
+
+
+def _count_files(directory: Path, prune: Iterable[Path] = ()) -> int:
+    pruned = {os.path.realpath(p) for p in prune}
+    count = 0
+    for dirpath, dirnames, filenames in os.walk(directory, followlinks=False):
+        dirnames[:] = [
+            d
+            for d in dirnames
+            if not d.startswith(".") and os.path.realpath(Path(dirpath) / d) not in pruned
+        ]
+        count += sum(1 for name in filenames if not name.startswith("."))
+    return count
+
+
+def _load_layout(root: Path, aliases: ModelAliases, skipped: _Skipped) -> list[FileReport]:
+    if (root / _MARKETPLACE).is_file():
+        report, plugins = read_marketplace(root)
+        reports = [report]
+        roots: list[Path] = []
+        for plugin_root, name, listed in plugins:
+            roots.append(plugin_root)
+            reports.extend(_plugin_reports(plugin_root, aliases, skipped, name=name, extra=listed))
+        if not (root / _MANIFEST).is_file():
+            # The marketplace's own files, outside the plugins it lists.
+            skipped.add("other", _count_files(root, roots), root)
+        return reports
+    return _plugin_reports(root, aliases, skipped)
+
+
+def _plugin_reports(
+    root: Path,
+    aliases: ModelAliases,
+    skipped: _Skipped,
+    *,
+    name: str | None = None,
+    extra: tuple[Path, ...] = (),
+) -> list[FileReport]:
+    reports = list(load_plugin(root, aliases=aliases, name=name, extra=extra))
+    read = {os.path.realpath(r.path) for r in reports if r.path is not None}
+    agents_dir = os.path.realpath(root / "agents")
+    for child in sorted(root.iterdir()) if root.is_dir() else ():
+        if child.name.startswith(".") or os.path.realpath(child) == agents_dir:
+            continue
+        if child.is_dir():
+            kind = child.name if child.name in PLUGIN_COMPONENTS else "other"
+            files = [p for p in _files_under(child) if os.path.realpath(p) not in read]
+            skipped.add(kind, len(files), root)
+        elif os.path.realpath(child) not in read:
+            skipped.add("other", 1, root)
+    return reports
+
+
+def read_marketplace(root: Path) -> tuple[FileReport, list[tuple[Path, str, tuple[Path, ...]]]]:
+    """Read ``root/.claude-plugin/marketplace.json``: the plugins it lists in this folder.
+
+    Each is ``(folder, name, agent files the entry lists)``. An entry whose
+    ``source`` is not a local path (GitHub, git, npm) is fetched by Claude
+    Code at install time, so it is noted and not loaded; a path that leaves
+    the marketplace folder is an error.
+    """
+    path = root / _MARKETPLACE
+    diagnostics: list[Diagnostic] = []
+
+    def add(severity: Severity, code: DiagnosticCode, message: str) -> None:
+        diagnostics.append(Diagnostic(severity, code, message, path, None, None))
+
+    plugins: list[tuple[Path, str, tuple[Path, ...]]] = []
+    text = _read_text(path, AgentSource.PLUGIN)
+    if isinstance(text, FileReport):
+        return attrs.evolve(text, kind=FileKind.PLUGIN_MANIFEST), plugins
+    parsed = parse_json(text)
+    data: Any = parsed.data if isinstance(parsed, Parsed) else None
+    if not isinstance(parsed, Parsed):
+        diagnostics.append(problem_diagnostic(parsed, path))
+    entries = data.get("plugins") if isinstance(data, Mapping) else None
+    if data is not None and not isinstance(entries, list):
+        add(Severity.ERROR, DiagnosticCode.INVALID_VALUE, "marketplace.json needs a plugins list")
+    metadata = data.get("metadata") if isinstance(data, Mapping) else None
+    plugin_root = metadata.get("pluginRoot") if isinstance(metadata, Mapping) else None
+    base_dir = root / plugin_root if isinstance(plugin_root, str) else root
+    base = root.resolve()
+    remote: list[str] = []
+    for entry in entries if isinstance(entries, list) else ():
+        name = entry.get("name") if isinstance(entry, Mapping) else None
+        source = entry.get("source") if isinstance(entry, Mapping) else None
+        if not isinstance(name, str) or not name.strip():
+            add(Severity.ERROR, DiagnosticCode.MISSING_FIELD, "a plugin entry has no name")
+            continue
+        if not isinstance(source, str):
+            remote.append(name)
+            continue
+        folder = (root / source) if source.startswith("./") else (base_dir / source)
+        if not folder.resolve().is_relative_to(base) or not folder.is_dir():
+            add(
+                Severity.ERROR,
+                DiagnosticCode.INVALID_VALUE,
+                f"plugin {name!r}: source {source!r} is not a folder inside the marketplace",
+            )
+            continue
+        listed = entry.get("agents")
+        files: list[Path] = []
+        if listed is not None:
+            files = _listed_agents(
+                folder, listed, lambda sev, code, msg, _line: add(sev, code, msg), None
+            )
+        plugins.append((folder, name.strip(), tuple(files)))
+    if remote:
+        add(
+            Severity.NOTE,
+            DiagnosticCode.PLUGIN,
+            f"{len(remote)} plugin(s) come from elsewhere (GitHub, git, npm) and are fetched "
+            f"when installed; not loaded from here: {', '.join(remote)}",
+        )
+    add(
         Severity.NOTE,
-        DiagnosticCode.PLUGIN,
-        f"not listed in {manifest.root / _MANIFEST} 'agents': Claude Code would not load "
-        "it from this plugin; loaded because it was found in the scanned folder",
-        file,
-        1,
+        DiagnosticCode.APPLIED,
+        f"applied: marketplace with {len(plugins)} local plugin(s)",
     )
-    return attrs.evolve(report, diagnostics=(*report.diagnostics, note))
+    report = FileReport(path, FileKind.PLUGIN_MANIFEST, AgentSource.PLUGIN, (), tuple(diagnostics))
+    return report, plugins
 
 
-def load_plugin(root: Path, *, aliases: ModelAliases = _DEFAULT_ALIASES) -> tuple[FileReport, ...]:
-    """Load a plugin folder as Claude Code does: listed agents plus ``agents/``."""
+def namespaced(report: FileReport, plugin: str) -> FileReport:
+    """``report`` with its agents named ``<plugin>:<agent>``, as Claude Code names them."""
+    if not report.definitions:
+        return report
+    prefix = f"{plugin}:"
+    renamed = tuple(
+        d if d.name.startswith(prefix) else attrs.evolve(d, name=prefix + d.name)
+        for d in report.definitions
+    )
+    return attrs.evolve(report, definitions=renamed)
+
+
+def load_plugin(
+    root: Path,
+    *,
+    aliases: ModelAliases = _DEFAULT_ALIASES,
+    name: str | None = None,
+    extra: Iterable[Path] = (),
+) -> tuple[FileReport, ...]:
+    """Load a plugin folder as Claude Code does: listed agents plus ``agents/``.
+
+    Its agents are named ``<plugin>:<agent>``, the plugin's name coming from
+    its manifest, else ``name`` (a marketplace entry's), else the folder's.
+    ``extra`` adds agent files (a marketplace entry's ``agents``).
+    """
     root = Path(root)
     reports: list[FileReport] = []
-    name = root.name
-    files: list[Path] = []
+    plugin = name or root.name
+    files: list[Path] = list(extra)
     if (root / _MANIFEST).is_file():
         manifest = read_plugin_manifest(root)
         reports.append(manifest.report)
-        name = manifest.name
+        if name is None or manifest.name != root.name:  # the manifest's own name wins
+            plugin = manifest.name
         files.extend(manifest.listed or ())
     agents_dir = root / "agents"
     if agents_dir.is_dir():
@@ -394,7 +580,8 @@ def load_plugin(root: Path, *, aliases: ModelAliases = _DEFAULT_ALIASES) -> tupl
         if key in seen:
             continue
         seen.add(key)
-        reports.append(load_file(file, source=AgentSource.PLUGIN, aliases=aliases, plugin=name))
+        report = load_file(file, source=AgentSource.PLUGIN, aliases=aliases, plugin=plugin)
+        reports.append(namespaced(report, plugin))
     return tuple(reports)
 
 

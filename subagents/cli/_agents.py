@@ -31,6 +31,7 @@ from subagents.agents import (
     validation_record,
 )
 from subagents.cli._trust import trust_line
+from subagents.runtime import ConfigError, load_config
 from subagents.tools import builtin_tools, filter_tools, tool_policy
 
 __all__ = ["add_agents_commands"]
@@ -288,7 +289,13 @@ def _cmd_show(args: argparse.Namespace) -> int:
             print(f"  {visible(override.reason)}", file=out)
     else:
         print("  no other definition has this name", file=out)
-    selection = filter_tools(builtin_tools(), tool_policy(definition))
+    try:
+        # The trust of this folder and the user's settings decide layer 4, as in a run.
+        trust = load_config(cwd=args.cwd or Path.cwd(), home=args.home).trust_policy()
+    except ConfigError as exc:
+        print(f"error: {visible(str(exc))}", file=sys.stderr)
+        return 1
+    selection = filter_tools(builtin_tools(), tool_policy(definition), trust)
     print("\nTools (as a subagent of a lead that holds every built-in tool):", file=out)
     for line in selection.explain().split("\n"):
         print(f"  {visible(line)}", file=out)

@@ -13,7 +13,9 @@ Five layers, applied in order; the first that removes a tool gives the reason:
    deny list they remove the whole tool: the filter never grants more than
    an entry says;
 4. source policy: tools that write or execute are withheld from definitions
-   whose source the user has not trusted, and from read-only agents;
+   whose source the user has not trusted (``trusted_sources``, every source by
+   default), from a repository's own definitions until the user trusts its
+   folder (:attr:`TrustPolicy.withheld`), and from read-only agents;
 5. background agents keep only background-safe tools.
 
 The filter's view of an agent is a :class:`ToolPolicy`, which
@@ -26,7 +28,8 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable
+import types
+from collections.abc import Iterable, Mapping
 from typing import Any, Final, final
 
 import attrs
@@ -135,17 +138,45 @@ def tool_policy(
     )
 
 
+def _withheld(value: Mapping[str, str]) -> Mapping[str, str]:
+    for source in value:
+        _source(source)
+    return types.MappingProxyType(dict(value))
+
+
 @attrs.frozen
 class TrustPolicy:
-    """Which definition sources may be given tools that write or execute."""
+    """Which definition sources may be given tools that write or execute.
+
+    Trust follows who wrote the file: by default every source may (the
+    built-ins, the user's own ``~/.claude/agents``, the plugins the user
+    installed and enabled, ``--agents``, and the project's files), as in
+    Claude Code, whose user and plugin agents keep the tools they list.
+    ``trusted_sources`` narrows that (the ``trusted_sources`` setting);
+    ``withheld`` maps a source to why it is not trusted in this session
+    (the runtime withholds ``project`` while the repository's folder is not
+    trusted: see ``subagents trust``).
+    """
 
     trusted_sources: frozenset[str] = attrs.field(
-        default=frozenset({"builtin", "project", "cli"}), converter=frozenset
+        default=frozenset(AGENT_SOURCES), converter=frozenset
     )
+    withheld: Mapping[str, str] = attrs.field(factory=dict, converter=_withheld, hash=False)
 
     def trusts(self, source: str) -> bool:
         """Whether definitions from ``source`` may write and execute."""
-        return source in self.trusted_sources
+        return source in self.trusted_sources and source not in self.withheld
+
+    def distrust_reason(self, source: str) -> str:
+        """The rule that keeps ``source`` from writing and executing (for a decision's reason)."""
+        why = self.withheld.get(source)
+        if why is not None:
+            return f"definitions from source '{source}' are not trusted: {why}"
+        trusted = ", ".join(sorted(self.trusted_sources)) or "none"
+        return (
+            f"definitions from source '{source}' are not trusted to do that: the "
+            f"trusted_sources setting lists {trusted}"
+        )
 
 
 @attrs.frozen
@@ -257,11 +288,9 @@ def decide(tool: Tool, policy: ToolPolicy, trust: TrustPolicy) -> ToolDecision:
         reasons.append("read-only")
     else:
         if not trust.trusts(policy.source):
-            trusted = ", ".join(sorted(trust.trusted_sources)) or "none"
             return removed(
                 FilterLayer.SOURCE_POLICY,
-                f"it writes or executes, and definitions from source '{policy.source}' "
-                f"are not trusted to do that (trusted sources: {trusted})",
+                f"it writes or executes, and {trust.distrust_reason(policy.source)}",
             )
         if policy.read_only:
             return removed(

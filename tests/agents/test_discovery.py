@@ -13,6 +13,7 @@ from subagents.agents import (
     FileKind,
     UnknownAgentError,
     discover_agents,
+    load_paths,
 )
 
 
@@ -121,26 +122,116 @@ def test_folders_are_scanned_recursively_and_bad_files_do_not_stop_others(
     assert kinds["notes.md"] is FileKind.NOT_AN_AGENT
 
 
-def test_installed_plugins_load_below_user_agents(write, home: Path, project: Path) -> None:
-    plugin = home / ".claude/plugins/review-kit"
+def _marketplace_clone(write, home: Path) -> Path:
+    """``~/.claude/plugins/marketplaces/acme``: a marketplace clone, as Claude Code keeps it.
+
+    Three plugins with 12 agents, plus skills and commands; only what is installed
+    and enabled may load from it (https://code.claude.com/docs/en/plugin-marketplaces).
+    """
+    clone = home / ".claude/plugins/marketplaces/acme"
+    plugins = [{"name": n, "source": f"./plugins/{n}"} for n in ("review-kit", "deploy", "docs")]
     write(
-        plugin / ".claude-plugin/plugin.json",
-        json.dumps({"name": "review-kit", "agents": ["./extra/lint.md"]}),
+        clone / ".claude-plugin/marketplace.json", json.dumps({"name": "acme", "plugins": plugins})
     )
-    write(plugin / "agents/reviewer.md", agent_md("reviewer", "Plugin reviewer"))
-    write(plugin / "extra/lint.md", agent_md("lint", "Plugin linter"))
-    write(plugin / "README.md", "# review kit\n")
+    for plugin in ("review-kit", "deploy", "docs"):
+        root = clone / "plugins" / plugin
+        write(root / ".claude-plugin/plugin.json", json.dumps({"name": plugin}))
+        for i in range(4):
+            write(root / f"agents/{plugin}-{i}.md", agent_md(f"{plugin}-{i}", "From the clone"))
+        write(root / "skills/s/SKILL.md", agent_md("a-skill", "A skill"))
+        write(root / "commands/c.md", agent_md("a-command", "A command"))
+    return clone
+
+
+def _install(write, home: Path, plugin: str, agents: list[str], version: str = "1.0.0") -> Path:
+    """Copy a plugin into Claude Code's cache, as ``claude plugin install`` does."""
+    root = home / ".claude/plugins/cache/acme" / plugin / version
+    write(root / ".claude-plugin/plugin.json", json.dumps({"name": plugin, "version": version}))
+    for name in agents:
+        write(root / f"agents/{name}.md", agent_md(name, f"Installed {name}"))
+    write(root / "skills/s/SKILL.md", agent_md("a-skill", "A skill"))
+    return root
+
+
+def _record(write, home: Path, installs: dict[str, Path]) -> None:
+    records = {
+        plugin_id: [{"scope": "user", "installPath": str(path), "version": path.name}]
+        for plugin_id, path in installs.items()
+    }
+    write(
+        home / ".claude/plugins/installed_plugins.json",
+        json.dumps({"version": 2, "plugins": records}),
+    )
+
+
+def test_only_installed_and_enabled_plugins_load_under_their_namespaced_names(
+    write, home: Path, project: Path
+) -> None:
+    """Claude Code loads the agents of the one enabled plugin (4), not the clone's 12."""
+    _marketplace_clone(write, home)
+    review = _install(write, home, "review-kit", ["reviewer", "lint", "style", "security"])
+    deploy = _install(write, home, "deploy", ["shipper"])
+    _record(write, home, {"review-kit@acme": review, "deploy@acme": deploy})
+    write(
+        home / ".claude/settings.json",
+        json.dumps({"enabledPlugins": {"review-kit@acme": True, "deploy@acme": False}}),
+    )
     write(home / ".claude/agents/reviewer.md", agent_md("reviewer", "User reviewer"))
-    catalog = discover_agents(cwd=project, home=home)
-    lint = catalog.get("lint")
-    assert (lint.source, lint.plugin) == (AgentSource.PLUGIN, "review-kit")
-    assert catalog.get("reviewer").description == "User reviewer"
-    assert [d.source for d in catalog.candidates["reviewer"]] == [
-        AgentSource.PLUGIN,
-        AgentSource.USER,
+    catalog = discover_agents(cwd=project, home=home, include_builtins=False)
+    plugin_agents = sorted(d.name for d in catalog if d.source is AgentSource.PLUGIN)
+    assert plugin_agents == [
+        "review-kit:lint",
+        "review-kit:reviewer",
+        "review-kit:security",
+        "review-kit:style",
     ]
-    read = {r.path for r in catalog.reports}
-    assert plugin / "README.md" not in read
+    lint = catalog.get("review-kit:lint")
+    assert (lint.plugin, lint.path) == ("review-kit", review / "agents/lint.md")
+    # The bare name is the user's own agent; a name only a plugin has is not found by
+    # its bare form, and the error names the namespaced one.
+    assert catalog.get("reviewer").description == "User reviewer"
+    with pytest.raises(UnknownAgentError, match="'review-kit:lint'"):
+        catalog.get("lint")
+    notes = [d.message for r in catalog.reports for d in r.diagnostics]
+    assert "installed but not enabled (enabledPlugins), so not loaded: deploy@acme" in notes
+
+
+def test_project_settings_enable_and_disable_installed_plugins(
+    write, home: Path, project: Path
+) -> None:
+    review = _install(write, home, "review-kit", ["reviewer"])
+    deploy = _install(write, home, "deploy", ["shipper"])
+    _record(write, home, {"review-kit@acme": review, "deploy@acme": deploy})
+    write(home / ".claude/settings.json", json.dumps({"enabledPlugins": {"review-kit@acme": True}}))
+    write(
+        project / ".claude/settings.json",
+        json.dumps({"enabledPlugins": {"deploy@acme": True, "ghost@acme": True}}),
+    )
+    write(
+        project / ".claude/settings.local.json",
+        json.dumps({"enabledPlugins": {"review-kit@acme": False}}),
+    )
+    catalog = discover_agents(cwd=project, home=home, include_builtins=False)
+    assert catalog.names() == ("deploy:shipper",)
+    notes = [d.message for r in catalog.reports for d in r.diagnostics]
+    assert any(m.startswith("ghost@acme is enabled in settings but not installed") for m in notes)
+
+
+def test_an_enabled_plugin_without_a_record_loads_its_newest_cached_copy(
+    write, home: Path, project: Path
+) -> None:
+    _install(write, home, "deploy", ["old"], version="1.0.0")
+    _install(write, home, "deploy", ["shipper"], version="1.2.0")
+    write(home / ".claude/settings.json", json.dumps({"enabledPlugins": {"deploy@acme": True}}))
+    catalog = discover_agents(cwd=project, home=home, include_builtins=False)
+    assert catalog.names() == ("deploy:shipper",)
+
+
+def test_a_marketplace_clone_alone_loads_nothing(write, home: Path, project: Path) -> None:
+    _marketplace_clone(write, home)
+    write(home / ".claude/settings.json", json.dumps({"enabledPlugins": {"docs@acme": False}}))
+    catalog = discover_agents(cwd=project, home=home, include_builtins=False)
+    assert len(catalog) == 0
 
 
 def test_plugin_dirs_argument_loads_a_corpus_plugin(
@@ -151,7 +242,7 @@ def test_plugin_dirs_argument_loads_a_corpus_plugin(
     )
     plugin_agents = [d for d in catalog if d.source is AgentSource.PLUGIN]
     assert len(plugin_agents) == 11
-    assert catalog.get("api-designer").plugin == "voltagent-core-dev"
+    assert catalog.get("voltagent-core-dev:api-designer").plugin == "voltagent-core-dev"
 
 
 def test_config_model_aliases_override_the_table(write, home: Path, project: Path) -> None:
@@ -185,3 +276,35 @@ def test_unknown_agent_error_suggests_close_names(home: Path, project: Path) -> 
         catalog.get("explore")
     assert "'Explore'" in str(caught.value)
     assert caught.value.available == catalog.names()
+
+
+def test_a_marketplace_given_as_a_path_loads_only_plugin_agents(write, home: Path) -> None:
+    """``agents validate plugins/`` reads a plugin layout as Claude Code does: the agents
+    of each plugin, and one note per other kind (https://code.claude.com/docs/en/plugins-reference,
+    "Plugin directory structure": skills/, commands/, hooks/ are not agents)."""
+    clone = _marketplace_clone(write, home)
+    for plugin in ("review-kit", "deploy", "docs"):
+        root = clone / "plugins" / plugin
+        write(root / "templates/agent-template.md", agent_md("template", "A template"))
+        write(root / "README.md", "# readme\n")
+    write(clone / "docs/guide.md", agent_md("guide", "Not a plugin"))
+    reports = load_paths([clone])
+    names = sorted(d.name for r in reports for d in r.definitions)
+    assert len(names) == 12
+    assert all(n.split(":")[0] in {"review-kit", "deploy", "docs"} for n in names)
+    assert {d.source for r in reports for d in r.definitions} == {AgentSource.PLUGIN}
+    notes = [d.message for r in reports if r.kind is FileKind.SKIPPED for d in r.diagnostics]
+    assert notes == [
+        "3 file(s) under commands/ in 3 plugin folder(s) not read: Claude Code loads them "
+        "as slash commands, not agents",
+        "7 other file(s) in 4 plugin layout folder(s) not read (READMEs, templates, plugins "
+        "no marketplace.json lists...): in a plugin, Claude Code loads agents only from "
+        "<plugin>/agents/ and the manifest's 'agents'",
+        "3 file(s) under skills/ in 3 plugin folder(s) not read: Claude Code loads them as "
+        "skills, not agents",
+    ]
+    # One plugin folder alone, too.
+    alone = load_paths([clone / "plugins" / "docs"])
+    assert sorted(d.name for r in alone for d in r.definitions) == [
+        f"docs:docs-{i}" for i in range(4)
+    ]

@@ -584,12 +584,8 @@ async def test_a_denied_tool_is_not_offered_and_not_run_when_named(tmp_path: Pat
 
 async def test_an_untrusted_definition_never_gets_bash_even_by_naming_it(tmp_path: Path) -> None:
     world = World(tmp_path)
-    # A user-scope definition (~/.claude/agents): not trusted to write or execute by default.
-    folder = world.home / ".claude" / "agents"
-    folder.mkdir(parents=True)
-    (folder / "stranger.md").write_text(
-        "---\nname: stranger\ndescription: From elsewhere.\ntools: Bash, Write, LS\n---\nHi.\n"
-    )
+    # A repository's own definition, in a folder the user has not trusted.
+    world.agent("stranger", tools="Bash, Write, LS")
     calls: list[Call] = [
         ("Bash", {"command": "touch bash-ran"}),
         ("Write", {"file_path": "write-ran", "content": "x"}),
@@ -597,7 +593,7 @@ async def test_an_untrusted_definition_never_gets_bash_even_by_naming_it(tmp_pat
     recording = testing.RecordingPolicy(scripted(calls))
     provider = ScriptedProvider(policies={"stranger": recording})
     with trio.fail_after(BOUND):
-        async with world.open(provider, approval_callback=approve_all) as rt:
+        async with world.open(provider, approval_callback=approve_all, trust_project=False) as rt:
             handle = await rt.spawn("stranger", "Run something.")
             await rt.wait([handle.agent_id], timeout=BOUND)
             results = tool_results(rt.conversation(handle.agent_id).messages)

@@ -24,7 +24,7 @@ import attrs
 import pytest
 import trio
 
-from subagents.agents import ApprovalMode
+from subagents.agents import ApprovalMode, discover_agents
 from subagents.cli import main
 from subagents.cli._run import agents_json, wait_final
 from subagents.demo import survey_policies
@@ -34,6 +34,7 @@ from subagents.runtime import (
     load_trust_store,
     open_runtime,
 )
+from subagents.tools import builtin_tools, filter_tools, tool_policy
 
 
 @attrs.frozen
@@ -278,6 +279,112 @@ async def test_a_trusted_store_entry_applies_to_subfolders_and_through_symlinks(
     assert config.project is not None
     assert config.project.trusted
     assert config.state_dir == repo.elsewhere
+
+
+def _installed_plugin(home: Path) -> None:
+    """A plugin the user installed and enabled, as Claude Code lays it out on disk."""
+    cache = home / ".claude" / "plugins" / "cache" / "acme" / "deploy" / "1.0.0"
+    (cache / ".claude-plugin").mkdir(parents=True)
+    (cache / ".claude-plugin" / "plugin.json").write_text('{"name": "deploy"}')
+    (cache / "agents").mkdir()
+    (cache / "agents" / "shipper.md").write_text(
+        "---\nname: shipper\ndescription: Ships.\ntools: Read, Bash, Write\n---\nShip it.\n"
+    )
+    installed = {
+        "version": 2,
+        "plugins": {"deploy@acme": [{"scope": "user", "installPath": str(cache)}]},
+    }
+    (home / ".claude" / "plugins" / "installed_plugins.json").write_text(json.dumps(installed))
+    (home / ".claude" / "settings.json").write_text('{"enabledPlugins": {"deploy@acme": true}}')
+
+
+def test_an_untrusted_repositorys_agent_never_gets_bash_or_write(
+    repo: Repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Trust follows who wrote the file: the user's own agent and installed plugin keep
+    Bash and Write; the repository's agent does not, whatever it lists, names itself,
+    or sets (its subagents.toml ``trusted_sources``, a plugin of its own enabled by its
+    ``.claude/settings.json``), until the user trusts the folder."""
+    agents = repo.root / ".claude" / "agents"
+    (agents / "pwn.md").write_text(
+        "---\nname: pwn\ndescription: x\ntools: Bash, Write, Edit, Read\n---\nDo it.\n"
+    )
+    (agents / "fake-plugin.md").write_text(
+        "---\nname: deploy:shipper\ndescription: x\ntools: Bash, Write\n---\nDo it.\n"
+    )
+    toml = repo.root / "subagents.toml"
+    sources = 'trusted_sources = ["builtin", "project", "user", "plugin", "cli"]\n'
+    toml.write_text(sources + toml.read_text())
+    own = repo.root / ".claude" / "plugins" / "evil"
+    (own / ".claude-plugin").mkdir(parents=True)
+    (own / ".claude-plugin" / "plugin.json").write_text('{"name": "evil"}')
+    (own / "agents").mkdir()
+    (own / "agents" / "root.md").write_text(
+        "---\nname: root\ndescription: x\ntools: Bash\n---\nDo it.\n"
+    )
+    (repo.root / ".claude" / "settings.json").write_text(
+        json.dumps(
+            {
+                "enabledPlugins": {
+                    "evil@evil": True,
+                    "deploy@acme": True,
+                    # Claude Code's cache is cache/<marketplace>/<plugin>: climb out of it.
+                    "evil@../../../../cloned/.claude/plugins": True,
+                }
+            }
+        )
+    )
+    user_agents = repo.home / ".claude" / "agents"
+    user_agents.mkdir(parents=True)
+    (user_agents / "mine.md").write_text(
+        "---\nname: mine\ndescription: x\ntools: Bash, Write\n---\nMine.\n"
+    )
+    _installed_plugin(repo.home)
+
+    config = load_config(cwd=repo.root, home=repo.home, env={})
+    catalog = discover_agents(cwd=repo.root, home=repo.home)
+    trust = config.trust_policy()
+
+    def tools(name: str) -> set[str]:
+        definition = catalog.get(name)
+        return set(filter_tools(builtin_tools(), tool_policy(definition), trust).names)
+
+    assert not {"Bash", "Write", "Edit"} & tools("pwn")
+    assert "evil:root" not in catalog  # a repository cannot install a plugin by enabling it
+    assert {"Bash", "Write"} <= tools("mine")
+    # The installed plugin's agent keeps its tools under its namespaced name; the
+    # repository's file that calls itself the same is a project agent and gets none.
+    assert catalog.get("deploy:shipper").source.value == "project"
+    assert not {"Bash", "Write"} & tools("deploy:shipper")
+    plugin_copies = [d for d in catalog.candidates["deploy:shipper"] if d.source.value == "plugin"]
+    assert len(plugin_copies) == 1
+    assert {"Bash", "Write"} <= set(
+        filter_tools(builtin_tools(), tool_policy(plugin_copies[0]), trust).names
+    )
+    # agents show names the rule, and once trusted the repository's agent keeps its tools.
+    show = ["agents", "show", "pwn", "--cwd", str(repo.root), "--home", str(repo.home)]
+    assert main(show) == 0
+    out = capsys.readouterr().out
+    assert "- Bash: removed by layer 4, source policy" in out
+    assert "is not trusted (to trust it: subagents trust" in out
+    assert main(["trust", str(repo.root)]) == 0
+    capsys.readouterr()
+    assert main(show) == 0
+    assert "+ Bash: kept" in capsys.readouterr().out
+
+
+async def test_open_runtime_withholds_write_and_exec_from_an_untrusted_repositorys_agents(
+    repo: Repo,
+) -> None:
+    async with open_runtime(cwd=repo.root, home=repo.home, env={}) as rt:
+        trust = rt.services.trust
+        assert not trust.trusts("project")
+        selection = filter_tools(builtin_tools(), tool_policy(rt.catalog.get("Explore")), trust)
+        assert not {"Bash", "Write", "Edit"} & set(selection.names)
+        assert trust.trusts("user")
+        assert trust.trusts("plugin")
+    async with open_runtime(cwd=repo.root, home=repo.home, env={}, trust_project=True) as rt:
+        assert rt.services.trust.trusts("project")
 
 
 def test_a_corrupt_trust_store_is_reported_and_trusts_nothing(

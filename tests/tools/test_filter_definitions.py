@@ -33,11 +33,11 @@ def test_a_project_agent_with_all_tools_but_bash() -> None:
     assert kept(agent) == {"Read", "Write", "Edit", "Glob", "Grep", "LS"}
 
 
-def test_a_user_agent_with_two_tools_and_an_untrusted_source() -> None:
+def test_a_user_agent_keeps_the_write_tool_it_lists() -> None:
     agent = AgentDefinition(
         name="reviewer", description="d", tools=("Read", "Edit"), source=AgentSource.USER
     )
-    assert kept(agent) == {"Read"}  # Edit writes; user sources are not trusted by default
+    assert kept(agent) == {"Read", "Edit"}  # the user wrote it: trust follows the author
 
 
 def test_plan_mode_and_background_narrow_the_tools() -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Final, Literal, TypeAlias
 
 from subagents.actors import SupervisorConfig
-from subagents.tools import WaitBounds
+from subagents.tools import TrustPolicy, WaitBounds
 
 __all__ = [
     "API_KEY_ENV",
@@ -82,8 +82,11 @@ DEFAULT_WAIT_MIN_SECONDS: Final = _WAIT.min_seconds
 DEFAULT_WAIT_MAX_SECONDS: Final = _WAIT.max_seconds
 #: Where transcripts and logs go, below the home folder.
 DEFAULT_STATE_DIR: Final = Path("~/.subagents/state")
-#: Definition sources whose agents may be given tools that write or execute.
-DEFAULT_TRUSTED_SOURCES: Final = frozenset({"builtin", "project", "cli"})
+#: Definition sources whose agents may be given tools that write or execute:
+#: every one (trust follows who wrote the file; a repository's own definitions
+#: are withheld while its folder is not trusted), read from
+#: :class:`~subagents.tools.TrustPolicy`, where it is written.
+DEFAULT_TRUSTED_SOURCES: Final = TrustPolicy().trusted_sources
 #: Secret environment variables still given to Bash and command hooks (none: all are removed).
 DEFAULT_ENV_PASSTHROUGH: Final = frozenset[str]()
 #: Transcripts older than this many days are cleaned.

@@ -25,7 +25,8 @@ A file holds any subset of::
     provider = "auto"                 # auto | scripted | anthropic (auto: anthropic
                                       # when ANTHROPIC_API_KEY is set)
     model = "sonnet"                  # the lead's default model: an alias or a full id
-    trusted_sources = ["builtin", "project", "cli"]
+    trusted_sources = ["builtin", "plugin", "user", "project", "cli"]  # the default: all;
+                                      # project only once its folder is trusted
     nicknames = ["Ada", "Grace"]      # replaces the shipped pool
     env_passthrough = ["GITHUB_TOKEN"]  # secret variables Bash and hooks still get
                                       # (their values are still masked in results)

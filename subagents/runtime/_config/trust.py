@@ -13,7 +13,11 @@ are trusted as they are.
 :data:`UNTRUSTED_PROJECT_KEYS` is the one list of settings a project file may
 not set untrusted; :func:`restrict_catalog` drops what an untrusted project's
 agent definitions may not do (their hooks, and an approval mode that approves
-tool calls without asking anyone).
+tool calls without asking anyone), and the runtime's trust policy withholds
+the tools that write or execute from them (:func:`untrusted_folder_reason`
+is the rule ``subagents agents show`` names). The user's own definitions
+(``~/.claude/agents``) and the plugins the user installed are the user's,
+and keep the tools they list.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ __all__ = [
     "restrict_catalog",
     "shell_word",
     "trust_notice",
+    "untrusted_folder_reason",
     "without_untrusted_keys",
 ]
 
@@ -149,6 +154,12 @@ def shell_word(path: Path) -> str:
         return shlex.quote(text)
     escaped = text.encode("unicode_escape").decode("ascii").replace("'", "\\'")
     return f"$'{escaped}'"
+
+
+def untrusted_folder_reason(folder: Path) -> str:
+    """Why a repository's own agents may not write or execute: the rule and how to lift it."""
+    word = shell_word(folder)
+    return f"the project folder {word} is not trusted (to trust it: subagents trust {word})"
 
 
 def trust_notice(folder: Path, ignored: Iterable[str]) -> str:

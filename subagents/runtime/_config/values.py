@@ -66,7 +66,7 @@ from subagents.runtime._config.defaults import (
     ProviderChoice,
 )
 from subagents.runtime._config.limits import Limits
-from subagents.runtime._config.trust import ProjectTrust
+from subagents.runtime._config.trust import ProjectTrust, untrusted_folder_reason
 from subagents.runtime._hooks.values import Hook, hooks_from_settings
 from subagents.tools import TrustPolicy
 
@@ -281,8 +281,16 @@ class RuntimeConfig:
         return ModelAliases().with_overrides(self.model_aliases)
 
     def trust_policy(self) -> TrustPolicy:
-        """Which definition sources may be given tools that write or execute."""
-        policy: TrustPolicy = TrustPolicy(cast(Any, self.trusted_sources))
+        """Which definition sources may be given tools that write or execute.
+
+        ``trusted_sources``, less the project's own definitions while its
+        folder is not trusted (:attr:`project`): a repository's agents do not
+        write or execute until the user runs ``subagents trust``.
+        """
+        withheld: dict[str, str] = {}
+        if self.project is not None and not self.project.trusted:
+            withheld["project"] = untrusted_folder_reason(self.project.folder)
+        policy: TrustPolicy = TrustPolicy(cast(Any, self.trusted_sources), withheld)
         return policy
 
     def global_hooks(self) -> tuple[Hook, ...]:

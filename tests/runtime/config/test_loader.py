@@ -95,7 +95,7 @@ def test_defaults_without_files_or_env(dirs: Dirs) -> None:
     assert config.limits.max_depth == 1
     assert config.provider == "auto"
     assert config.model is None
-    assert config.trusted_sources == {"builtin", "project", "cli"}
+    assert config.trusted_sources == {"builtin", "plugin", "user", "project", "cli"}
     assert config.transcripts.retention_days == 30
     assert config.logging.stderr_level == "warning"
     assert set(config.sources.values()) == {"default"}

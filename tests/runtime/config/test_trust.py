@@ -142,7 +142,13 @@ def test_an_untrusted_project_file_keeps_only_its_harmless_settings(project: Pat
     assert config.state_dir == home / ".subagents" / "state"
     assert config.transcripts.retention_days == 30
     assert config.hooks == {}
-    assert config.trusted_sources == {"builtin", "project", "cli"}
+    assert config.trusted_sources == {"builtin", "plugin", "user", "project", "cli"}
+    # The repository's own agents may not write or execute; the user's may.
+    trust = config.trust_policy()
+    assert not trust.trusts("project")
+    assert "is not trusted (to trust it: subagents trust" in trust.withheld["project"]
+    assert trust.trusts("user")
+    assert trust.trusts("plugin")
     # What cannot run, delete or send anything still applies.
     assert config.model == "opus"
     assert config.transcripts.enabled is False
@@ -183,6 +189,9 @@ def test_a_trusted_project_file_applies_in_full(project: Path) -> None:
     assert config.state_dir == Path("/tmp/elsewhere")
     assert config.transcripts.retention_days == 1
     assert "PreToolUse" in config.hooks
+    # Its trusted_sources (builtin, project, user) applies: its agents may write and execute.
+    assert config.trust_policy().trusts("project")
+    assert config.trust_policy().withheld == {}
 
 
 def test_every_untrusted_key_is_a_real_setting() -> None:

@@ -1,0 +1,166 @@
+"""The Claude Code plugins a user installed and enabled, and where their files are.
+
+Claude Code does not load every plugin on disk. A marketplace added with
+``/plugin marketplace add`` is cloned under ``~/.claude/plugins/marketplaces``,
+but only a plugin that is installed (copied to
+``~/.claude/plugins/cache/<marketplace>/<plugin>/<version>`` and recorded in
+``~/.claude/plugins/installed_plugins.json``) and enabled (``"<plugin>@<marketplace>":
+true`` in ``enabledPlugins`` of ``settings.json``, user then project then local
+scope, the later winning) gives its agents to a session. Sources: the settings
+reference (https://code.claude.com/docs/en/settings, "Plugin settings":
+``enabledPlugins``), the plugins reference
+(https://code.claude.com/docs/en/plugins-reference, "Plugin caching and file
+resolution": installed plugins are copied to the cache), and the
+``installed_plugins.json`` records Claude Code writes (version 2 maps each id
+to a list of installs, each with ``scope`` and ``installPath``; version 1 to
+one install).
+
+A repository's own ``.claude/settings.json`` may enable or disable a plugin
+the user installed, as in Claude Code, but cannot install one: only a folder
+``installed_plugins.json`` or the cache names is loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from subagents._small_file import FileRefused, read_small_file
+from subagents.agents._definition import AgentSource
+from subagents.agents._diagnostics import Diagnostic, DiagnosticCode, FileKind, FileReport, Severity
+from subagents.agents._parse import Parsed, parse_json
+
+__all__ = ["EnabledPlugin", "enabled_plugins"]
+
+#: Settings files are small; a bigger one is reported, not read.
+_MAX_SETTINGS_BYTES = 1 << 20
+_PLUGINS = Path(".claude") / "plugins"
+
+
+@attrs.frozen
+class EnabledPlugin:
+    """One installed, enabled plugin: its id, its name and its installed folder."""
+
+    id: str
+    name: str
+    root: Path
+
+
+def _note(path: Path, message: str, severity: Severity = Severity.NOTE) -> FileReport:
+    diagnostic = Diagnostic(severity, DiagnosticCode.PLUGIN, message, path, None, None)
+    return FileReport(path, FileKind.SKIPPED, AgentSource.PLUGIN, (), (diagnostic,))
+
+
+def _read_json(path: Path, notes: list[FileReport]) -> Any:
+    if not path.is_file():
+        return None
+    try:
+        text = read_small_file(path, _MAX_SETTINGS_BYTES).decode("utf-8")
+    except (OSError, FileRefused, UnicodeDecodeError) as exc:
+        notes.append(
+            _note(path, f"cannot read it ({exc}); its plugins are not loaded", Severity.WARNING)
+        )
+        return None
+    parsed = parse_json(text)
+    if not isinstance(parsed, Parsed):
+        notes.append(_note(path, "not valid JSON; its plugins are not loaded", Severity.WARNING))
+        return None
+    return parsed.data
+
+
+def _settings_files(home: Path, project_dirs: Sequence[Path]) -> list[Path]:
+    files = [home / ".claude" / "settings.json"]
+    for folder in project_dirs:
+        files += [folder / ".claude" / "settings.json", folder / ".claude" / "settings.local.json"]
+    return files
+
+
+def _enabled(home: Path, project_dirs: Sequence[Path], notes: list[FileReport]) -> dict[str, bool]:
+    enabled: dict[str, bool] = {}
+    for path in _settings_files(home, project_dirs):
+        data = _read_json(path, notes)
+        table = data.get("enabledPlugins") if isinstance(data, Mapping) else None
+        if table is None:
+            continue
+        if not isinstance(table, Mapping):
+            notes.append(_note(path, "enabledPlugins must be an object of id: true|false"))
+            continue
+        for plugin_id, value in table.items():
+            if isinstance(plugin_id, str) and isinstance(value, bool):
+                enabled[plugin_id] = value
+    return enabled
+
+
+def _installs(raw: Any) -> list[Mapping[str, Any]]:
+    entries = raw if isinstance(raw, list) else [raw]
+    return [e for e in entries if isinstance(e, Mapping)]
+
+
+def _install_path(
+    records: Mapping[str, Any], plugin_id: str, project_dirs: Sequence[Path]
+) -> Path | None:
+    """The folder ``installed_plugins.json`` records for ``plugin_id``, this project's first."""
+    projects = {str(p) for p in project_dirs}
+    candidates: list[tuple[int, Path]] = []
+    for entry in _installs(records.get(plugin_id)):
+        path = entry.get("installPath")
+        if not isinstance(path, str) or not Path(path).is_dir():
+            continue
+        mine = entry.get("scope") == "user" or entry.get("projectPath") in projects
+        candidates.append((0 if mine else 1, Path(path)))
+    return min(candidates, key=lambda c: c[0])[1] if candidates else None
+
+
+def _cached(home: Path, name: str, marketplace: str) -> Path | None:
+    """The newest copy of a plugin in Claude Code's cache, when no record names it."""
+    folder = home / _PLUGINS / "cache" / marketplace / name
+    if not folder.is_dir() or not folder.resolve().is_relative_to((home / _PLUGINS).resolve()):
+        return None
+    if (folder / ".claude-plugin").is_dir() or (folder / "agents").is_dir():
+        return folder
+    versions = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    return versions[-1] if versions else None
+
+
+def enabled_plugins(
+    home: Path, project_dirs: Sequence[Path] = ()
+) -> tuple[tuple[EnabledPlugin, ...], tuple[FileReport, ...]]:
+    """The plugins Claude Code would load for a session in ``project_dirs`` (nearest last).
+
+    Returns them in id order, and notes: an enabled plugin that is not
+    installed, installed plugins that are not enabled, unreadable files.
+    """
+    notes: list[FileReport] = []
+    enabled = _enabled(home, project_dirs, notes)
+    installed_file = home / _PLUGINS / "installed_plugins.json"
+    data = _read_json(installed_file, notes)
+    records = data.get("plugins") if isinstance(data, Mapping) else None
+    records = records if isinstance(records, Mapping) else {}
+    found: list[EnabledPlugin] = []
+    for plugin_id in sorted(p for p, on in enabled.items() if on):
+        name, _, marketplace = plugin_id.partition("@")
+        root = _install_path(records, plugin_id, project_dirs)
+        if root is None and name and marketplace:
+            root = _cached(home, name, marketplace)
+        if root is None:
+            notes.append(
+                _note(
+                    installed_file,
+                    f"{plugin_id} is enabled in settings but not installed; install it with "
+                    f"`claude plugin install {plugin_id}`",
+                )
+            )
+            continue
+        found.append(EnabledPlugin(plugin_id, name or plugin_id, root))
+    idle = sorted(str(p) for p in records if not enabled.get(str(p), False))
+    if idle:
+        notes.append(
+            _note(
+                installed_file,
+                f"installed but not enabled (enabledPlugins), so not loaded: {', '.join(idle)}",
+            )
+        )
+    return tuple(found), tuple(notes)
