@@ -246,8 +246,8 @@ def _listed_agents(root: Path, raw: Any, add: Any, line: int | None) -> list[Pat
             )
         elif target.is_dir():
             listed.extend(p for p in _files_under(target) if p.suffix.lower() in AGENT_SUFFIXES)
-        elif target.is_file():
-            listed.append(target)
+        elif target.exists():
+            listed.append(target)  # not a regular file: its report says what it is
         else:
             add(
                 Severity.ERROR,
@@ -291,7 +291,9 @@ def load_tree(
     loaded, with a note saying Claude Code would not load it.
     """
     path = Path(path)
-    if path.is_file():
+    if path.exists() and not path.is_dir():
+        # A FIFO or a device given by name is reported as such by the reader,
+        # never opened for a blocking or endless read.
         return (load_file(path, source=source, aliases=aliases),)
     if not path.is_dir():
         return (
