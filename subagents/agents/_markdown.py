@@ -136,7 +136,8 @@ def parse_markdown(
         )
         return FileReport(path, FileKind.DEFINITION, source, (), tuple(diagnostics))
     diagnostics.extend(duplicate_diagnostics(parsed.index, path))
-    stem = path.stem if path is not None else ""
+    # No ``default_name``: Claude Code skips a Markdown agent whose frontmatter
+    # has no ``name`` instead of naming it after its file, and so do we.
     definition = interpret(
         data,
         path=path,
@@ -145,7 +146,6 @@ def parse_markdown(
         aliases=aliases,
         diagnostics=diagnostics,
         body=(parts.body, parts.body_line),
-        default_name=(stem, f"the file name {stem!r} is the agent type") if stem else None,
         plugin=plugin,
     )
     definitions = (definition,) if definition is not None else ()

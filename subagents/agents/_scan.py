@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from subagents._small_file import FileRefused, read_small_file
+from subagents.agents._clashes import flag_duplicate_names
 from subagents.agents._definition import AgentSource
 from subagents.agents._diagnostics import (
     Diagnostic,
@@ -342,7 +343,7 @@ def load_tree(
                 continue
             report = load_file(file, source=AgentSource.PLUGIN, aliases=aliases, plugin=owner.name)
             reports.append(_check_listed(report, file, owner))
-    return tuple(reports)
+    return flag_duplicate_names(reports)
 
 
 def _owner(

@@ -124,11 +124,15 @@ def test_unclosed_frontmatter_is_an_error_on_line_one() -> None:
     assert "never closed" in error.message
 
 
-def test_missing_name_comes_from_the_file_name() -> None:
+def test_missing_name_skips_the_file_as_claude_code_does() -> None:
+    """Claude Code skips a Markdown agent without ``name`` (name and description are
+    the required fields: https://code.claude.com/docs/en/sub-agents); it is not
+    named after its file (issue 15, item 13)."""
     report = md("---\ndescription: Reviews Python.\n---\nYou review.\n")
-    (d,) = report.definitions
-    assert d.name == "reviewer"
-    assert ("defaulted") in [c for _, c in codes(report)]
+    assert report.definitions == ()
+    (error,) = report.errors
+    assert (error.code, error.field) == (DiagnosticCode.MISSING_FIELD, "name")
+    assert "Claude Code skips" in error.message
 
 
 def test_missing_description_is_an_error_with_a_location() -> None:
@@ -443,3 +447,14 @@ def test_values_claude_code_drops_are_ignored_and_the_agent_still_loads(line: st
     key = line.split(":")[0]
     assert (warning.code, warning.line, warning.field) == (DiagnosticCode.IGNORED, 4, key)
     assert warning.message.startswith(f"ignored: {key} ")
+
+
+def test_tools_with_no_value_gives_no_tools_with_a_warning() -> None:
+    """``tools:`` alone is no tools in Claude Code; omitting the field inherits all."""
+    report = md("---\nname: a\ndescription: d\ntools:\n---\nb\n")
+    (d,) = report.definitions
+    assert d.tools == ()
+    (warning,) = report.warnings
+    assert (warning.code, warning.field, warning.line) == (DiagnosticCode.EMPTY, "tools", 4)
+    omitted = md("---\nname: a\ndescription: d\n---\nb\n")
+    assert omitted.definitions[0].tools is None

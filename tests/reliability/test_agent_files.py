@@ -1,4 +1,4 @@
-"""Reliability, hostile agent folders: files that block, never end or grow.
+"""Reliability, hostile agent folders: files that block, never end, grow, or widen tools.
 
 A repository's ``.claude/agents`` is written by strangers. Git can commit a
 symbolic link to ``/dev/zero``, and anyone with a shell can leave a FIFO named
@@ -10,6 +10,10 @@ grows while it is read (issue 15, item 10). A regression here is a hang, so
 each check runs under a deadline: the command in a subprocess with a timeout,
 the loader in a helper thread joined with a timeout (the pattern of
 ``tests/tools/builtin/test_threads.py``).
+
+``tools:`` with no value is Claude Code's "no tools", not "every tool"
+(issue 15, item 13): reading it the other way would hand a repository's agent
+Write, Edit and Bash that its author took away.
 """
 
 from __future__ import annotations
@@ -23,8 +27,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
+import trio.testing
 
+from subagents import testing
+from subagents.actors import Completed
 from subagents.agents import FileReport, load_paths
+from subagents.runtime import ModelRequest, Reply, ScriptedProvider
+from tests.runtime import world as runtime_world
 
 #: Seconds a command or a load may take before it is a hang (it takes well under 5).
 DEADLINE = 60
@@ -137,3 +147,32 @@ def test_a_file_whose_size_is_zero_to_stat_is_still_read_up_to_the_cap(
     assert [d.message for d in report.errors] == [
         "cannot read the file: it holds more than the 64 bytes read"
     ]
+
+
+def _records_tools(requests: list[ModelRequest]) -> Callable[[ModelRequest], Reply]:
+    def answer(request: ModelRequest) -> Reply:
+        requests.append(request)
+        return testing.say("done")
+
+    return answer
+
+
+async def _run_agent_with_empty_tools(root: Path) -> list[ModelRequest]:
+    world = runtime_world.World(root)
+    world.agent("bare", tools="")  # writes the line "tools: " (a null value)
+    requests: list[ModelRequest] = []
+    async with world.open(ScriptedProvider(_records_tools(requests))) as rt:
+        assert rt.catalog.get("bare").tools == ()
+        agent = (await rt.spawn("bare", "Go.")).agent_id
+        assert (await rt.wait([agent], timeout=60)).statuses[agent] == Completed("done")
+    return [r for r in requests if r.agent_type == "bare"]
+
+
+def test_tools_with_no_value_gives_the_agent_no_tools(tmp_path: Path) -> None:
+    """Security: ``tools:`` with nothing after it offered the model every tool
+    (Write, Edit, Bash...); Claude Code gives such an agent none."""
+    requests = trio.run(
+        _run_agent_with_empty_tools, tmp_path, clock=trio.testing.MockClock(autojump_threshold=0)
+    )
+    assert requests
+    assert all(r.tool_names == [] for r in requests)

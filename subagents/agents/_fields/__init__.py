@@ -195,7 +195,8 @@ def _finish(
             it.error(
                 DiagnosticCode.MISSING_FIELD,
                 ["name"],
-                "no agent name: add a 'name' field (the agent type used to spawn it)",
+                "no agent name: add a 'name' field (the agent type used to spawn it); "
+                "Claude Code skips a definition without one, and so does subagents",
             )
     if "description" not in it.tried:
         it.error(

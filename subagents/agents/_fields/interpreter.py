@@ -207,7 +207,16 @@ class Interpreter:
 
     def field_tools(self, key: str, value: Any) -> None:
         if value is None:
-            self.applied([key], "tools is empty (null): the agent inherits every tool")
+            # ``tools:`` with nothing after it: Claude Code gives such an agent no
+            # tools; reading it as "inherit everything" would widen its permissions.
+            self.warn(
+                DiagnosticCode.EMPTY,
+                [key],
+                f"{key} is given with no value: this agent gets no tools at all, as in "
+                "Claude Code; remove the field to inherit every tool",
+            )
+            self.set("tools", (), [key])
+            self.applied([key], "allowed tools: none")
             return
         names = self._tool_names(key, value)
         if names is None:
