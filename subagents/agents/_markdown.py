@@ -26,6 +26,7 @@ from subagents.agents._parse import (
     Parsed,
     duplicate_diagnostics,
     parse_lenient,
+    parse_quoted,
     parse_yaml,
     problem_diagnostic,
 )
@@ -50,6 +51,13 @@ def _is_fence(line: str) -> bool:
     return line.rstrip() == "---"
 
 
+def _is_closing_fence(line: str) -> bool:
+    """``---``, or a longer rule of dashes (``-----``), which Claude Code also
+    takes as the end of the frontmatter (issue 15, item 12)."""
+    stripped = line.rstrip()
+    return len(stripped) >= 3 and stripped == "-" * len(stripped)
+
+
 def split_frontmatter(text: str) -> Frontmatter | int | None:
     """Split ``text`` into frontmatter and body.
 
@@ -62,7 +70,7 @@ def split_frontmatter(text: str) -> Frontmatter | int | None:
     if not lines or not _is_fence(lines[0]):
         return None
     for number in range(1, len(lines)):
-        if _is_fence(lines[number]) or lines[number].rstrip() == "...":
+        if _is_closing_fence(lines[number]) or lines[number].rstrip() == "...":
             return Frontmatter(
                 yaml_text="\n".join(lines[1:number]),
                 yaml_line=2,
@@ -128,7 +136,8 @@ def parse_markdown(
         )
         return FileReport(path, FileKind.DEFINITION, source, (), tuple(diagnostics))
     diagnostics.extend(duplicate_diagnostics(parsed.index, path))
-    stem = path.stem if path is not None else ""
+    # No ``default_name``: Claude Code skips a Markdown agent whose frontmatter
+    # has no ``name`` instead of naming it after its file, and so do we.
     definition = interpret(
         data,
         path=path,
@@ -137,7 +146,6 @@ def parse_markdown(
         aliases=aliases,
         diagnostics=diagnostics,
         body=(parts.body, parts.body_line),
-        default_name=(stem, f"the file name {stem!r} is the agent type") if stem else None,
         plugin=plugin,
     )
     definitions = (definition,) if definition is not None else ()
@@ -151,6 +159,35 @@ def _frontmatter(
     if isinstance(parsed, Parsed):
         return parsed
     if parsed.code == "syntax":
+        quoted = parse_quoted(parts.yaml_text, first_line=parts.yaml_line)
+        if quoted is not None:
+            result, lines = quoted
+            diagnostics.append(
+                Diagnostic(
+                    Severity.WARNING,
+                    DiagnosticCode.LENIENT_YAML,
+                    f"the frontmatter is {parsed.message} (line {parsed.line}); the values "
+                    "that are not YAML on their own were quoted and it was read again, as "
+                    "Claude Code does",
+                    path,
+                    parsed.line,
+                    None,
+                )
+            )
+            for line in lines:
+                diagnostics.append(
+                    Diagnostic(
+                        Severity.WARNING,
+                        DiagnosticCode.LENIENT_YAML,
+                        f"{line.key} is not valid YAML ({_reason(line.reason)}); it was read "
+                        "as the quoted text after the colon, as Claude Code reads it. Quote "
+                        "the value to make this line valid YAML",
+                        path,
+                        line.line,
+                        line.key,
+                    )
+                )
+            return result
         lenient = parse_lenient(parts.yaml_text, first_line=parts.yaml_line)
         if lenient is not None:
             result, plain = lenient

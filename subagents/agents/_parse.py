@@ -33,6 +33,7 @@ __all__ = [
     "problem_diagnostic",
     "parse_json",
     "parse_lenient",
+    "parse_quoted",
     "parse_yaml",
 ]
 
@@ -232,6 +233,46 @@ def parse_lenient(text: str, *, first_line: int) -> tuple[Parsed, tuple[LenientL
         data[key] = value
         lines[(key,)] = line_no
     return Parsed(data, LineIndex(lines, default=first_line)), tuple(plain)
+
+
+# A value opening with one of these is YAML structure written on purpose (a
+# quoted scalar, a flow list or mapping, a block scalar): it is never re-quoted.
+_NEVER_REQUOTED = frozenset("[{|>\"'")
+
+
+def parse_quoted(text: str, *, first_line: int) -> tuple[Parsed, tuple[LenientLine, ...]] | None:
+    """Quote the top-level values that are not YAML on their own and parse again.
+
+    Claude Code does this when a frontmatter fails to parse: a description that
+    opens with ``**`` (an alias marker to YAML) or holds ``: `` is read as the
+    text written. Only unindented ``key: value`` lines whose line alone is a
+    YAML syntax error, and whose value does not open a quoted scalar, a flow
+    collection or a block scalar, are quoted; the rest of the document (lists,
+    nested mappings) keeps its structure. Returns ``None`` when nothing could be
+    quoted or the quoted text still does not parse.
+    """
+    lines = text.split("\n")
+    quoted: list[LenientLine] = []
+    for offset, raw_line in enumerate(lines):
+        line = raw_line.rstrip()
+        match = _LENIENT_KEY.match(line)
+        if match is None:
+            continue
+        value = (match.group("value") or "").strip()
+        if not value or value[0] in _NEVER_REQUOTED:
+            continue
+        alone = parse_yaml(line, first_line=first_line + offset)
+        if isinstance(alone, Parsed) or alone.code != "syntax":
+            continue
+        key = match.group("key")
+        lines[offset] = f"{key}: {json.dumps(value, ensure_ascii=False)}"
+        quoted.append(LenientLine(key, first_line + offset, alone.message))
+    if not quoted:
+        return None
+    parsed = parse_yaml("\n".join(lines), first_line=first_line)
+    if not isinstance(parsed, Parsed):
+        return None
+    return parsed, tuple(quoted)
 
 
 def problem_diagnostic(problem: ParseProblem, path: Path | None) -> Diagnostic:

@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 
 from subagents._small_file import FileRefused, read_small_file
+from subagents.agents._clashes import flag_duplicate_names
 from subagents.agents._definition import AgentSource
 from subagents.agents._diagnostics import (
     Diagnostic,
@@ -270,8 +271,8 @@ def _listed_agents(root: Path, raw: Any, add: Any, line: int | None) -> list[Pat
             )
         elif target.is_dir():
             listed.extend(p for p in _files_under(target) if p.suffix.lower() in AGENT_SUFFIXES)
-        elif target.is_file():
-            listed.append(target)
+        elif target.exists():
+            listed.append(target)  # not a regular file: its report says what it is
         else:
             add(
                 Severity.ERROR,
@@ -315,7 +316,9 @@ def load_tree(
     gets one note per kind.
     """
     path = Path(path)
-    if path.is_file():
+    if path.exists() and not path.is_dir():
+        # A FIFO or a device given by name is reported as such by the reader,
+        # never opened for a blocking or endless read.
         return (load_file(path, source=source, aliases=aliases),)
     if not path.is_dir():
         return (
@@ -359,7 +362,7 @@ def load_tree(
                 continue
             reports.append(load_file(file, source=source, aliases=aliases))
     reports.extend(skipped.reports(path))
-    return tuple(reports)
+    return flag_duplicate_names(reports)
 
 
 def _is_layout(directory: Path) -> bool:

@@ -76,7 +76,7 @@ def test_validate_paths_prints_per_file_and_fails_on_errors(
 ) -> None:
     folder = tmp_path / "defs"
     good = write(folder / "good.md", GOOD)
-    bad = write(folder / "bad.md", "---\nname: bad\ndescription: d\nmaxTurns: -3\n---\nx\n")
+    bad = write(folder / "bad.md", "---\nname: bad\ndescription: d\ntools: 5\n---\nx\n")
     write(folder / "README.md", "# readme\n")
     assert cli("validate", str(good)) == 0
     out = capsys.readouterr().out
@@ -85,7 +85,7 @@ def test_validate_paths_prints_per_file_and_fails_on_errors(
     assert cli("validate", str(folder)) == 1
     out = capsys.readouterr().out
     assert f"{bad}: ERROR" in out
-    assert f"{bad}:4: error: [maxTurns] maxTurns must be between 1 and" in out
+    assert f"{bad}:4: error: [tools] tools must be a list of names" in out
     assert "README.md: not an agent" in out
     assert "applied:" not in out
     cli("validate", "-v", str(good))

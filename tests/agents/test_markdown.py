@@ -124,11 +124,15 @@ def test_unclosed_frontmatter_is_an_error_on_line_one() -> None:
     assert "never closed" in error.message
 
 
-def test_missing_name_comes_from_the_file_name() -> None:
+def test_missing_name_skips_the_file_as_claude_code_does() -> None:
+    """Claude Code skips a Markdown agent without ``name`` (name and description are
+    the required fields: https://code.claude.com/docs/en/sub-agents); it is not
+    named after its file (issue 15, item 13)."""
     report = md("---\ndescription: Reviews Python.\n---\nYou review.\n")
-    (d,) = report.definitions
-    assert d.name == "reviewer"
-    assert ("defaulted") in [c for _, c in codes(report)]
+    assert report.definitions == ()
+    (error,) = report.errors
+    assert (error.code, error.field) == (DiagnosticCode.MISSING_FIELD, "name")
+    assert "Claude Code skips" in error.message
 
 
 def test_missing_description_is_an_error_with_a_location() -> None:
@@ -144,6 +148,7 @@ def test_missing_description_is_an_error_with_a_location() -> None:
 
 
 def test_wrong_types_are_errors_naming_field_and_line() -> None:
+    """``tools: 42`` stops the agent; values Claude Code drops are warnings."""
     report = md(
         """
         ---
@@ -157,11 +162,9 @@ def test_wrong_types_are_errors_naming_field_and_line() -> None:
         """
     )
     assert report.definitions == ()
-    assert sorted((e.field, e.line) for e in report.errors) == [
-        ("background", 5),
-        ("maxTurns", 4),
-        ("tools", 6),
-    ]
+    assert sorted((e.field, e.line) for e in report.errors) == [("tools", 6)]
+    ignored = [(w.field, w.line) for w in report.warnings if w.code is DiagnosticCode.IGNORED]
+    assert sorted(ignored) == [("background", 5), ("maxTurns", 4)]
     (tools_error,) = [e for e in report.errors if e.field == "tools"]
     assert "comma-separated" in tools_error.message
 
@@ -240,7 +243,9 @@ def test_lenient_fallback_reads_simple_lines_and_says_so() -> None:
     assert lenient == [(None, 3), ("description", 3)]
 
 
-def test_lenient_fallback_never_guesses_nested_structure() -> None:
+def test_a_value_that_is_not_yaml_is_quoted_and_the_structure_kept() -> None:
+    """Claude Code quotes a frontmatter value that breaks the YAML and parses again,
+    so the list under ``tools`` keeps its structure (issue 15, item 12)."""
     report = md(
         """
         ---
@@ -252,10 +257,20 @@ def test_lenient_fallback_never_guesses_nested_structure() -> None:
         body
         """
     )
+    assert report.ok
+    (d,) = report.definitions
+    assert (d.description, d.tools) == ("Triggers on: x", ("Read",))
+    flagged = [
+        (x.field, x.line) for x in report.diagnostics if x.code is DiagnosticCode.LENIENT_YAML
+    ]
+    assert flagged == [(None, 3), ("description", 3)]
+
+
+def test_a_document_still_broken_after_quoting_is_an_error() -> None:
+    report = md("---\nname: a\ndescription: Triggers on: x\ntools: [Read, Grep\n---\nb\n")
     assert report.definitions == ()
     (error,) = report.errors
     assert error.code is DiagnosticCode.SYNTAX
-    assert error.line == 3
 
 
 def test_body_and_prompt_field_together_are_a_conflict() -> None:
@@ -348,3 +363,98 @@ def test_load_file_skips_other_file_types_with_a_note(tmp_path: Path) -> None:
     assert report.kind is FileKind.SKIPPED
     assert report.definitions == ()
     assert report.diagnostics[0].severity is Severity.NOTE
+
+
+# -- issue 15, items 12 and 13: read what Claude Code reads, skip what it skips ------------------
+# Claude Code's fields and their types: https://code.claude.com/docs/en/sub-agents
+# ("Supported frontmatter fields": name and description required; maxTurns a number,
+# background a flag, memory user/project/local, permissionMode one of five modes).
+# Its frontmatter parser quotes a value that breaks the YAML and parses again
+# (anthropics/claude-code#16916: a description holding ': ' loads once quoted).
+
+
+def test_a_description_opening_with_bold_markup_is_read_as_text() -> None:
+    """``**`` opens a YAML alias, so the frontmatter is not YAML; Claude Code quotes
+    the value and parses again, and the agent loads."""
+    report = md(
+        """
+        ---
+        name: bold
+        description: **Expert** reviewer: use it after every change
+        tools: [Read, Grep]
+        ---
+        body
+        """
+    )
+    assert report.ok
+    (d,) = report.definitions
+    assert d.description == "**Expert** reviewer: use it after every change"
+    assert d.tools == ("Read", "Grep")
+    (warning,) = [w for w in report.warnings if w.field == "description"]
+    assert (warning.code, warning.line) == (DiagnosticCode.LENIENT_YAML, 3)
+    assert "as Claude Code reads it" in warning.message
+
+
+@pytest.mark.parametrize("rule", ["----", "-----", "------------------------------"])
+def test_a_frontmatter_closed_by_a_longer_rule_of_dashes_loads(rule: str) -> None:
+    report = parse_markdown(f"---\nname: a\ndescription: d\n{rule}\nThe body.\n", path=PATH)
+    assert report.ok
+    (d,) = report.definitions
+    assert (d.name, d.system_prompt) == ("a", "The body.")
+
+
+@pytest.mark.parametrize(
+    ("line", "attribute", "expected"),
+    [
+        ('background: "true"', "background", True),
+        ("background: 'false'", "background", False),
+        ('maxTurns: "7"', "max_turns", 7),
+    ],
+)
+def test_flags_and_numbers_written_as_text_are_coerced_with_a_warning(
+    line: str, attribute: str, expected: object
+) -> None:
+    report = parse_markdown(f"---\nname: a\ndescription: d\n{line}\n---\nb\n", path=PATH)
+    assert report.ok
+    (d,) = report.definitions
+    value = d.run_limits.max_turns if attribute == "max_turns" else getattr(d, attribute)
+    assert value == expected
+    (warning,) = report.warnings
+    assert (warning.line, warning.field) == (4, line.split(":")[0])
+    assert f"read as {expected!r}" in warning.message
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "maxTurns: 0",
+        "maxTurns: -2",
+        'maxTurns: "seven"',
+        "memory: global",
+        "permissionMode: yolo",
+        "background: sometimes",
+    ],
+)
+def test_values_claude_code_drops_are_ignored_and_the_agent_still_loads(line: str) -> None:
+    report = parse_markdown(f"---\nname: a\ndescription: d\n{line}\n---\nb\n", path=PATH)
+    assert report.ok
+    (d,) = report.definitions
+    assert d.run_limits.max_turns is None
+    assert d.memory is None
+    assert d.permission_mode is None
+    assert d.background is False
+    (warning,) = report.warnings
+    key = line.split(":")[0]
+    assert (warning.code, warning.line, warning.field) == (DiagnosticCode.IGNORED, 4, key)
+    assert warning.message.startswith(f"ignored: {key} ")
+
+
+def test_tools_with_no_value_gives_no_tools_with_a_warning() -> None:
+    """``tools:`` alone is no tools in Claude Code; omitting the field inherits all."""
+    report = md("---\nname: a\ndescription: d\ntools:\n---\nb\n")
+    (d,) = report.definitions
+    assert d.tools == ()
+    (warning,) = report.warnings
+    assert (warning.code, warning.field, warning.line) == (DiagnosticCode.EMPTY, "tools", 4)
+    omitted = md("---\nname: a\ndescription: d\n---\nb\n")
+    assert omitted.definitions[0].tools is None

@@ -107,7 +107,7 @@ _HANDLERS: dict[str, _Handler] = {
     "skills": Interpreter.field_skills,
     "hooks": field_hooks,
     "memory": Interpreter.field_memory,
-    "background": lambda i, k, v: i.field_bool(k, v, "background", "always in background"),
+    "background": Interpreter.field_background,
     "color": Interpreter.field_color,
     "initialPrompt": lambda i, k, v: i.field_text(k, v, "initial_prompt", "initial prompt"),
     "modelConfig": field_model_config,
@@ -195,7 +195,8 @@ def _finish(
             it.error(
                 DiagnosticCode.MISSING_FIELD,
                 ["name"],
-                "no agent name: add a 'name' field (the agent type used to spawn it)",
+                "no agent name: add a 'name' field (the agent type used to spawn it); "
+                "Claude Code skips a definition without one, and so does subagents",
             )
     if "description" not in it.tried:
         it.error(

@@ -35,6 +35,8 @@ from subagents.agents._tools import classify_tool
 
 __all__ = ["Interpreter"]
 
+# A turn count written as text ("7"): plain ASCII digits, short enough for int().
+_DIGITS = re.compile(r"[0-9]{1,18}")
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 _APPROVAL_VALUES = {
     "route_to_parent": ApprovalMode.ROUTE_TO_PARENT,
@@ -142,6 +144,37 @@ class Interpreter:
             self.set(target, text, [key])
             self.applied([key], what)
 
+    def ignore(self, key: str, value: Any, why: str) -> None:
+        """Drop a field whose value Claude Code drops, keeping the agent (a warning)."""
+        self.warn(
+            DiagnosticCode.IGNORED,
+            [key],
+            f"ignored: {key} {why}, not {value!r}; Claude Code drops this value and still "
+            "loads the agent, and so does subagents",
+        )
+
+    def coerced(self, key: str, value: Any, result: Any) -> None:
+        """Say that a quoted value was read as the number or flag it spells."""
+        self.warn(
+            DiagnosticCode.INVALID_VALUE,
+            [key],
+            f"{key} is the text {value!r}; it is read as {result!r}, as Claude Code reads "
+            "it. Remove the quotes",
+        )
+
+    def field_background(self, key: str, value: Any) -> None:
+        """``background``: a flag; ``"true"``/``"false"`` as text are read as the flag."""
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            flag = value.strip().lower() == "true"
+            self.coerced(key, value, flag)
+        elif isinstance(value, bool):
+            flag = value
+        else:
+            self.ignore(key, value, "must be true or false")
+            return
+        self.set("background", flag, [key])
+        self.applied([key], f"always in background = {str(flag).lower()}")
+
     def field_bool(self, key: str, value: Any, target: str, what: str) -> None:
         flag = self.check([key], lambda: as_boolean(value))
         if flag is not INVALID:
@@ -174,7 +207,16 @@ class Interpreter:
 
     def field_tools(self, key: str, value: Any) -> None:
         if value is None:
-            self.applied([key], "tools is empty (null): the agent inherits every tool")
+            # ``tools:`` with nothing after it: Claude Code gives such an agent no
+            # tools; reading it as "inherit everything" would widen its permissions.
+            self.warn(
+                DiagnosticCode.EMPTY,
+                [key],
+                f"{key} is given with no value: this agent gets no tools at all, as in "
+                "Claude Code; remove the field to inherit every tool",
+            )
+            self.set("tools", (), [key])
+            self.applied([key], "allowed tools: none")
             return
         names = self._tool_names(key, value)
         if names is None:
@@ -233,10 +275,12 @@ class Interpreter:
 
     def field_permission_mode(self, key: str, value: Any) -> None:
         choices = {mode.value: mode for mode in PermissionMode}
-        mode = self.check([key], lambda: as_choice(value, choices))
-        if mode is not INVALID:
-            self.set("permission_mode", mode, [key])
-            self.applied([key], f"permission mode {mode.value}")
+        if not (isinstance(value, str) and value in choices):
+            self.ignore(key, value, f"must be one of {', '.join(choices)}")
+            return
+        mode = choices[value]
+        self.set("permission_mode", mode, [key])
+        self.applied([key], f"permission mode {mode.value}")
 
     def field_approval_mode(self, key: str, value: Any) -> None:
         mode = self.check([key], lambda: as_choice(value, _APPROVAL_VALUES))
@@ -252,7 +296,19 @@ class Interpreter:
             self.applied(keys, f"at most {turns} turns")
 
     def field_max_turns(self, key: str, value: Any) -> None:
-        self.set_max_turns([key], value)
+        """``maxTurns``: a whole number from 1; a number written as text is read as
+        that number, and any other value is dropped (the agent has no turn limit)."""
+        turns = value
+        if isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
+            turns = int(value.strip())
+            self.coerced(key, value, turns)
+        if isinstance(turns, bool) or not isinstance(turns, int):
+            self.ignore(key, value, "must be a whole number")
+            return
+        if not 1 <= turns <= MAX_TURNS_LIMIT:
+            self.ignore(key, value, f"must be between 1 and {MAX_TURNS_LIMIT}")
+            return
+        self.set_max_turns([key], turns)
 
     def field_skills(self, key: str, value: Any) -> None:
         names = self.check([key], lambda: as_names(value) if value is not None else ())
@@ -268,10 +324,12 @@ class Interpreter:
 
     def field_memory(self, key: str, value: Any) -> None:
         choices = {scope.value: scope for scope in MemoryScope}
-        scope = self.check([key], lambda: as_choice(value, choices))
-        if scope is not INVALID:
-            self.set("memory", scope, [key])
-            self.applied([key], f"{scope.value} memory (first 200 lines of MEMORY.md)")
+        if not (isinstance(value, str) and value in choices):
+            self.ignore(key, value, f"must be one of {', '.join(choices)}")
+            return
+        scope = choices[value]
+        self.set("memory", scope, [key])
+        self.applied([key], f"{scope.value} memory (first 200 lines of MEMORY.md)")
 
     def field_color(self, key: str, value: Any) -> None:
         color = self.check([key], lambda: as_text(value, allow_empty=False).strip())

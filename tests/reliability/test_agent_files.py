@@ -1,0 +1,178 @@
+"""Reliability, hostile agent folders: files that block, never end, grow, or widen tools.
+
+A repository's ``.claude/agents`` is written by strangers. Git can commit a
+symbolic link to ``/dev/zero``, and anyone with a shell can leave a FIFO named
+``x.md``; ``open`` on a FIFO waits for a writer forever and ``read`` on
+``/dev/zero`` never ends. Every definition is read by the bounded, non-blocking
+reader ``subagents/_small_file.py``: only regular files, at most
+``MAX_FILE_BYTES``, even when ``stat`` says 0 (``/proc`` files) or the file
+grows while it is read (issue 15, item 10). A regression here is a hang, so
+each check runs under a deadline: the command in a subprocess with a timeout,
+the loader in a helper thread joined with a timeout (the pattern of
+``tests/tools/builtin/test_threads.py``).
+
+``tools:`` with no value is Claude Code's "no tools", not "every tool"
+(issue 15, item 13): reading it the other way would hand a repository's agent
+Write, Edit and Bash that its author took away.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from subagents import testing
+from subagents.actors import Completed
+from subagents.agents import FileReport, load_paths
+from subagents.runtime import ModelRequest, Reply, ScriptedProvider
+from tests.runtime import world as runtime_world
+
+#: Seconds a command or a load may take before it is a hang (it takes well under 5).
+DEADLINE = 60
+
+GOOD = "---\nname: good\ndescription: A good agent.\n---\nYou are good.\n"
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+needs_dev_zero = pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+
+
+def _hostile_folder(folder: Path) -> None:
+    """``good.md``, a FIFO ``fifo.md`` and ``zero.md`` -> ``/dev/zero``, in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "good.md").write_text(GOOD)
+    os.mkfifo(folder / "fifo.md")
+    (folder / "zero.md").symlink_to("/dev/zero")
+
+
+def _subagents(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(home), "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "subagents.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,  # a hang fails the test instead of stalling the suite
+        check=False,
+    )
+
+
+def _within_deadline(work: Callable[[], Any]) -> Any:
+    """``work()`` run in a helper thread; fails the test if it is not done in time."""
+    result: list[Any] = []
+    runner = threading.Thread(target=lambda: result.append(work()), daemon=True)
+    runner.start()
+    runner.join(DEADLINE)
+    assert not runner.is_alive(), f"still reading after {DEADLINE} s: a hang"
+    return result[0]
+
+
+@needs_fifo
+@needs_dev_zero
+@pytest.mark.parametrize("command", [("agents", "list"), ("agents", "validate")])
+def test_a_fifo_and_a_link_to_dev_zero_in_the_project_agents_are_reported_not_read(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    (project / ".git").mkdir(parents=True)
+    home.mkdir()
+    _hostile_folder(project / ".claude" / "agents")
+    done = _subagents(project, home, *command)
+    assert "Traceback" not in done.stderr
+    assert "good" in done.stdout
+    if command[-1] == "validate":
+        assert "fifo.md: error: cannot read the file: it is a FIFO (named pipe)" in done.stdout
+        assert "zero.md: error: cannot read the file: it is a character device" in done.stdout
+
+
+@needs_fifo
+@needs_dev_zero
+def test_a_fifo_or_device_named_on_the_command_line_is_said_to_be_one(tmp_path: Path) -> None:
+    """Named explicitly, they were "no such file or directory": they exist, and the
+    report says what they are."""
+    folder = tmp_path / "agents"
+    _hostile_folder(folder)
+    done = _subagents(
+        tmp_path, tmp_path, "agents", "validate", str(folder / "fifo.md"), str(folder / "zero.md")
+    )
+    assert done.returncode == 1
+    assert f"{folder / 'fifo.md'}: error: cannot read the file: it is a FIFO" in done.stdout
+    assert f"{folder / 'zero.md'}: error: cannot read the file: it is a character dev" in (
+        done.stdout
+    )
+    assert "no such file" not in done.stdout
+
+
+@needs_fifo
+def test_a_plugin_manifest_listing_a_fifo_reports_it_without_blocking(tmp_path: Path) -> None:
+    plugin = tmp_path / "plugin"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text(
+        '{"name": "p", "agents": ["./extra/pipe.md"]}'
+    )
+    (plugin / "extra").mkdir()
+    os.mkfifo(plugin / "extra" / "pipe.md")
+    reports: tuple[FileReport, ...] = _within_deadline(lambda: load_paths([plugin]))
+    (pipe,) = [r for r in reports if r.path is not None and r.path.name == "pipe.md"]
+    assert [d.message for d in pipe.errors] == [
+        "cannot read the file: it is a FIFO (named pipe), not a regular file"
+    ]
+
+
+@pytest.mark.parametrize("proc_file", ["/proc/self/maps", "/proc/self/status"])
+def test_a_file_whose_size_is_zero_to_stat_is_still_read_up_to_the_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, proc_file: str
+) -> None:
+    """``/proc`` files say 0 bytes to ``stat`` and hold more: the cap is counted on
+    the bytes read, so a file that grows past it is refused, not read on."""
+    if not Path(proc_file).exists():
+        pytest.skip(f"no {proc_file}")
+    monkeypatch.setattr("subagents.agents._scan.MAX_FILE_BYTES", 64)
+    link = tmp_path / "agents" / "grows.md"
+    link.parent.mkdir()
+    link.symlink_to(proc_file)
+    assert link.stat().st_size == 0
+    reports: tuple[FileReport, ...] = _within_deadline(lambda: load_paths([link]))
+    (report,) = reports
+    assert report.definitions == ()
+    assert [d.message for d in report.errors] == [
+        "cannot read the file: it holds more than the 64 bytes read"
+    ]
+
+
+def _records_tools(requests: list[ModelRequest]) -> Callable[[ModelRequest], Reply]:
+    def answer(request: ModelRequest) -> Reply:
+        requests.append(request)
+        return testing.say("done")
+
+    return answer
+
+
+async def _run_agent_with_empty_tools(root: Path) -> list[ModelRequest]:
+    world = runtime_world.World(root)
+    world.agent("bare", tools="")  # writes the line "tools: " (a null value)
+    requests: list[ModelRequest] = []
+    async with world.open(ScriptedProvider(_records_tools(requests))) as rt:
+        assert rt.catalog.get("bare").tools == ()
+        agent = (await rt.spawn("bare", "Go.")).agent_id
+        assert (await rt.wait([agent], timeout=60)).statuses[agent] == Completed("done")
+    return [r for r in requests if r.agent_type == "bare"]
+
+
+def test_tools_with_no_value_gives_the_agent_no_tools(tmp_path: Path) -> None:
+    """Security: ``tools:`` with nothing after it offered the model every tool
+    (Write, Edit, Bash...); Claude Code gives such an agent none."""
+    requests = trio.run(
+        _run_agent_with_empty_tools, tmp_path, clock=trio.testing.MockClock(autojump_threshold=0)
+    )
+    assert requests
+    assert all(r.tool_names == [] for r in requests)
