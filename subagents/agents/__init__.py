@@ -39,6 +39,7 @@ from subagents.agents._diagnostics import (
     Severity,
 )
 from subagents.agents._discovery import (
+    FOREIGN_AGENT_DIRS,
     AgentCatalog,
     Override,
     SearchedPlace,
@@ -47,6 +48,7 @@ from subagents.agents._discovery import (
 )
 from subagents.agents._exceptions import AgentsError, DefinitionError, UnknownAgentError
 from subagents.agents._fields import IGNORED_FIELDS, KNOWN_FIELDS
+from subagents.agents._gemini import GEMINI_TOOL_NAMES, parse_gemini
 from subagents.agents._markdown import parse_markdown
 from subagents.agents._models import DEFAULT_MODEL_ALIASES, ModelAliases, ModelCheck
 from subagents.agents._prompts import (
@@ -92,6 +94,9 @@ __all__ = [
     "Severity",
     # loading
     "parse_markdown",
+    "parse_gemini",
+    "GEMINI_TOOL_NAMES",
+    "FOREIGN_AGENT_DIRS",
     "parse_document",
     "parse_agents_json",
     "load_file",

@@ -1,9 +1,12 @@
 """Finding every agent definition a session can use, and deciding which one wins.
 
-Scopes, lowest priority first: built-in, plugin, user (``~/.claude/agents``,
-``~/.subagents/agents``), project (``.claude/agents`` and ``.subagents/agents``
+Scopes, lowest priority first: built-in, plugin, user (``~/.gemini/agents``,
+``~/.claude/agents``, ``~/.subagents/agents``), project (the same three folders
 in the working directory and each directory above it, the nearest last), and
-the ``--agents`` JSON string. Inside a scope, files load first and each
+the ``--agents`` JSON string. Gemini CLI's folder loads before Claude Code's,
+so a Claude Code agent wins a tie; project
+ones are repository content like ``.claude/agents`` and get the same workspace
+trust. Inside a scope, files load first and each
 ``config.json`` (``<root>/.claude/config.json``, ``<root>/.subagents/config.json``)
 after them, so an agent in a ``config.json`` overrides a file of the same name.
 The home directory is a parameter: tests and embedders never touch the real
@@ -36,6 +39,7 @@ from subagents.agents._yaml_json import model_aliases_in, parse_agents_json
 
 __all__ = [
     "CONFIG_DIRS",
+    "FOREIGN_AGENT_DIRS",
     "AgentCatalog",
     "Override",
     "SearchedPlace",
@@ -45,6 +49,9 @@ __all__ = [
 
 #: The per-scope folders, in the order they load (a later one wins a tie).
 CONFIG_DIRS: tuple[str, ...] = (".claude", ".subagents")
+#: Other tools' agent folders read in each scope before :data:`CONFIG_DIRS`:
+#: Gemini CLI's (``.gemini/agents/*.md``).
+FOREIGN_AGENT_DIRS: tuple[str, ...] = (".gemini",)
 
 
 @attrs.frozen
@@ -221,6 +228,9 @@ def discover_agents(
     home = Path(home) if home is not None else Path.home()
     user_roots = [home / name for name in CONFIG_DIRS]
     project_roots = [d / name for d in _project_roots(cwd, home) for name in CONFIG_DIRS]
+    agent_dirs = (*FOREIGN_AGENT_DIRS, *CONFIG_DIRS)
+    user_agent_roots = [home / name for name in agent_dirs]
+    project_agent_roots = [d / name for d in _project_roots(cwd, home) for name in agent_dirs]
     searched: list[SearchedPlace] = []
 
     table = aliases if aliases is not None else ModelAliases()
@@ -238,8 +248,12 @@ def discover_agents(
     for root in find_plugin_roots([*plugin_dirs, *plugin_homes]):
         collector.add_reports(load_plugin(root, aliases=table))
 
-    for source, roots in ((AgentSource.USER, user_roots), (AgentSource.PROJECT, project_roots)):
-        for root in roots:
+    scopes = (
+        (AgentSource.USER, user_agent_roots, user_roots),
+        (AgentSource.PROJECT, project_agent_roots, project_roots),
+    )
+    for source, agent_roots, roots in scopes:
+        for root in agent_roots:
             agents_dir = root / "agents"
             exists = agents_dir.is_dir()
             if exists or source is AgentSource.USER or root.parent == cwd:

@@ -20,7 +20,7 @@ from subagents.agents._diagnostics import (
     FileReport,
     Severity,
 )
-from subagents.agents._fields import interpret
+from subagents.agents._fields import Dialect, interpret
 from subagents.agents._models import ModelAliases
 from subagents.agents._parse import (
     Parsed,
@@ -79,8 +79,15 @@ def parse_markdown(
     source: AgentSource = AgentSource.CLI,
     aliases: ModelAliases = _DEFAULT_ALIASES,
     plugin: str | None = None,
+    dialect: Dialect | None = None,
+    name_from_file: bool = True,
 ) -> FileReport:
-    """Read one Markdown agent file's text; never raises for its content."""
+    """Read one Markdown agent file's text; never raises for its content.
+
+    ``dialect`` adds another tool's field names (Gemini CLI's); without
+    ``name_from_file`` a file with no ``name`` is an error instead of being
+    named after the file (Gemini CLI requires ``name``).
+    """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     diagnostics: list[Diagnostic] = []
     parts = split_frontmatter(text)
@@ -137,8 +144,11 @@ def parse_markdown(
         aliases=aliases,
         diagnostics=diagnostics,
         body=(parts.body, parts.body_line),
-        default_name=(stem, f"the file name {stem!r} is the agent type") if stem else None,
+        default_name=(
+            (stem, f"the file name {stem!r} is the agent type") if stem and name_from_file else None
+        ),
         plugin=plugin,
+        dialect=dialect,
     )
     definitions = (definition,) if definition is not None else ()
     return FileReport(path, FileKind.DEFINITION, source, definitions, tuple(diagnostics))

@@ -25,6 +25,7 @@ from subagents.agents._diagnostics import (
     FileReport,
     Severity,
 )
+from subagents.agents._gemini import is_gemini_frontmatter, parse_gemini
 from subagents.agents._markdown import parse_markdown
 from subagents.agents._models import ModelAliases
 from subagents.agents._parse import Parsed, parse_json, problem_diagnostic
@@ -114,6 +115,11 @@ def _read_text(path: Path, source: AgentSource) -> str | FileReport:
         )
 
 
+def _in_gemini_folder(path: Path) -> bool:
+    """Whether ``path`` is under a ``.gemini`` folder (Gemini CLI's agents)."""
+    return ".gemini" in path.parent.parts
+
+
 def load_file(
     path: Path,
     *,
@@ -124,8 +130,10 @@ def load_file(
 ) -> FileReport:
     """Read one file by its suffix (``.md``, ``.yaml``/``.yml``, ``.json``).
 
-    ``config`` reads the file as a scope's ``config.json``. Never raises for the
-    file's content or for I/O errors: they are in the report.
+    A Markdown file under a ``.gemini`` folder, or whose frontmatter uses Gemini
+    CLI's own fields, is read as Gemini CLI's. ``config`` reads the file as a
+    scope's ``config.json``. Never raises for the file's content or for I/O
+    errors: they are in the report.
     """
     path = Path(path)
     form = "json" if config else AGENT_SUFFIXES.get(path.suffix.lower())
@@ -141,6 +149,8 @@ def load_file(
     text = _read_text(path, source)
     if isinstance(text, FileReport):
         return text
+    if form == "markdown" and (_in_gemini_folder(path) or is_gemini_frontmatter(text)):
+        return parse_gemini(text, path=path, source=source, aliases=aliases, plugin=plugin)
     if form == "markdown":
         return parse_markdown(text, path=path, source=source, aliases=aliases, plugin=plugin)
     return parse_document(
