@@ -18,6 +18,7 @@ says what it did with every field of every file::
 from __future__ import annotations
 
 from subagents.agents._builtins import BUILTIN_AGENT_NAMES, THOROUGHNESS_LEVELS, builtin_agents
+from subagents.agents._codex import CODEX_SANDBOX_MODES, parse_codex
 from subagents.agents._definition import (
     AgentDefinition,
     AgentSource,
@@ -95,7 +96,9 @@ __all__ = [
     # loading
     "parse_markdown",
     "parse_gemini",
+    "parse_codex",
     "GEMINI_TOOL_NAMES",
+    "CODEX_SANDBOX_MODES",
     "FOREIGN_AGENT_DIRS",
     "parse_document",
     "parse_agents_json",

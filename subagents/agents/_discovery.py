@@ -1,10 +1,10 @@
 """Finding every agent definition a session can use, and deciding which one wins.
 
 Scopes, lowest priority first: built-in, plugin, user (``~/.gemini/agents``,
-``~/.claude/agents``, ``~/.subagents/agents``), project (the same three folders
-in the working directory and each directory above it, the nearest last), and
-the ``--agents`` JSON string. Gemini CLI's folder loads before Claude Code's,
-so a Claude Code agent wins a tie; project
+``~/.codex/agents``, ``~/.claude/agents``, ``~/.subagents/agents``), project
+(the same four folders in the working directory and each directory above it,
+the nearest last), and the ``--agents`` JSON string. Gemini CLI's and Codex's
+folders load before Claude Code's, so a Claude Code agent wins a tie; project
 ones are repository content like ``.claude/agents`` and get the same workspace
 trust. Inside a scope, files load first and each
 ``config.json`` (``<root>/.claude/config.json``, ``<root>/.subagents/config.json``)
@@ -50,8 +50,8 @@ __all__ = [
 #: The per-scope folders, in the order they load (a later one wins a tie).
 CONFIG_DIRS: tuple[str, ...] = (".claude", ".subagents")
 #: Other tools' agent folders read in each scope before :data:`CONFIG_DIRS`:
-#: Gemini CLI's (``.gemini/agents/*.md``).
-FOREIGN_AGENT_DIRS: tuple[str, ...] = (".gemini",)
+#: Gemini CLI's (``.gemini/agents/*.md``) and Codex's (``.codex/agents/*.toml``).
+FOREIGN_AGENT_DIRS: tuple[str, ...] = (".gemini", ".codex")
 
 
 @attrs.frozen
