@@ -65,6 +65,7 @@ from subagents.agents._records import (
     DiagnosticRecord,
     ErrorRecord,
     ValidationRecord,
+    catalog_record,
     diagnostics_for,
     encode_record,
     validation_record,
@@ -140,6 +141,7 @@ __all__ = [
     "ErrorRecord",
     "ValidationRecord",
     "validation_record",
+    "catalog_record",
     "diagnostics_for",
     "encode_record",
     # errors

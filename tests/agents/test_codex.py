@@ -10,6 +10,7 @@ pool of display nicknames for the agents spawned with that role).
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -145,3 +146,16 @@ def test_project_codex_agents_get_the_workspace_trust_of_claude_agents(
     assert restricted.catalog.get("reviewer").approval_mode is not None
     assert restricted.catalog.get("reviewer").approval_mode.value == "route_to_parent"
     assert "the auto-approval of agent reviewer" in restricted.ignored
+
+
+def test_the_cli_lists_a_codex_agent_as_json(
+    cli, write, home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(project / ".codex/agents/reviewer.toml", REVIEWER)
+    assert cli("show", "reviewer", "--json", "--cwd", str(project), "--home", str(home)) == 0
+    (agent,) = json.loads(capsys.readouterr().out)["agents"]
+    assert (agent["nicknames"], agent["read_only"], agent["source"]) == (
+        ["Atlas", "Delta", "Echo"],
+        True,
+        "project",
+    )
