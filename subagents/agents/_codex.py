@@ -147,17 +147,34 @@ CODEX_DIALECT = Dialect(
 
 
 def _line_index(text: str) -> LineIndex:
-    """The line of each top-level key (TOML has no positions in :mod:`tomllib`)."""
+    """The line of each top-level key (TOML has no positions in :mod:`tomllib`).
+
+    Top-level keys come before the first ``[table]``; the lines of a multi-line
+    string (opened by three quotes) are text, never keys.
+    """
     lines: dict[KeyPath, int] = {}
+    open_string: str | None = None
+    in_table = False
     for number, line in enumerate(text.split("\n"), start=1):
+        if open_string is not None:
+            if open_string in line:
+                open_string = None
+            continue
         if _TABLE.match(line):
+            in_table = True
             name = line.strip().strip("[]").strip().split(".")[0].strip("\"' ")
             if name:
                 lines.setdefault((name,), number)
             continue
         match = _TOP_KEY.match(line)
-        if match is not None:
+        if match is None:
+            continue
+        if not in_table:
             lines.setdefault((match.group("key").strip("\"'"),), number)
+        for quote in ('"""', "'''"):
+            if line.count(quote) % 2 == 1:
+                open_string = quote
+                break
     return LineIndex(lines, default=1)
 
 

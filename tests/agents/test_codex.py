@@ -159,3 +159,20 @@ def test_the_cli_lists_a_codex_agent_as_json(
         True,
         "project",
     )
+
+
+def test_diagnostic_lines_skip_multiline_strings_and_tables() -> None:
+    text = (
+        'developer_instructions = """\n'
+        "model_reasoning_effort = this line is prompt text\n"
+        '"""\n'
+        'name = "r"\n'
+        'description = "d"\n'
+        "[mcp_servers.docs]\n"
+        'model_reasoning_effort = "not top-level"\n'
+    )
+    report = parse_codex(text.replace("[mcp", 'model_reasoning_effort = "low"\n[mcp'))
+    (ignored,) = [d for d in report.diagnostics if d.field == "model_reasoning_effort"]
+    assert ignored.line == 6
+    (servers,) = [d for d in report.diagnostics if d.field == "mcp_servers"]
+    assert servers.line == 7
