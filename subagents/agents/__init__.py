@@ -18,6 +18,7 @@ says what it did with every field of every file::
 from __future__ import annotations
 
 from subagents.agents._builtins import BUILTIN_AGENT_NAMES, THOROUGHNESS_LEVELS, builtin_agents
+from subagents.agents._codex import CODEX_SANDBOX_MODES, parse_codex
 from subagents.agents._definition import (
     AgentDefinition,
     AgentSource,
@@ -39,6 +40,7 @@ from subagents.agents._diagnostics import (
     Severity,
 )
 from subagents.agents._discovery import (
+    FOREIGN_AGENT_DIRS,
     AgentCatalog,
     Override,
     SearchedPlace,
@@ -47,6 +49,7 @@ from subagents.agents._discovery import (
 )
 from subagents.agents._exceptions import AgentsError, DefinitionError, UnknownAgentError
 from subagents.agents._fields import IGNORED_FIELDS, KNOWN_FIELDS
+from subagents.agents._gemini import GEMINI_TOOL_NAMES, parse_gemini
 from subagents.agents._markdown import parse_markdown
 from subagents.agents._models import DEFAULT_MODEL_ALIASES, ModelAliases, ModelCheck
 from subagents.agents._prompts import (
@@ -62,6 +65,7 @@ from subagents.agents._records import (
     DiagnosticRecord,
     ErrorRecord,
     ValidationRecord,
+    catalog_record,
     diagnostics_for,
     encode_record,
     validation_record,
@@ -92,6 +96,11 @@ __all__ = [
     "Severity",
     # loading
     "parse_markdown",
+    "parse_gemini",
+    "parse_codex",
+    "GEMINI_TOOL_NAMES",
+    "CODEX_SANDBOX_MODES",
+    "FOREIGN_AGENT_DIRS",
     "parse_document",
     "parse_agents_json",
     "load_file",
@@ -132,6 +141,7 @@ __all__ = [
     "ErrorRecord",
     "ValidationRecord",
     "validation_record",
+    "catalog_record",
     "diagnostics_for",
     "encode_record",
     # errors

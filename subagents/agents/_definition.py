@@ -272,6 +272,9 @@ class AgentDefinition:
     #: First user turn submitted automatically when the agent runs as the lead.
     initial_prompt: str | None = None
     disabled_features: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    #: Nicknames for agents of this type, tried in order before the runtime's
+    #: own pool (Codex's ``nickname_candidates``); empty uses the pool.
+    nickname_candidates: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     #: Definitions built in code default to the highest scope, like ``--agents``.
     source: AgentSource = AgentSource.CLI
     #: The file it was read from; ``None`` for built-ins and ``--agents``.

@@ -2,10 +2,13 @@
 
 Scopes, lowest priority first: built-in, plugin (the Claude Code plugins the
 user installed and enabled, see :mod:`subagents.agents._installed`; the
-folders in ``~/.subagents/plugins``; ``plugin_dirs``), user (``~/.claude/agents``,
-``~/.subagents/agents``), project (``.claude/agents`` and ``.subagents/agents``
-in the working directory and each directory above it, the nearest last), and
-the ``--agents`` JSON string. Inside a scope, files load first and each
+folders in ``~/.subagents/plugins``; ``plugin_dirs``), user (``~/.gemini/agents``,
+``~/.codex/agents``, ``~/.claude/agents``, ``~/.subagents/agents``), project
+(the same four folders in the working directory and each directory above it,
+the nearest last), and the ``--agents`` JSON string. Gemini CLI's and Codex's
+folders load before Claude Code's, so a Claude Code agent wins a tie; project
+ones are repository content like ``.claude/agents`` and get the same workspace
+trust. Inside a scope, files load first and each
 ``config.json`` (``<root>/.claude/config.json``, ``<root>/.subagents/config.json``)
 after them, so an agent in a ``config.json`` overrides a file of the same name.
 A plugin's agents are named ``<plugin>:<agent>`` and only that name finds them,
@@ -43,6 +46,7 @@ from subagents.agents._yaml_json import model_aliases_in, parse_agents_json
 
 __all__ = [
     "CONFIG_DIRS",
+    "FOREIGN_AGENT_DIRS",
     "AgentCatalog",
     "Override",
     "SearchedPlace",
@@ -52,6 +56,9 @@ __all__ = [
 
 #: The per-scope folders, in the order they load (a later one wins a tie).
 CONFIG_DIRS: tuple[str, ...] = (".claude", ".subagents")
+#: Other tools' agent folders read in each scope before :data:`CONFIG_DIRS`:
+#: Gemini CLI's (``.gemini/agents/*.md``) and Codex's (``.codex/agents/*.toml``).
+FOREIGN_AGENT_DIRS: tuple[str, ...] = (".gemini", ".codex")
 
 
 @attrs.frozen
@@ -228,6 +235,9 @@ def discover_agents(
     home = Path(home) if home is not None else Path.home()
     user_roots = [home / name for name in CONFIG_DIRS]
     project_roots = [d / name for d in _project_roots(cwd, home) for name in CONFIG_DIRS]
+    agent_dirs = (*FOREIGN_AGENT_DIRS, *CONFIG_DIRS)
+    user_agent_roots = [home / name for name in agent_dirs]
+    project_agent_roots = [d / name for d in _project_roots(cwd, home) for name in agent_dirs]
     searched: list[SearchedPlace] = []
 
     table = aliases if aliases is not None else ModelAliases()
@@ -251,8 +261,12 @@ def discover_agents(
     for plugin in enabled:
         collector.add_reports(load_plugin(plugin.root, aliases=table, name=plugin.name))
 
-    for source, roots in ((AgentSource.USER, user_roots), (AgentSource.PROJECT, project_roots)):
-        for root in roots:
+    scopes = (
+        (AgentSource.USER, user_agent_roots, user_roots),
+        (AgentSource.PROJECT, project_agent_roots, project_roots),
+    )
+    for source, agent_roots, roots in scopes:
+        for root in agent_roots:
             agents_dir = root / "agents"
             exists = agents_dir.is_dir()
             if exists or source is AgentSource.USER or root.parent == cwd:

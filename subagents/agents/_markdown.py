@@ -20,7 +20,7 @@ from subagents.agents._diagnostics import (
     FileReport,
     Severity,
 )
-from subagents.agents._fields import interpret
+from subagents.agents._fields import Dialect, interpret
 from subagents.agents._models import ModelAliases
 from subagents.agents._parse import (
     Parsed,
@@ -87,8 +87,13 @@ def parse_markdown(
     source: AgentSource = AgentSource.CLI,
     aliases: ModelAliases = _DEFAULT_ALIASES,
     plugin: str | None = None,
+    dialect: Dialect | None = None,
 ) -> FileReport:
-    """Read one Markdown agent file's text; never raises for its content."""
+    """Read one Markdown agent file's text; never raises for its content.
+
+    ``dialect`` adds another tool's field names (Gemini CLI's). A file with no
+    ``name`` is an error, as in Claude Code and Gemini CLI, never named after the file.
+    """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     diagnostics: list[Diagnostic] = []
     parts = split_frontmatter(text)
@@ -147,6 +152,7 @@ def parse_markdown(
         diagnostics=diagnostics,
         body=(parts.body, parts.body_line),
         plugin=plugin,
+        dialect=dialect,
     )
     definitions = (definition,) if definition is not None else ()
     return FileReport(path, FileKind.DEFINITION, source, definitions, tuple(diagnostics))

@@ -27,6 +27,7 @@ import attrs
 
 from subagents._small_file import FileRefused, read_small_file
 from subagents.agents._clashes import flag_duplicate_names
+from subagents.agents._codex import parse_codex
 from subagents.agents._definition import AgentSource
 from subagents.agents._diagnostics import (
     Diagnostic,
@@ -35,6 +36,7 @@ from subagents.agents._diagnostics import (
     FileReport,
     Severity,
 )
+from subagents.agents._gemini import is_gemini_frontmatter, parse_gemini
 from subagents.agents._markdown import parse_markdown
 from subagents.agents._models import ModelAliases
 from subagents.agents._parse import Parsed, parse_json, problem_diagnostic
@@ -62,6 +64,7 @@ AGENT_SUFFIXES: Mapping[str, str] = {
     ".yaml": "yaml",
     ".yml": "yaml",
     ".json": "json",
+    ".toml": "codex",
 }
 #: Larger files are refused: no agent definition is megabytes long.
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -139,6 +142,11 @@ def _read_text(path: Path, source: AgentSource) -> str | FileReport:
         )
 
 
+def _in_gemini_folder(path: Path) -> bool:
+    """Whether ``path`` is under a ``.gemini`` folder (Gemini CLI's agents)."""
+    return ".gemini" in path.parent.parts
+
+
 def load_file(
     path: Path,
     *,
@@ -147,10 +155,12 @@ def load_file(
     plugin: str | None = None,
     config: bool = False,
 ) -> FileReport:
-    """Read one file by its suffix (``.md``, ``.yaml``/``.yml``, ``.json``).
+    """Read one file by its suffix (``.md``, ``.yaml``/``.yml``, ``.json``, ``.toml``).
 
-    ``config`` reads the file as a scope's ``config.json``. Never raises for the
-    file's content or for I/O errors: they are in the report.
+    A Markdown file under a ``.gemini`` folder, or whose frontmatter uses Gemini
+    CLI's own fields, is read as Gemini CLI's; a ``.toml`` file is a Codex
+    custom agent. ``config`` reads the file as a scope's ``config.json``. Never
+    raises for the file's content or for I/O errors: they are in the report.
     """
     path = Path(path)
     form = "json" if config else AGENT_SUFFIXES.get(path.suffix.lower())
@@ -161,11 +171,16 @@ def load_file(
             source,
             Severity.NOTE,
             DiagnosticCode.SKIPPED,
-            "not read: only .md, .markdown, .yaml, .yml and .json files define agents",
+            "not read: only .md, .markdown, .yaml, .yml, .json and (Codex) .toml files "
+            "define agents",
         )
     text = _read_text(path, source)
     if isinstance(text, FileReport):
         return text
+    if form == "codex":
+        return parse_codex(text, path=path, source=source, aliases=aliases, plugin=plugin)
+    if form == "markdown" and (_in_gemini_folder(path) or is_gemini_frontmatter(text)):
+        return parse_gemini(text, path=path, source=source, aliases=aliases, plugin=plugin)
     if form == "markdown":
         return parse_markdown(text, path=path, source=source, aliases=aliases, plugin=plugin)
     return parse_document(

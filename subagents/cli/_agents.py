@@ -20,10 +20,13 @@ from subagents.agents import (
     AgentCatalog,
     AgentDefinition,
     Diagnostic,
+    ErrorRecord,
     FileKind,
     FileReport,
     Severity,
     UnknownAgentError,
+    ValidationRecord,
+    catalog_record,
     diagnostics_for,
     discover_agents,
     encode_record,
@@ -110,6 +113,11 @@ def add_agents_commands(subparsers: argparse._SubParsersAction[argparse.Argument
     listing.add_argument(
         "--all", action="store_true", help="also list definitions hidden by a higher scope"
     )
+    listing.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object for programs (the shape of validate --json)",
+    )
     listing.set_defaults(func=_cmd_list)
 
     show = commands.add_parser(
@@ -127,6 +135,11 @@ def add_agents_commands(subparsers: argparse._SubParsersAction[argparse.Argument
         formatter_class=raw,
     )
     show.add_argument("name", metavar="NAME", help="the agent type, e.g. Explore")
+    show.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object for programs (the shape of validate --json)",
+    )
     show.set_defaults(func=_cmd_show)
 
     validate = commands.add_parser(
@@ -199,9 +212,17 @@ def _table(rows: Sequence[Sequence[str]], out: TextIO) -> None:
         print("  ".join([*cells, row[-1]]).rstrip(), file=out)
 
 
+def _print_json(record: ValidationRecord, out: TextIO) -> None:
+    out.write(json_safe(encode_record(record).decode("utf-8")))
+    out.write("\n")
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     catalog = _catalog(args)
     out = sys.stdout
+    if args.json:
+        _print_json(catalog_record(catalog, hidden=args.all), out)
+        return 0
     rows: list[list[str]] = [["NAME", "SOURCE", "MODEL", "TOOLS", "DIAG", "PATH"]]
     for name, winner in catalog.definitions.items():
         shown = catalog.candidates[name] if args.all else (winner,)
@@ -276,8 +297,15 @@ def _cmd_show(args: argparse.Namespace) -> int:
     try:
         definition = catalog.get(args.name)
     except UnknownAgentError as exc:
+        if args.json:
+            _print_json(
+                ValidationRecord([], [], [ErrorRecord(None, None, None, str(exc))], []), out
+            )
         print(f"error: {visible(str(exc))}", file=sys.stderr)
         return 1
+    if args.json:
+        _print_json(catalog_record(catalog, names=[definition.name]), out)
+        return 0
     print(visible(definition.name), file=out)
     for label, value in _field_lines(definition, catalog):
         print(f"  {label + ':':<19} {visible(value)}", file=out)
@@ -330,8 +358,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     failed = any(not report.ok for report in reports)
     out = sys.stdout
     if args.json:
-        out.write(json_safe(encode_record(validation_record(reports)).decode("utf-8")))
-        out.write("\n")
+        _print_json(validation_record(reports), out)
         return 1 if failed else 0
     for report in reports:
         print(f"{visible(report.label)}: {visible(_status(report))}", file=out)

@@ -51,7 +51,7 @@ from subagents.actors import (
     WaitResult,
     is_final,
 )
-from subagents.agents import AgentCatalog
+from subagents.agents import AgentCatalog, AgentDefinition
 from subagents.runtime._agent_record import AgentHandle, AgentRecord
 from subagents.runtime._config.defaults import DEFAULT_MODEL
 from subagents.runtime._config.values import RuntimeConfig
@@ -260,9 +260,23 @@ class Runtime:
             background=background or definition.background,
             description=description,
             agent_hooks=hooks_from_specs(definition.hooks),
+            nickname=self._nickname_for(definition),
         )
         await self._start(record, parent)
         return record
+
+    def _nickname_for(self, definition: AgentDefinition) -> str:
+        """The first of the definition's own nicknames no open agent holds ("" for the pool).
+
+        Codex's ``nickname_candidates`` are the display names of agents of that
+        type; when every one is held the first is used and the kernel's pool
+        adds an ordinal ("Atlas the 2nd"), so nicknames stay unique.
+        """
+        candidates = definition.nickname_candidates
+        if not candidates:
+            return ""
+        held = {info.nickname for info in self._open_supervisor().list()}
+        return next((name for name in candidates if name not in held), candidates[0])
 
     def _model(self, wanted: str | None, definition: str | None, parent: AgentRecord | None) -> str:
         services = self.services

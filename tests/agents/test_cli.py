@@ -138,3 +138,41 @@ def test_validate_without_paths_checks_every_scope(
     out = capsys.readouterr().out
     assert "u.md:1: error: [description] no description" in out
     assert "reviewer.md: ok: 'reviewer'" in out
+
+
+def test_list_and_show_print_the_validate_json_shape(
+    cli, write, home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(project / ".claude/agents/reviewer.md", GOOD.replace("haiku", "sonnet[1m]"))
+    write(home / ".claude/agents/reviewer.md", GOOD.replace("haiku", "opusplan"))
+    args = ("--cwd", str(project), "--home", str(home))
+    assert cli("validate", "--json", *args) == 0
+    validated = json.loads(capsys.readouterr().out)
+    assert cli("list", "--json", *args) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert set(listed) == set(validated) == {"agents", "not_agents", "errors", "skipped"}
+    (row,) = [a for a in listed["agents"] if a["name"] == "reviewer"]
+    (same,) = [a for a in validated["agents"] if a["path"] == row["path"]]
+    assert set(row) == set(same)
+    assert (row["source"], row["model"], row["model_id"], row["context_1m"]) == (
+        "project",
+        "sonnet[1m]",
+        "claude-sonnet-5-5",
+        True,
+    )
+    assert row["tools"] == ["Read", "Grep"]
+    assert row["hidden"] is False
+    assert any(a["name"] == "Explore" and a["source"] == "builtin" for a in listed["agents"])
+    assert cli("list", "--json", "--all", *args) == 0
+    hidden = [a for a in json.loads(capsys.readouterr().out)["agents"] if a["hidden"]]
+    assert [(a["name"], a["model"], a["plan_model_id"]) for a in hidden] == [
+        ("reviewer", "opusplan", "claude-opus-5-5")
+    ]
+    assert cli("show", "reviewer", "--json", *args) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert set(shown) == set(validated)
+    assert shown["agents"] == [row]
+    assert cli("show", "nobody", "--json", *args) == 1
+    missing = json.loads(capsys.readouterr().out)
+    assert missing["agents"] == []
+    assert "nobody" in missing["errors"][0]["message"]

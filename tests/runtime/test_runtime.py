@@ -435,3 +435,26 @@ async def test_a_transcript_that_cannot_be_opened_follows_the_disk_error_policy(
             await rt.spawn("Explore", "Look")
         assert rt.list() == []
         assert rt.statistics().agents == 0
+
+
+async def test_a_codex_agent_takes_its_nicknames_from_its_candidates(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Codex's ``nickname_candidates``: the display names of the agents of that type.
+
+    (https://developers.openai.com/codex/subagents and Codex's configuration
+    reference: an optional pool of display nicknames for agents spawned with that
+    role.) Each is used while no open agent holds it; then the kernel's ordinals.
+    """
+    world = World(tmp_path)
+    folder = world.project / ".codex" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "reviewer.toml").write_text(
+        'name = "reviewer"\ndescription = "Reviews"\n'
+        'nickname_candidates = ["Atlas", "Delta"]\ndeveloper_instructions = "Review."\n'
+    )
+    async with world.open(ScriptedProvider([testing.hang()])) as rt:
+        names = [(await rt.spawn("reviewer", "Look")).nickname for _ in range(3)]
+        other = await rt.spawn("Explore", "Look")
+        assert names == ["Atlas", "Delta", "Atlas the 2nd"]
+        assert other.nickname not in names

@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from subagents.agents._definition import AgentDefinition, AgentSource, ModelSettings, RunLimits
 from subagents.agents._diagnostics import Diagnostic, DiagnosticCode, Severity
 from subagents.agents._fields.config import (
@@ -39,7 +41,16 @@ from subagents.agents._fields.values import INVALID, as_text
 from subagents.agents._lines import KeyPath, LineIndex
 from subagents.agents._models import ModelAliases
 
-__all__ = ["APPLIED_FIELDS", "IGNORED_FIELDS", "KNOWN_FIELDS", "interpret"]
+__all__ = ["APPLIED_FIELDS", "IGNORED_FIELDS", "KNOWN_FIELDS", "Dialect", "Handler", "interpret"]
+
+
+def _freeze_handlers(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    return types.MappingProxyType(dict(value))
+
+
+def _freeze_reasons(value: Mapping[str, str]) -> Mapping[str, str]:
+    return types.MappingProxyType(dict(value))
+
 
 #: Fields known to Claude Code (or the seeds) that have no effect here, and why.
 IGNORED_FIELDS: Mapping[str, str] = types.MappingProxyType(
@@ -89,10 +100,27 @@ APPLIED_FIELDS: tuple[str, ...] = (
 
 KNOWN_FIELDS: tuple[str, ...] = (*APPLIED_FIELDS, *IGNORED_FIELDS)
 
-_Handler = Callable[[Interpreter, str, Any], None]
+Handler = Callable[[Interpreter, str, Any], None]
+
+
+@attrs.frozen
+class Dialect:
+    """Another tool's field names, read by the same interpreter (Gemini CLI, Codex).
+
+    ``handlers`` read the dialect's own fields (and win over a Claude Code field
+    of the same name, as Gemini's ``tools`` does); ``ignored`` are its fields that
+    have no effect here, with the reason. Every other field is read as Claude
+    Code's, so a file that mixes the two is still understood.
+    """
+
+    #: The tool whose format this is, for messages ("Gemini CLI").
+    name: str
+    handlers: Mapping[str, Handler] = attrs.field(factory=dict, converter=_freeze_handlers)
+    ignored: Mapping[str, str] = attrs.field(factory=dict, converter=_freeze_reasons)
+
 
 #: How each applied field is read (the prompt fields are gathered in :func:`interpret`).
-_HANDLERS: dict[str, _Handler] = {
+_HANDLERS: dict[str, Handler] = {
     "name": Interpreter.field_name,
     "agentType": Interpreter.field_name,
     "description": Interpreter.field_description,
@@ -135,15 +163,19 @@ def interpret(
     body: tuple[str, int] | None = None,
     default_name: tuple[str, str] | None = None,
     plugin: str | None = None,
+    dialect: Dialect | None = None,
 ) -> AgentDefinition | None:
     """Build a definition from ``data``, appending what was done to ``diagnostics``.
 
     ``body`` is the Markdown body and its first line (the system prompt);
     ``default_name`` is ``(name, why)`` used when the data names no agent (a
-    file's stem, or the key of a ``config.json`` entry). Returns ``None`` when
+    file's stem, or the key of a ``config.json`` entry); ``dialect`` adds
+    another tool's field names (Gemini CLI's, Codex's). Returns ``None`` when
     any field is an error.
     """
     it = Interpreter(path, index, prefix, aliases, diagnostics)
+    extra: Mapping[str, Handler] = dialect.handlers if dialect is not None else {}
+    extra_ignored: Mapping[str, str] = dialect.ignored if dialect is not None else {}
     for raw_key, value in data.items():
         if not isinstance(raw_key, str):
             it.error(
@@ -153,27 +185,25 @@ def interpret(
             )
             continue
         key = raw_key
-        handler = _HANDLERS.get(key)
+        handler = extra.get(key) or _HANDLERS.get(key)
         if handler is not None:
             handler(it, key, value)
         elif key in _PROMPT_FIELDS:
             text = it.check([key], functools.partial(as_text, value))
             if text is not INVALID:
                 it.values.setdefault("_prompts", []).append(([key], text))
-        elif key in IGNORED_FIELDS:
-            it.warn(
-                DiagnosticCode.IGNORED,
-                [key],
-                f"ignored: {key} has no effect here: {IGNORED_FIELDS[key]}",
-            )
+        elif key in extra_ignored or key in IGNORED_FIELDS:
+            reason = extra_ignored.get(key) or IGNORED_FIELDS[key]
+            it.warn(DiagnosticCode.IGNORED, [key], f"ignored: {key} has no effect here: {reason}")
         else:
-            close = difflib.get_close_matches(key, KNOWN_FIELDS, n=1, cutoff=0.75)
+            known = (*KNOWN_FIELDS, *extra, *extra_ignored)
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
+            who = f"subagents, {dialect.name} nor" if dialect is not None else "subagents nor"
             it.warn(
                 DiagnosticCode.UNKNOWN_FIELD,
                 [key],
-                f"unknown field {key!r}{hint}: neither subagents nor Claude Code knows it; "
-                "it is not used",
+                f"unknown field {key!r}{hint}: neither {who} Claude Code knows it; it is not used",
             )
     return _finish(it, body=body, default_name=default_name, source=source, plugin=plugin)
 
