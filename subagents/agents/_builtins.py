@@ -1,13 +1,15 @@
 """The six built-in agents, with their prompts and tool sets.
 
 Tool sets follow the design documents: ``general-purpose`` has every tool but
-the spawning ones and forks the parent's context; ``Explore``, ``Plan`` and
+the spawning ones; ``Explore``, ``Plan`` and
 ``claude-code-guide`` are read-only (an allow list without any writing tool,
 plus a deny list that says so); ``Bash`` has only Bash; ``statusline-setup``
 has Read and Edit. Models follow the Claude Code table: Explore and the guide
 run on ``haiku``, statusline-setup on ``sonnet``, the others inherit. Any of
 them can be overridden by a user, project, plugin or ``--agents`` definition
-of the same name.
+of the same name. None forks the parent's conversation: a child starts with a
+fresh context, as Codex's ``fork_context`` defaults to false and Claude Code's
+subagents start from their prompt alone.
 """
 
 from __future__ import annotations
@@ -239,7 +241,6 @@ def builtin_agents() -> tuple[AgentDefinition, ...]:
             system_prompt=GENERAL_PURPOSE_PROMPT,
             tools=("*",),
             disallowed_tools=LIFECYCLE_TOOLS,
-            fork_context=True,
             source=AgentSource.BUILTIN,
         ),
         AgentDefinition(

@@ -79,6 +79,7 @@ from subagents.runtime._transcripts.load import find_transcript
 from subagents.runtime._transcripts.lock import claim_transcript
 from subagents.tools import (
     DEFAULT_AGENT_TYPE,
+    FORK_NOTE,
     SEND_INPUT_WAIT_SECONDS,
     AgentReport,
     SpawnedAgent,
@@ -652,10 +653,14 @@ class RuntimeHost:
         prompt: str,
         description: str | None = None,
         model: str | None = None,
-        fork_context: bool = False,
+        fork_context: bool | None = None,
         background: bool = False,
     ) -> SpawnedAgent:
-        """Spawn a child of the caller; ``fork_context=False`` leaves the definition's choice."""
+        """Spawn a child of the caller; ``fork_context=None`` leaves the definition's choice.
+
+        ``True`` forks the caller's conversation and ``False`` gives a fresh
+        context whatever the definition says (Codex's ``fork_context``).
+        """
         name = agent_type or DEFAULT_AGENT_TYPE
         self._check_scope(caller, name)
         record = await self._runtime._spawn(
@@ -666,7 +671,7 @@ class RuntimeHost:
             inputs=None,
             background=background,
             parent=caller.agent_id,
-            fork_context=True if fork_context else None,
+            fork_context=fork_context,
         )
         output = record.transcript_file
         return SpawnedAgent(
@@ -753,8 +758,11 @@ class RuntimeHost:
         return self._report(record)
 
     def agent_types(self) -> Sequence[tuple[str, str]]:
-        """Every agent type of the runtime's catalog."""
-        return self._runtime.agent_types()
+        """Every agent type of the runtime's catalog; a forking one's description says so."""
+        return [
+            (d.name, f"{d.description} {FORK_NOTE}" if d.fork_context else d.description)
+            for d in self._runtime.catalog
+        ]
 
     def explain_not_found(self, caller: ToolContext, agent_id: str) -> str | None:
         """For an id the runtime does not hold: what its transcript says to do, if it has one."""

@@ -67,7 +67,9 @@ from subagents.tools._filter import (
     tool_policy,
 )
 from subagents.tools._lifecycle import (
+    CALLER_RESERVE_SECONDS,
     DEFAULT_AGENT_TYPE,
+    FORK_NOTE,
     SEND_INPUT_WAIT_SECONDS,
     AgentHost,
     AgentReport,
@@ -181,6 +183,8 @@ __all__ = [
     "builtin_tools",
     "run_command",
     # lifecycle tools and the runtime they talk to
+    "CALLER_RESERVE_SECONDS",
+    "FORK_NOTE",
     "SEND_INPUT_WAIT_SECONDS",
     "AgentHost",
     "AgentReport",

@@ -43,7 +43,9 @@ def test_tool_sets() -> None:
     general = agents["general-purpose"]
     assert general.tools == ("*",)
     assert set(LIFECYCLE_TOOLS) <= set(general.disallowed_tools)
-    assert general.fork_context is True
+    # No built-in forks the parent's conversation (issue 15: Codex's fork_context
+    # defaults to false, and Claude Code's general-purpose starts from its prompt).
+    assert general.fork_context is False
     assert agents["Bash"].tools == ("Bash",)
     assert agents["statusline-setup"].tools == ("Read", "Edit")
     assert agents["Plan"].tools == ("Glob", "Grep", "Read", "LS", "Bash")

@@ -20,7 +20,9 @@ project, scripted models):
 - **Lifecycle calls from a model.** The same bad ids and absurd ``timeout_ms``
   / ``timeout`` values through the lifecycle tools give the model an
   ``is_error`` result naming the id (``wait`` reports ``not_found`` and clamps
-  any timeout into its bounds, by design), and the lead finishes its task.
+  any positive timeout into its bounds, by design), or naming the bad timeout
+  (``wait`` refuses ``timeout_ms <= 0`` as Codex does; ``TaskOutput`` takes
+  Claude Code's 0-600000 ms), and the lead finishes its task.
 
 Lower levels already prove the pieces: ``tests/tools/builtin/test_properties.py``
 (random arguments straight into each file tool, no escape from the workspace),
@@ -491,10 +493,18 @@ async def _model_scenario(root: Path, calls: list[tuple[str, str, int, str]]) ->
         assert waited.statuses[handle.agent_id] == Completed(LEAD_DONE)
         results = tool_results(rt.conversation(handle.agent_id).messages)[setup:]
         assert len(results) == len(calls)
-        for (tool, kind, _, text), result in zip(calls, results, strict=True):
+        for (tool, kind, timeout, text), result in zip(calls, results, strict=True):
             assert result.content.strip()
             assert "failed unexpectedly" not in result.content, result.content
             assert "the agent keeps running" not in result.content, result.content  # loop boundary
+            if tool == "wait" and timeout <= 0:
+                assert result.is_error
+                assert result.content == "timeout_ms must be greater than zero"
+                continue
+            if tool == "TaskOutput" and not 0 <= timeout <= 600_000:
+                assert result.is_error
+                assert "$.timeout" in result.content, result.content
+                continue
             if kind == "closed":
                 continue  # closing again is harmless and resuming allowed: no refusal to check
             target = f"nobody-{text}" if kind == "unknown" else foreign[0]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import pytest
 import trio
 import trio.testing
 
@@ -22,6 +23,7 @@ from subagents.runtime import (
     load_transcript,
 )
 from subagents.runtime._fork import FORK_BOUNDARY
+from subagents.tools import FORK_NOTE
 from tests.runtime.world import LEAD_TOOLS, World, tool_results
 
 Step = Callable[[list[ToolResultBlock]], Reply]
@@ -93,7 +95,7 @@ async def test_background_task_and_task_output(
             run_in_background=True,
         ),
         lambda r: testing.call("TaskOutput", agent_id=data(r[0])["agent_id"], block=False),
-        lambda r: testing.call("TaskOutput", agent_id=data(r[0])["agent_id"], timeout=60),
+        lambda r: testing.call("TaskOutput", agent_id=data(r[0])["agent_id"], timeout=60_000),
     )
     worker = Reply(text="Read it all.", latency=20.0)
     results, rows = await run_lead(world, lead, lambda request: worker)
@@ -244,3 +246,176 @@ async def test_closing_the_lead_closes_its_children(
         assert rt.status(handle.agent_id) == Shutdown()
     assert load_transcript(rt.transcript_path(child.id)).results[-1].status == "shutdown"  # type: ignore[arg-type]
     assert isinstance(Completed(), Completed)
+
+
+# -- issue 15: the lifecycle tools speak Codex's and Claude Code's contracts ---------------
+
+
+def _first_messages(seen: list[Sequence[Any]]) -> list[str]:
+    return [messages[0].text for messages in seen]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        {"tool": "spawn_agent", "message": "Go on."},
+        {"tool": "spawn_agent", "agent_type": "general-purpose", "message": "Go on."},
+        {
+            "tool": "spawn_agent",
+            "agent_type": "general-purpose",
+            "message": "Go on.",
+            "fork_context": False,
+        },
+        {
+            "tool": "Task",
+            "description": "d",
+            "prompt": "Go on.",
+            "subagent_type": "general-purpose",
+        },
+        {"tool": "spawn_agent", "agent_type": "forker", "message": "Go on.", "fork_context": False},
+    ],
+)
+async def test_a_child_starts_with_a_fresh_context(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, call: dict[str, Any]
+) -> None:
+    """Codex's ``fork_context`` defaults to false (``#[serde(default)] fork_context: bool`` in
+    codex-rs core/src/tools/handlers/multi_agents.rs) and an explicit false means false;
+    Claude Code's subagents start from their prompt. Even a definition that forks is not
+    forked when the call says ``fork_context: false``."""
+    world = World(tmp_path)
+    world.agent("lead", tools=LEAD_TOOLS)
+    world.agent("forker", forkContext=True)
+    arguments = {k: v for k, v in call.items() if k != "tool"}
+    lead = steps(
+        lambda _: Reply(
+            text="Let me delegate.",
+            tool_calls=(testing.call(call["tool"], **arguments).tool_calls[0],),
+        ),
+        lambda r: (
+            testing.call("wait", ids=[data(r[0])["agent_id"]])
+            if call["tool"] == "spawn_agent"
+            else testing.say("Lead done.")
+        ),
+    )
+    seen: list[Sequence[Any]] = []
+
+    def child(request: ModelRequest) -> Reply:
+        seen.append(tuple(request.messages))
+        return testing.say("ok")
+
+    await run_lead(world, lead, child)
+    (messages,) = seen
+    assert [m.origin for m in messages] == [Origin.TASK]
+    assert messages[0].text == "Go on."
+    assert FORK_BOUNDARY not in " ".join(m.text for m in messages)
+
+
+async def test_a_definition_that_forks_forks_unless_told_not_to(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """``forkContext: true`` is the definition's opt-in; the tools' listing says so."""
+    world = World(tmp_path)
+    world.agent("lead", tools=LEAD_TOOLS)
+    world.agent("forker", forkContext=True)
+    lead = steps(
+        lambda _: testing.call("spawn_agent", agent_type="forker", message="Go on."),
+        lambda r: testing.call("wait", ids=[data(r[0])["agent_id"]]),
+    )
+    seen: list[Sequence[Any]] = []
+    listings: list[str] = []
+
+    def child(request: ModelRequest) -> Reply:
+        seen.append(tuple(request.messages))
+        return testing.say("ok")
+
+    def lead_policy(request: ModelRequest) -> Reply:
+        listings.extend(s["description"] for s in request.tools if s["name"] == "spawn_agent")
+        return lead(request)
+
+    await run_lead(world, lead_policy, child)
+    (messages,) = seen
+    assert messages[0].text == "Lead the work."
+    assert any(m.text == FORK_BOUNDARY for m in messages)
+    listing = listings[0]
+    assert f"- forker: The forker agent of the tests. {FORK_NOTE}" in listing
+    assert "- Explore: " in listing
+    assert FORK_NOTE not in listing.split("- Explore: ")[1].split("\n- ")[0]
+
+
+async def test_task_output_takes_claude_codes_task_id_and_milliseconds(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Claude Code's TaskOutput: ``task_id``, ``timeout`` in ms (default 30000, at most
+    600000), ``block`` true by default (github.com/weiesky/cc-viewer,
+    concepts/en/Tool-TaskOutput.md). A 5000 ms wait on a 20 s agent ends with it
+    still running; the usual ``{"task_id", "timeout": 30000}`` collects its result."""
+    world = World(tmp_path)
+    world.agent("lead", tools=LEAD_TOOLS)
+    lead = steps(
+        lambda _: testing.call(
+            "Task",
+            description="Read",
+            prompt="Read.",
+            subagent_type="Explore",
+            run_in_background=True,
+        ),
+        lambda r: testing.call("TaskOutput", task_id=data(r[0])["agent_id"], timeout=5000),
+        lambda r: testing.call("TaskOutput", task_id=data(r[0])["agent_id"], timeout=30000),
+        lambda r: testing.call("TaskOutput", task_id=data(r[0])["agent_id"], timeout=600_001),
+    )
+    worker = Reply(text="Read it all.", latency=20.0)
+    results, _ = await run_lead(world, lead, lambda request: worker)
+    _, early, final, too_long = results
+    assert not early.is_error
+    assert data(early)["status"] == {"kind": "running"}
+    assert not final.is_error
+    assert data(final)["status"] == {"kind": "completed", "result": "Read it all."}
+    assert too_long.is_error
+    assert "$.timeout" in too_long.content
+
+
+async def test_wait_ends_before_the_callers_own_run_does(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A wait longer than what is left of the caller's run is cut short of its deadline, so
+    the caller keeps a turn to act, and the result says so (issue 15, item 4)."""
+    world = World(tmp_path, limits={"max_time_seconds": 100.0})
+    world.agent("lead", tools=LEAD_TOOLS)
+    lead = steps(
+        lambda _: testing.call("spawn_agent", agent_type="Explore", message="Look."),
+        lambda r: testing.call("wait", ids=[data(r[0])["agent_id"]], timeout_ms=3_600_000),
+    )
+    results, rows = await run_lead(world, lead, lambda request: testing.hang())
+    _, waited = results
+    assert not waited.is_error, waited.content
+    answer = data(waited)
+    assert answer["timed_out"] is True
+    assert "your own run ends in" in answer["note"]
+    assert rows["conversation"][-1].text == "Lead done."
+
+
+async def test_blank_input_is_refused_as_codex_does(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """codex-rs refuses ``message.trim().is_empty()`` with "Empty message can't be sent to an
+    agent" (``parse_collab_input``, core/src/tools/handlers/multi_agents.rs)."""
+    world = World(tmp_path)
+    world.agent("lead", tools=LEAD_TOOLS)
+    lead = steps(
+        lambda _: testing.call("spawn_agent", agent_type="Explore", message="Look."),
+        lambda r: testing.call("wait", ids=[data(r[0])["agent_id"]]),
+        lambda r: testing.call("send_input", id=data(r[0])["agent_id"], message="   "),
+        lambda r: testing.call("spawn_agent", agent_type="Explore", message=" \n\t"),
+    )
+    requests: list[ModelRequest] = []
+
+    def worker(request: ModelRequest) -> Reply:
+        requests.append(request)
+        return testing.say("done")
+
+    results, _ = await run_lead(world, lead, worker)
+    _, _, blank_input, blank_spawn = results
+    for refused in (blank_input, blank_spawn):
+        assert refused.is_error
+        assert refused.content == "Empty message can't be sent to an agent"
+    assert len(requests) == 1  # no second run, no second agent

@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 import pytest
 import trio
+import trio.testing
 
 from subagents._exceptions import SubagentsError
 from subagents.actors import (
@@ -30,6 +31,7 @@ from subagents.actors import (
 from subagents.agents import UnknownAgentError
 from subagents.runtime import LimitsConfig
 from subagents.tools import (
+    CALLER_RESERVE_SECONDS,
     SEND_INPUT_WAIT_SECONDS,
     SPAWN_TOOL_NAMES,
     AgentHost,
@@ -113,7 +115,7 @@ class FakeHost:
         prompt: str,
         description: str | None = None,
         model: str | None = None,
-        fork_context: bool = False,
+        fork_context: bool | None = None,
         background: bool = False,
     ) -> SpawnedAgent:
         await self._enter(
@@ -235,7 +237,7 @@ SCHEMAS = {
         ["description", "prompt", "subagent_type", "model", "run_in_background", "resume"],
         ["description", "prompt", "subagent_type"],
     ),
-    "TaskOutput": (["agent_id", "block", "timeout"], ["agent_id"]),
+    "TaskOutput": (["task_id", "agent_id", "block", "timeout"], []),
 }
 
 
@@ -264,9 +266,11 @@ def test_schema_types(tools: dict[str, Tool]) -> None:
     }
     output = input_schema(tools["TaskOutput"].arguments_type)["properties"]
     assert output["block"]["default"] is True
-    assert output["timeout"]["anyOf"][0]["type"] == "integer"
+    assert output["timeout"]["type"] == "number"
+    assert (output["timeout"]["minimum"], output["timeout"]["maximum"]) == (0, 600_000)
+    assert output["timeout"]["default"] == 30_000
     spawn = input_schema(tools["spawn_agent"].arguments_type)["properties"]
-    assert spawn["fork_context"]["type"] == "boolean"
+    assert spawn["fork_context"]["anyOf"][0]["type"] == "boolean"
 
 
 def test_task_description_lists_agent_types(tools: dict[str, Tool]) -> None:
@@ -289,8 +293,9 @@ def test_descriptions_state_the_wait_bounds(host: FakeHost) -> None:
     host.wait_bounds = WaitBounds(default_seconds=20, min_seconds=1, max_seconds=60)
     assert "default 20000 ms" in WaitTool(host).description
     assert "1000-60000 ms" in WaitTool(host).description
-    assert "default 20;" in TaskOutputTool(host).description
-    assert "1-60" in TaskOutputTool(host).description
+    assert "timeout_ms <= 0 is refused" in WaitTool(host).description
+    # TaskOutput's bounds are Claude Code's, in milliseconds, not the wait bounds.
+    assert "default 30000, at most 600000" in TaskOutputTool(host).description
 
 
 def test_agent_alias_is_the_task_tool(host: FakeHost) -> None:
@@ -316,7 +321,7 @@ async def test_spawn_agent(tools: dict[str, Tool], host: FakeHost, ctx: ToolCont
                 "prompt": "find the config",
                 "description": None,
                 "model": None,
-                "fork_context": False,
+                "fork_context": None,
                 "background": False,
             },
         )
@@ -418,11 +423,8 @@ async def test_wait_reports_a_timeout(
         (10_000, 10.0),
         (300_000, 300.0),
         (1, 10.0),
-        (0, 10.0),
-        (-5, 10.0),
         (300_001, 300.0),
         (10**30, 300.0),
-        (-(10**30), 10.0),
     ],
 )
 async def test_wait_timeout_is_clamped(
@@ -491,9 +493,11 @@ async def test_resume_agent(tools: dict[str, Tool], host: FakeHost, ctx: ToolCon
     assert result.content == '{"status":{"kind":"running"}}'
     await run(tools["resume_agent"], {"id": "a1", "message": "carry on"}, ctx)
     await run(tools["resume_agent"], {"id": "a1", "message": ""}, ctx)
+    await run(tools["resume_agent"], {"id": "a1", "message": " \n "}, ctx)
     assert host.calls == [
         ("resume", {"agent_id": "a1", "message": None}),
         ("resume", {"agent_id": "a1", "message": "carry on"}),
+        ("resume", {"agent_id": "a1", "message": None}),
         ("resume", {"agent_id": "a1", "message": None}),
     ]
 
@@ -531,7 +535,7 @@ async def test_task_foreground(
                 "prompt": "Find the config loader",
                 "description": "Find config",
                 "model": "sonnet",
-                "fork_context": False,
+                "fork_context": None,
                 "background": False,
             },
         ),
@@ -605,7 +609,7 @@ async def test_task_foreground_still_running(host: FakeHost, ctx: ToolContext) -
     result = await run(TaskTool(host, run_timeout=60.0), TASK, ctx)
     assert result == ToolResult.error(
         "Agent Ada (a1) is still running after 60 s. Collect its result later with "
-        "TaskOutput (agent_id 'a1')."
+        "TaskOutput (task_id 'a1')."
     )
 
 
@@ -615,7 +619,7 @@ async def test_task_foreground_still_running_without_a_bound(
     host.report_value = attrs.evolve(DONE, status=RUNNING, result=None, terminate_reason=None)
     result = await run(tools["Task"], TASK, ctx)
     assert result.content == (
-        "Agent Ada (a1) is still running. Collect its result later with TaskOutput (agent_id 'a1')."
+        "Agent Ada (a1) is still running. Collect its result later with TaskOutput (task_id 'a1')."
     )
 
 
@@ -671,13 +675,119 @@ async def test_task_output_blocks_by_default(
 
 
 @pytest.mark.parametrize(
-    ("timeout", "seconds"), [(1, 10.0), (-3, 10.0), (60, 60.0), (30_000, 300.0), (10**25, 300.0)]
+    ("arguments", "seconds"),
+    [
+        ({"task_id": "a1"}, 30.0),
+        ({"task_id": "a1", "timeout": 30_000}, 30.0),
+        ({"task_id": "a1", "timeout": 0}, 0.0),
+        ({"task_id": "a1", "timeout": 1500}, 1.5),
+        ({"task_id": "a1", "timeout": 600_000}, 600.0),
+        ({"agent_id": "a1", "timeout": 5000}, 5.0),
+        ({"task_id": "a1", "agent_id": "a1", "block": True}, 30.0),
+    ],
 )
-async def test_task_output_timeout_is_clamped(
-    tools: dict[str, Tool], host: FakeHost, ctx: ToolContext, timeout: int, seconds: float
+async def test_task_output_is_claude_codes(
+    tools: dict[str, Tool],
+    host: FakeHost,
+    ctx: ToolContext,
+    arguments: dict[str, Any],
+    seconds: float,
 ) -> None:
-    await run(tools["TaskOutput"], {"agent_id": "a1", "timeout": timeout}, ctx)
-    assert host.calls[-1][1]["timeout"] == seconds
+    """Claude Code's TaskOutput: ``task_id`` (``agent_id`` kept as an alias), ``timeout`` in
+    ms, default 30000, at most 600000, ``block`` true by default (github.com/weiesky/cc-viewer,
+    concepts/en/Tool-TaskOutput.md). The host's wait bounds (here 10-300 s) do not apply."""
+    result = await run(tools["TaskOutput"], arguments, ctx)
+    assert result.content == TASK_OUTPUT_DONE
+    assert host.calls == [("report", {"agent_id": "a1", "block": True, "timeout": seconds})]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({}, "TaskOutput needs task_id: the agent_id a Task call returned."),
+        (
+            {"task_id": "a1", "agent_id": "a2"},
+            "task_id and agent_id name different agents; give only task_id.",
+        ),
+    ],
+)
+async def test_task_output_needs_one_id(
+    tools: dict[str, Tool],
+    host: FakeHost,
+    ctx: ToolContext,
+    arguments: dict[str, Any],
+    message: str,
+) -> None:
+    result = await run(tools["TaskOutput"], arguments, ctx)
+    assert result == ToolResult.error(message)
+    assert host.calls == []
+
+
+@pytest.mark.parametrize("timeout_ms", [0, -5, -(10**30)])
+async def test_wait_refuses_a_timeout_that_is_not_positive(
+    tools: dict[str, Tool], host: FakeHost, ctx: ToolContext, timeout_ms: int
+) -> None:
+    """codex-rs ``wait`` (core/src/tools/handlers/multi_agents/wait.rs): ``ms <= 0`` is
+    refused with "timeout_ms must be greater than zero", not raised to the minimum."""
+    result = await run(tools["wait"], {"ids": ["a1"], "timeout_ms": timeout_ms}, ctx)
+    assert result == ToolResult.error("timeout_ms must be greater than zero")
+    assert host.calls == []
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("wait", {"ids": ["a1"], "timeout_ms": 3_600_000}),
+        ("TaskOutput", {"task_id": "a1", "timeout": 600_000}),
+    ],
+)
+async def test_a_wait_ends_before_the_callers_run(
+    tools: dict[str, Tool],
+    host: FakeHost,
+    make_ctx: Callable[..., ToolContext],
+    autojump_clock: trio.testing.MockClock,
+    tool: str,
+    arguments: dict[str, Any],
+) -> None:
+    """A wait past the caller's deadline is cut to end CALLER_RESERVE_SECONDS before it, and
+    the result says so; one that fits is left alone and says nothing."""
+    with trio.CancelScope(deadline=trio.current_time() + 45.0) as scope:
+        ctx = attrs.evolve(make_ctx(depth=0), cancel_scope=scope)
+        result = await run(tools[tool], arguments, ctx)
+        assert host.calls[-1][1]["timeout"] == pytest.approx(45.0 - CALLER_RESERVE_SECONDS)
+        note = json.loads(result.content)["note"]
+        assert note.startswith("Waited at most 35000 ms instead of")
+        assert "your own run ends in 45000 ms" in note
+        short = {**arguments, "timeout_ms" if tool == "wait" else "timeout": 20_000}
+        result = await run(tools[tool], short, ctx)
+        assert host.calls[-1][1]["timeout"] == 20.0
+        assert "note" not in json.loads(result.content)
+        scope.deadline = trio.current_time() + 3.0
+        result = await run(tools[tool], short, ctx)
+        assert host.calls[-1][1]["timeout"] == 0.0
+        assert "your own run ends in 3000 ms" in json.loads(result.content)["note"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("send_input", {"id": "a1", "message": "   "}),
+        ("send_input", {"id": "a1", "message": "\n\t ", "interrupt": True}),
+        ("spawn_agent", {"message": " "}),
+    ],
+)
+async def test_blank_messages_are_refused(
+    tools: dict[str, Tool],
+    host: FakeHost,
+    ctx: ToolContext,
+    tool: str,
+    arguments: dict[str, Any],
+) -> None:
+    """codex-rs ``parse_collab_input`` refuses ``message.trim().is_empty()`` with "Empty message
+    can't be sent to an agent" (core/src/tools/handlers/multi_agents.rs)."""
+    result = await run(tools[tool], arguments, ctx)
+    assert result == ToolResult.error("Empty message can't be sent to an agent")
+    assert host.calls == []
 
 
 async def test_task_output_without_blocking(
@@ -901,7 +1011,9 @@ async def test_cancellation_from_the_host_is_not_swallowed(
         ("Task", {"description": "d", "prompt": "p"}, "`subagent_type`"),
         ("Agent", {**TASK, "max_turns": 3}, "`max_turns`"),
         ("TaskOutput", {"agent_id": "a1", "block": "no"}, "$.block"),
-        ("TaskOutput", {"task_id": "a1"}, "`task_id`"),
+        ("TaskOutput", {"id": "a1"}, "`id`"),
+        ("TaskOutput", {"task_id": "a1", "timeout": 600_001}, "$.timeout"),
+        ("TaskOutput", {"task_id": "a1", "timeout": -1}, "$.timeout"),
     ],
 )
 async def test_bad_arguments_are_tool_errors_naming_the_field(
@@ -930,13 +1042,21 @@ async def test_registry_call_runs_the_lifecycle_tools(host: FakeHost, ctx: ToolC
 
 def test_wait_bounds_defaults() -> None:
     bounds = WaitBounds()
-    assert (bounds.default_seconds, bounds.min_seconds, bounds.max_seconds) == (30.0, 1.0, 600.0)
+    # Codex's: MIN_WAIT_TIMEOUT_MS 10_000, DEFAULT_WAIT_TIMEOUT_MS 30_000 and
+    # MAX_WAIT_TIMEOUT_MS 3600 * 1000 (codex-rs core/src/tools/handlers/multi_agents.rs).
+    assert (bounds.default_seconds, bounds.min_seconds, bounds.max_seconds) == (
+        30.0,
+        10.0,
+        3600.0,
+    )
     assert bounds.clamp(None) == 30.0
     assert bounds.clamp(math.nan) == 30.0
-    assert bounds.clamp(math.inf) == 600.0
-    assert bounds.clamp(-math.inf) == 1.0
+    assert bounds.clamp(math.inf) == 3600.0
+    assert bounds.clamp(-math.inf) == 10.0
     assert bounds.clamp(42.5) == 42.5
-    assert bounds.clamp_ms(10**400) == 600.0
+    assert bounds.clamp_ms(1) == 10.0
+    assert bounds.clamp_ms(3_600_001) == 3600.0
+    assert bounds.clamp_ms(10**400) == 3600.0
 
 
 def test_the_runtime_settings_default_to_the_tools_bounds() -> None:

@@ -33,7 +33,9 @@ from subagents.tools._lifecycle.codex import (
     WaitTool,
 )
 from subagents.tools._lifecycle.host import (
+    CALLER_RESERVE_SECONDS,
     DEFAULT_AGENT_TYPE,
+    FORK_NOTE,
     SEND_INPUT_WAIT_SECONDS,
     AgentHost,
     AgentReport,
@@ -46,6 +48,8 @@ from subagents.tools._protocol import Tool
 
 __all__ = [
     "DEFAULT_AGENT_TYPE",
+    "CALLER_RESERVE_SECONDS",
+    "FORK_NOTE",
     "SEND_INPUT_WAIT_SECONDS",
     "AgentHost",
     "AgentReport",

@@ -8,13 +8,22 @@ told and what is checked are the same text. ``Task`` and ``Agent`` share
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Final
 
 import msgspec
 
 from subagents.tools._lifecycle.host import DEFAULT_AGENT_TYPE
 
+#: ``TaskOutput``'s ``timeout`` when the model gives none, and the largest it
+#: accepts, in milliseconds: Claude Code's (its TaskOutput tool takes ``task_id``,
+#: ``block``, default true, and ``timeout`` in ms, default 30000, at most 600000;
+#: as recorded in github.com/weiesky/cc-viewer, concepts/en/Tool-TaskOutput.md).
+TASK_OUTPUT_DEFAULT_MS: Final = 30_000
+TASK_OUTPUT_MAX_MS: Final = 600_000
+
 __all__ = [
+    "TASK_OUTPUT_DEFAULT_MS",
+    "TASK_OUTPUT_MAX_MS",
     "CloseAgentArgs",
     "ResumeAgentArgs",
     "SendInputArgs",
@@ -25,6 +34,14 @@ __all__ = [
 ]
 
 _Id = Annotated[str, msgspec.Meta(min_length=1, max_length=256, description="An agent id.")]
+_TaskId = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=256,
+        description="The agent id a Task call returned (agent_id is an alias of task_id).",
+    ),
+]
 _Model = Annotated[
     str,
     msgspec.Meta(
@@ -56,10 +73,20 @@ class SpawnAgentArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw
         str, msgspec.Meta(min_length=1, description="The task for the agent, self-contained.")
     ]
     model: _Model | None = None
-    fork_context: Annotated[
-        bool,
-        msgspec.Meta(description="Give the agent a copy of your conversation so far."),
-    ] = False
+    fork_context: (
+        Annotated[
+            bool,
+            msgspec.Meta(
+                description=(
+                    "true: the agent starts with a copy of your conversation so far. "
+                    "false: it starts with a fresh context (only message). Omitted: a fresh "
+                    "context, unless its agent type is listed as starting with a copy of "
+                    "your conversation."
+                )
+            ),
+        ]
+        | None
+    ) = None
 
 
 class SendInputArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -81,7 +108,14 @@ class WaitArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
         msgspec.Meta(min_length=1, description="The agents to wait for (at least one)."),
     ]
     timeout_ms: (
-        Annotated[int, msgspec.Meta(description="How long to wait at most, in milliseconds.")]
+        Annotated[
+            int,
+            msgspec.Meta(
+                description=(
+                    "How long to wait at most, in milliseconds; must be greater than zero."
+                )
+            ),
+        ]
         | None
     ) = None
 
@@ -141,18 +175,26 @@ class TaskArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     ) = None
 
 
-class TaskOutputArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    """Arguments of ``TaskOutput``."""
+class TaskOutputArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """Arguments of ``TaskOutput``, as Claude Code's: ``task_id``, ``block``, ``timeout`` in ms.
 
-    agent_id: Annotated[
-        str,
-        msgspec.Meta(
-            min_length=1, max_length=256, description="The agent id a Task call returned."
-        ),
-    ]
+    ``agent_id`` is kept as an alias of ``task_id``; one of them is needed (the
+    tool checks it, since either may be left out).
+    """
+
+    task_id: _TaskId | None = None
+    agent_id: _TaskId | None = None
     block: Annotated[
         bool, msgspec.Meta(description="Wait for the agent to finish (default: true).")
     ] = True
-    timeout: (
-        Annotated[int, msgspec.Meta(description="How long to wait at most, in seconds.")] | None
-    ) = None
+    timeout: Annotated[
+        float,
+        msgspec.Meta(
+            ge=0,
+            le=TASK_OUTPUT_MAX_MS,
+            description=(
+                f"How long to wait at most, in milliseconds (default {TASK_OUTPUT_DEFAULT_MS}, "
+                f"at most {TASK_OUTPUT_MAX_MS})."
+            ),
+        ),
+    ] = TASK_OUTPUT_DEFAULT_MS

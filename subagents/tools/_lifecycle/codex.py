@@ -23,12 +23,22 @@ from subagents.tools._lifecycle.args import (
     WaitArgs,
 )
 from subagents.tools._lifecycle.host import (
+    CALLER_RESERVE_SECONDS,
     DEFAULT_AGENT_TYPE,
+    FORK_NOTE,
     SEND_INPUT_WAIT_SECONDS,
     AgentHost,
     encode_json,
+    fit_to_caller,
 )
-from subagents.tools._lifecycle.shared import DATA_NOTE, FLAGS, refusal, type_listing
+from subagents.tools._lifecycle.shared import (
+    DATA_NOTE,
+    EMPTY_MESSAGE,
+    FLAGS,
+    is_blank,
+    refusal,
+    type_listing,
+)
 from subagents.tools._protocol import ToolResult
 
 __all__ = ["CloseAgentTool", "ResumeAgentTool", "SendInputTool", "SpawnAgentTool", "WaitTool"]
@@ -47,8 +57,11 @@ def _spawn_description(tool: SpawnAgentTool) -> str:
         "Spawn an agent to work on a well-scoped task in parallel with you. Returns at once "
         'with {"agent_id", "nickname"}; the agent keeps working. Use wait to collect its '
         "result, send_input to give it more instructions, close_agent when you no longer need "
-        "it, and resume_agent to bring back one that was closed. The agent does not see your "
-        "conversation unless fork_context is true, so make message self-contained.\n\n"
+        "it, and resume_agent to bring back one that was closed. The agent starts with a fresh "
+        "context: it sees only message, not your conversation, so make message "
+        "self-contained. It starts with a copy of your conversation only when fork_context is "
+        f'true, or when fork_context is omitted and its type below is marked "{FORK_NOTE}"; '
+        "fork_context=false always gives a fresh context. message must not be empty.\n\n"
         f"Available agent types (agent_type, default {DEFAULT_AGENT_TYPE}):\n"
         f"{type_listing(tool.host)}"
     )
@@ -60,7 +73,9 @@ def _wait_description(tool: WaitTool) -> str:
         "Wait for agents you spawned. Returns as soon as any agent in ids reaches a final "
         "status (completed, errored or shutdown), or when timeout_ms passes (default "
         f"{_ms(bounds.default_seconds)} ms; values are clamped to {_ms(bounds.min_seconds)}-"
-        f"{_ms(bounds.max_seconds)} ms). Returns "
+        f"{_ms(bounds.max_seconds)} ms; timeout_ms <= 0 is refused). A wait never runs into "
+        "the end of your own run: one that would is cut to end "
+        f'{CALLER_RESERVE_SECONDS:g} s before it, and "note" in the result says so. Returns '
         '{"status": {id: status}, "timed_out": bool}, where a status is {"kind": ...}: '
         "pending_init, running, completed (with result), errored (with message), shutdown, or "
         "not_found for an unknown id. For a not_found agent whose transcript exists (it lived "
@@ -84,7 +99,9 @@ class SpawnAgentTool:
     flags = FLAGS
 
     async def call(self, args: SpawnAgentArgs, ctx: ToolContext, /) -> ToolResult:
-        """Spawn through the host."""
+        """Spawn through the host; a blank message is refused first (Codex's check)."""
+        if is_blank(args.message):
+            return ToolResult.error(EMPTY_MESSAGE)
         try:
             spawned = await self.host.spawn(
                 ctx,
@@ -112,9 +129,10 @@ class SendInputTool:
 
     name = "send_input"
     description = (
-        "Send a message to an agent you spawned. A finished agent starts a new turn with its "
-        "context kept; interrupt=true stops what it is doing first. A working agent reads "
-        "messages only between its turns: when its mailbox is full, this waits at most "
+        "Send a message (not empty) to an agent you spawned. A finished agent starts a new "
+        "turn with its context kept; interrupt=true stops what it is doing first. A working "
+        "agent reads messages only between its turns: when its mailbox is full, this waits at "
+        "most "
         f"{SEND_INPUT_WAIT_SECONDS:g} s for room, then fails saying the agent is busy (wait "
         "for it, or send with interrupt=true). Returns "
         '{"status": {"kind": ...}}, the agent\'s status after the message was queued.'
@@ -123,7 +141,9 @@ class SendInputTool:
     flags = FLAGS
 
     async def call(self, args: SendInputArgs, ctx: ToolContext, /) -> ToolResult:
-        """Send through the host."""
+        """Send through the host; a blank message is refused first (Codex's check)."""
+        if is_blank(args.message):
+            return ToolResult.error(EMPTY_MESSAGE)
         try:
             status = await self.host.send_input(
                 ctx, args.id, args.message, interrupt=args.interrupt
@@ -148,11 +168,14 @@ class WaitTool:
     flags = FLAGS
 
     async def call(self, args: WaitArgs, ctx: ToolContext, /) -> ToolResult:
-        """Wait through the host, with the timeout clamped into the host's bounds."""
+        """Wait through the host, the timeout clamped into the host's bounds, then to the
+        caller's own remaining run; ``timeout_ms <= 0`` is refused, as Codex does."""
         ids = list(dict.fromkeys(args.ids))
         if not ids:
             return ToolResult.error("wait needs at least one agent id in ids.")
-        timeout = self.host.wait_bounds.clamp_ms(args.timeout_ms)
+        if args.timeout_ms is not None and args.timeout_ms <= 0:
+            return ToolResult.error("timeout_ms must be greater than zero")
+        timeout, note = fit_to_caller(self.host.wait_bounds.clamp_ms(args.timeout_ms), ctx)
         try:
             result = await self.host.wait(ctx, ids, timeout=timeout)
         except SubagentsError as exc:
@@ -166,6 +189,8 @@ class WaitTool:
         }
         if hints:
             answer["hints"] = hints
+        if note is not None:
+            answer["note"] = note
         return ToolResult.ok(
             encode_json(answer),
             timed_out=result.timed_out,
@@ -222,9 +247,10 @@ class ResumeAgentTool:
     flags = FLAGS
 
     async def call(self, args: ResumeAgentArgs, ctx: ToolContext, /) -> ToolResult:
-        """Resume through the host."""
+        """Resume through the host; a blank message is no message (the agent only comes back)."""
+        message = None if args.message is None or is_blank(args.message) else args.message
         try:
-            status = await self.host.resume(ctx, args.id, args.message or None)
+            status = await self.host.resume(ctx, args.id, message)
         except SubagentsError as exc:
             return refusal(exc, self.host)
         return ToolResult.ok(encode_json({"status": status}), status=kind_of(status))

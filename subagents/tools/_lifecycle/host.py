@@ -20,13 +20,16 @@ from typing import Final, Protocol
 
 import attrs
 import msgspec
+import trio
 
 from subagents.actors import Status, WaitResult, is_seconds
 from subagents.agents import UnknownAgentError
 from subagents.tools._context import ToolContext
 
 __all__ = [
+    "CALLER_RESERVE_SECONDS",
     "DEFAULT_AGENT_TYPE",
+    "FORK_NOTE",
     "SEND_INPUT_WAIT_SECONDS",
     "WAIT_DEFAULT_SECONDS",
     "WAIT_MAX_SECONDS",
@@ -36,6 +39,7 @@ __all__ = [
     "SpawnedAgent",
     "WaitBounds",
     "encode_json",
+    "fit_to_caller",
     "format_agent_result",
     "unknown_agent_type_message",
     "usage_line",
@@ -43,14 +47,25 @@ __all__ = [
 
 #: The agent type a spawn without ``agent_type`` gets.
 DEFAULT_AGENT_TYPE: Final = "general-purpose"
+#: What a host adds to the description of an agent type whose definition forks
+#: the caller's conversation (``forkContext: true``), so the tools' listings say
+#: which types see it. Every other type starts with a fresh context.
+FORK_NOTE: Final = "(Starts with a copy of your conversation.)"
 
-#: ``wait`` waits this long when the model gives no timeout (Codex's default).
+#: ``wait`` waits this long when the model gives no timeout. The three ``WAIT_``
+#: numbers are Codex's (``DEFAULT_WAIT_TIMEOUT_MS``, ``MIN_WAIT_TIMEOUT_MS`` and
+#: ``MAX_WAIT_TIMEOUT_MS`` of codex-rs ``core/src/tools/handlers/multi_agents.rs``),
+#: and the runtime settings read them from :class:`WaitBounds`.
 WAIT_DEFAULT_SECONDS: Final = 30.0
 #: The shortest wait a model may ask for; shorter ones are raised to it, so a
 #: model cannot turn ``wait`` into a busy polling loop.
-WAIT_MIN_SECONDS: Final = 1.0
+WAIT_MIN_SECONDS: Final = 10.0
 #: The longest wait a model may ask for; longer ones are cut to it.
-WAIT_MAX_SECONDS: Final = 600.0
+WAIT_MAX_SECONDS: Final = 3600.0
+#: How much of the caller's own remaining run time a blocking ``wait`` or
+#: ``TaskOutput`` leaves it: a wait that would reach the caller's deadline is cut
+#: this much short of it, so the caller still has a turn to act on what it got.
+CALLER_RESERVE_SECONDS: Final = 10.0
 #: How long input from a model (``send_input``, ``resume_agent`` or ``Task`` with
 #: ``resume`` of an open agent) waits for room in a busy agent's full mailbox
 #: before it fails with a tool error saying the agent is busy. Short: a busy
@@ -71,7 +86,7 @@ def _check_bounds(instance: WaitBounds, attribute: attrs.Attribute[float], value
 
 @attrs.frozen
 class WaitBounds:
-    """How long ``wait`` and ``TaskOutput`` may block, in seconds.
+    """How long ``wait`` may block, in seconds (``TaskOutput`` has Claude Code's own bounds).
 
     A model's timeout is clamped into ``[min_seconds, max_seconds]`` rather than
     refused; no timeout means ``default_seconds``.
@@ -102,7 +117,8 @@ class WaitBounds:
         """A timeout in milliseconds (of any size) as clamped seconds.
 
         The comparison happens before the division, so an integer too large for
-        a float is clamped instead of overflowing.
+        a float is clamped instead of overflowing. ``wait`` refuses a timeout
+        ``<= 0`` before it gets here, as Codex does.
         """
         if milliseconds is None:
             return self.default_seconds
@@ -111,6 +127,30 @@ class WaitBounds:
         if milliseconds >= self.max_seconds * 1000:
             return self.max_seconds
         return milliseconds / 1000
+
+
+def fit_to_caller(seconds: float, caller: ToolContext) -> tuple[float, str | None]:
+    """``seconds`` cut so that a blocking call ends before the caller's own run does.
+
+    A wait that reached the caller's deadline would be cancelled with the
+    caller's run, which then loses the turn it needed to use the result. When
+    ``seconds`` goes past the caller's deadline less
+    :data:`CALLER_RESERVE_SECONDS`, it is cut to that (at least 0: a status
+    check), and the second value says so for the result; else it is ``None``.
+    """
+    deadline = caller.deadline
+    if math.isinf(deadline):
+        return seconds, None
+    left = max(0.0, deadline - trio.current_time())
+    usable = max(0.0, left - CALLER_RESERVE_SECONDS)
+    if seconds <= usable:
+        return seconds, None
+    note = (
+        f"Waited at most {round(usable * 1000)} ms instead of {round(seconds * 1000)} ms: "
+        f"your own run ends in {round(left * 1000)} ms, and the last "
+        f"{CALLER_RESERVE_SECONDS:g} s of it are kept for you to act on this result."
+    )
+    return usable, note
 
 
 @attrs.frozen
@@ -159,7 +199,7 @@ class AgentHost(Protocol):
 
     @property
     def wait_bounds(self) -> WaitBounds:
-        """The bounds ``wait`` and ``TaskOutput`` clamp a model's timeout into."""
+        """The bounds ``wait`` clamps a model's ``timeout_ms`` into."""
         ...
 
     async def spawn(
@@ -170,14 +210,16 @@ class AgentHost(Protocol):
         prompt: str,
         description: str | None = None,
         model: str | None = None,
-        fork_context: bool = False,
+        fork_context: bool | None = None,
         background: bool = False,
     ) -> SpawnedAgent:
         """Start a child of ``caller`` on ``prompt`` and return once it is running.
 
-        ``agent_type=None`` means :data:`DEFAULT_AGENT_TYPE`; ``fork_context``
-        hands the child the caller's conversation; ``background`` makes it a
-        background agent whose result also goes to ``output_file``.
+        ``agent_type=None`` means :data:`DEFAULT_AGENT_TYPE`. ``fork_context=True``
+        hands the child the caller's conversation, ``False`` gives it a fresh
+        context, ``None`` leaves it to the type's definition (fresh unless it
+        sets ``forkContext``). ``background`` makes it a background agent whose
+        result also goes to ``output_file``.
         """
         ...
 
@@ -224,7 +266,11 @@ class AgentHost(Protocol):
         ...
 
     def agent_types(self) -> Sequence[tuple[str, str]]:
-        """Every agent type that can be spawned, as ``(name, description)``."""
+        """Every agent type that can be spawned, as ``(name, description)``.
+
+        The description of a type whose definition forks the caller's
+        conversation ends with :data:`FORK_NOTE`.
+        """
         ...
 
     def explain_not_found(self, caller: ToolContext, agent_id: str) -> str | None:

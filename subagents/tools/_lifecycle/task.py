@@ -16,11 +16,19 @@ import attrs
 from subagents._exceptions import SubagentsError
 from subagents.actors import Completed, Errored, NotFound, Shutdown, is_live, kind_of
 from subagents.tools._context import ToolContext
-from subagents.tools._lifecycle.args import TaskArgs, TaskOutputArgs
+from subagents.tools._lifecycle.args import (
+    TASK_OUTPUT_DEFAULT_MS,
+    TASK_OUTPUT_MAX_MS,
+    TaskArgs,
+    TaskOutputArgs,
+)
 from subagents.tools._lifecycle.host import (
+    CALLER_RESERVE_SECONDS,
+    FORK_NOTE,
     AgentHost,
     AgentReport,
     encode_json,
+    fit_to_caller,
     format_agent_result,
     usage_line,
 )
@@ -36,7 +44,8 @@ def _task_description(tool: TaskTool) -> str:
         "its own instructions and tools.\n\n"
         f"Available agent types:\n{type_listing(tool.host)}\n\n"
         "Set subagent_type to one of these names. Give the agent a complete, self-contained "
-        "prompt: it does not see your conversation, and its final message is all you get back. "
+        "prompt: it starts with a fresh context and does not see your conversation (unless its "
+        f'type above is marked "{FORK_NOTE}"), and its final message is all you get back. '
         "Launch several agents in one message to run them in parallel.\n\n"
         "In the foreground (the default) the call returns when the agent finishes: its report "
         'in an <agent_result agent_id="..." nickname="..."> block, then a <usage> line. The '
@@ -51,15 +60,16 @@ def _task_description(tool: TaskTool) -> str:
 
 
 def _task_output_description(tool: TaskOutputTool) -> str:
-    bounds = tool.host.wait_bounds
     return (
         "Get the result of an agent started with Task (typically with run_in_background=true). "
+        "task_id is the agent_id the Task call returned (agent_id is accepted as an alias). "
         "With block=true (the default) it waits for the agent to finish, at most timeout "
-        f"seconds (default {bounds.default_seconds:g}; values are clamped to "
-        f"{bounds.min_seconds:g}-{bounds.max_seconds:g}); with block=false it returns the "
-        'current state at once. Returns {"agent_id", "status", "result", "terminate_reason", '
-        '"turns", "tool_uses", "total_tokens"}; status is {"kind": ...} (running while the '
-        f"agent works). {DATA_NOTE}"
+        f"milliseconds (default {TASK_OUTPUT_DEFAULT_MS}, at most {TASK_OUTPUT_MAX_MS}); with "
+        "block=false it returns the current state at once. A wait never runs into the end of "
+        f"your own run: one that would is cut to end {CALLER_RESERVE_SECONDS:g} s before it, "
+        'and "note" in the result says so. Returns {"agent_id", "status", "result", '
+        '"terminate_reason", "turns", "tool_uses", "total_tokens"}; status is {"kind": ...} '
+        f"(running while the agent works). {DATA_NOTE}"
     )
 
 
@@ -111,7 +121,7 @@ def _foreground_result(report: AgentReport, timeout: float) -> ToolResult:
         waited = f" after {timeout:g} s" if math.isfinite(timeout) else ""
         return ToolResult.error(
             f"Agent {who} is still running{waited}. Collect its result later with "
-            f"TaskOutput (agent_id {report.agent_id!r}).",
+            f"TaskOutput (task_id {report.agent_id!r}).",
             **details,
         )
     if _succeeded(report):
@@ -194,7 +204,7 @@ class TaskTool:
 @final
 @attrs.frozen
 class TaskOutputTool:
-    """``TaskOutput``: an agent's report, waiting (within clamped bounds) or not."""
+    """``TaskOutput``: an agent's report, waiting (at most ``timeout`` ms) or not."""
 
     host: AgentHost
     description: str = attrs.field(
@@ -206,21 +216,35 @@ class TaskOutputTool:
     flags = FLAGS
 
     async def call(self, args: TaskOutputArgs, ctx: ToolContext, /) -> ToolResult:
-        """Ask the host for the report; without ``block`` it does not wait at all."""
-        timeout = self.host.wait_bounds.clamp(args.timeout) if args.block else 0.0
+        """Ask the host for the report; without ``block`` it does not wait at all.
+
+        ``timeout`` (ms, already within ``[0, 600000]`` by the schema) is cut to
+        the caller's own remaining run, as ``wait``'s is.
+        """
+        agent_id = args.task_id or args.agent_id
+        if agent_id is None:
+            return ToolResult.error("TaskOutput needs task_id: the agent_id a Task call returned.")
+        if args.task_id and args.agent_id and args.task_id != args.agent_id:
+            return ToolResult.error(
+                "task_id and agent_id name different agents; give only task_id."
+            )
+        note = None
+        timeout = 0.0
+        if args.block:
+            timeout, note = fit_to_caller(args.timeout / 1000, ctx)
         try:
-            report = await self.host.report(ctx, args.agent_id, block=args.block, timeout=timeout)
+            report = await self.host.report(ctx, agent_id, block=args.block, timeout=timeout)
         except SubagentsError as exc:
             return refusal(exc, self.host)
-        content = encode_json(
-            {
-                "agent_id": report.agent_id,
-                "status": report.status,
-                "result": report.result,
-                "terminate_reason": report.terminate_reason,
-                "turns": report.turns,
-                "tool_uses": report.tool_uses,
-                "total_tokens": report.total_tokens,
-            }
-        )
-        return ToolResult.ok(content, **_report_details(report))
+        answer: dict[str, object] = {
+            "agent_id": report.agent_id,
+            "status": report.status,
+            "result": report.result,
+            "terminate_reason": report.terminate_reason,
+            "turns": report.turns,
+            "tool_uses": report.tool_uses,
+            "total_tokens": report.total_tokens,
+        }
+        if note is not None:
+            answer["note"] = note
+        return ToolResult.ok(encode_json(answer), **_report_details(report))

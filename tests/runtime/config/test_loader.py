@@ -454,8 +454,8 @@ def test_a_cross_field_error_blames_the_value_that_was_set(dirs: Dirs) -> None:
     assert error.path == dirs.project_file
     assert error.line == 2
     assert "makes limits.wait_default_seconds invalid" in str(error)
-    config = dirs.load(env={"SUBAGENTS_WAIT_DEFAULT_SECONDS": "5"})
-    assert config.limits.wait_default_seconds == 5.0
+    config = dirs.load(env={"SUBAGENTS_WAIT_DEFAULT_SECONDS": "10"})
+    assert config.limits.wait_default_seconds == 10.0
     error = error_of(dirs, overrides={"limits": {"wait_min_seconds": 20}})
     assert error.key == "limits.wait_min_seconds"
     assert error.origin == "overrides from code"
