@@ -84,7 +84,14 @@ class HookPayload(msgspec.Struct, frozen=True, kw_only=True):
 
     Field names are Claude Code's where it has one. Every payload carries every
     key (``null`` where it does not apply), so ``jq -r .tool_name`` never fails.
-    ``transcript_path`` is this agent's own transcript; ``tool_use_id``,
+    As in Claude Code's hooks reference (https://code.claude.com/docs/en/hooks,
+    ``SubagentStop`` input; Codex does the same, openai/codex pull request
+    #22873), ``agent_transcript_path`` is this agent's own transcript and
+    ``transcript_path`` the transcript of the agent that spawned it. A
+    top-level agent has no parent: both name its own transcript, as Claude
+    Code's ``transcript_path`` names the main conversation's for the main
+    agent, so a script reading either always gets the conversation at the top
+    of this tree (``null`` only when transcripts are off). ``tool_use_id``,
     ``tool_name`` and ``tool_input`` are set for tool events, ``tool_response``
     for ``PostToolUse``, ``prompt`` (the task) for ``SubagentStart`` and
     ``last_assistant_message`` (the agent's final text) for ``SubagentStop``,
@@ -100,6 +107,7 @@ class HookPayload(msgspec.Struct, frozen=True, kw_only=True):
     session_id: str | None = None
     cwd: str | None = None
     transcript_path: str | None = None
+    agent_transcript_path: str | None = None
     prompt: str | None = None
     tool_use_id: str | None = None
     tool_name: str | None = None

@@ -3,7 +3,10 @@
 :func:`subagent_run_hooks` wraps a run in an ``async with`` block that fires
 the start hooks on entry and the stop hooks on every way out, shielded from
 an outer cancellation; :class:`SubagentRunHooks` is what it learned. A stop
-hook that exits 2 sends the agent on (at most :data:`MAX_STOP_BLOCKS` times).
+hook that blocks (exit 2 with stderr, or ``{"decision": "block", "reason":
+...}`` on stdout, as in Claude Code's hooks reference,
+https://code.claude.com/docs/en/hooks#subagentstop) sends the agent on with
+the reason as its next input (at most :data:`MAX_STOP_BLOCKS` times).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ __all__ = [
 #: Seconds ``SubagentStop`` hooks get when the run ends by cancellation or Ctrl-C.
 DEFAULT_STOP_HOOKS_GRACE = 5.0
 
-#: How many times ``SubagentStop`` hooks may block one activation's stop (exit 2)
+#: How many times ``SubagentStop`` hooks may block one activation's stop
 #: before the agent stops anyway: a hook that always blocks cannot loop forever.
 MAX_STOP_BLOCKS = 3
 
@@ -55,8 +58,9 @@ class SubagentRunHooks:
     async def finish(self) -> HookOutcome | None:
         """Fire ``SubagentStop`` now, for a run that ended normally.
 
-        Returns the outcome when a hook blocked the stop (exit 2): the agent
-        should go on with its ``feedback_text``, and the stop hooks fire again
+        Returns the outcome when a hook blocked the stop (exit 2, or JSON
+        ``decision: "block"``): the agent should go on with its ``reason``, and
+        the stop hooks fire again
         when it next ends (with ``stop_hook_active`` set). After
         :data:`MAX_STOP_BLOCKS` blocks, or when nothing blocked, it returns
         ``None``: the agent stops, and leaving the ``async with`` block fires
@@ -65,7 +69,7 @@ class SubagentRunHooks:
         if self._fire_stop is None or self.stop is not None:
             return None
         self.stop = outcome = await self._fire_stop()
-        if outcome.feedback_text is None or self.blocked >= MAX_STOP_BLOCKS:
+        if not outcome.blocked or outcome.reason is None or self.blocked >= MAX_STOP_BLOCKS:
             return None
         self.blocked += 1
         self.stop = None
@@ -76,7 +80,7 @@ class SubagentRunHooks:
 
     @property
     def context(self) -> str | None:
-        """``SubagentStart`` stdout for the agent's context, or ``None``."""
+        """``SubagentStart`` context for the agent (plain stdout or JSON ``additionalContext``)."""
         return self.start.feedback_text
 
 
