@@ -66,12 +66,20 @@ DEFAULT_HOOK_OUTPUT_CAP = 64 * 1024
 
 
 class HookEvent(enum.Enum):
-    """The points where hooks fire, spelled as Claude Code spells them."""
+    """The points where hooks fire, spelled as Claude Code spells them.
+
+    ``Stop`` is Claude Code's main-agent stop: it fires when a top-level agent
+    (one without a parent) stops, after its ``SubagentStop`` (which fires for
+    every agent), and blocks the same way. As in Claude Code, a ``Stop``
+    hook's matcher is ignored, and a ``Stop`` hook in an agent's frontmatter
+    is that agent's ``SubagentStop`` (:mod:`subagents.agents`).
+    """
 
     PRE_TOOL_USE = "PreToolUse"
     POST_TOOL_USE = "PostToolUse"
     SUBAGENT_START = "SubagentStart"
     SUBAGENT_STOP = "SubagentStop"
+    STOP = "Stop"
 
     @property
     def is_tool_event(self) -> bool:
@@ -168,7 +176,7 @@ def compile_matcher(pattern: str) -> Callable[[str], bool]:
 _FOREIGN_EVENTS = frozenset(
     (
         *("PostToolUseFailure", "PermissionRequest", "UserPromptSubmit", "Notification"),
-        *("Stop", "PreCompact", "PostCompact", "SessionStart", "SessionEnd", "Setup"),
+        *("PreCompact", "PostCompact", "SessionStart", "SessionEnd", "Setup"),
         *("TeammateIdle", "TaskCreated", "TaskCompleted", "ConfigChange", "CwdChanged"),
         *("FileChanged", "WorktreeCreate", "WorktreeRemove", "Elicitation"),
         *("ElicitationResult", "InstructionsLoaded"),
@@ -192,7 +200,7 @@ def parse_hook_settings(settings: Mapping[str, Any]) -> tuple[HookSpec, ...]:
     ``settings`` is the whole settings object; its ``hooks`` key (absent: no
     hooks) maps event names to lists of ``{"matcher": ..., "hooks": [{"type":
     "command", "command": ..., "timeout": seconds}]}`` groups. Claude Code
-    events subagents never fires (``Stop``, ``SessionStart``...) are skipped;
+    events subagents never fires (``SessionStart``, ``Notification``...) are skipped;
     anything else of the wrong shape raises :class:`HookConfigError` naming the
     key and what was expected.
     """

@@ -84,6 +84,19 @@ class SubagentRunHooks:
         return self.start.feedback_text
 
 
+def _together(stop: HookOutcome, main: HookOutcome) -> HookOutcome:
+    """A top-level agent's ``SubagentStop`` and ``Stop`` outcomes as one: either may block."""
+    reasons = [r for r in (stop.reason, main.reason) if r]
+    return HookOutcome(
+        stop.event,
+        stop.results + main.results,
+        blocked=stop.blocked or main.blocked,
+        reason="\n\n".join(reasons) if reasons else None,
+        feedback=stop.feedback + main.feedback,
+        user_messages=stop.user_messages + main.user_messages,
+    )
+
+
 @contextlib.asynccontextmanager
 async def subagent_run_hooks(
     runner: HookRunner,
@@ -100,7 +113,10 @@ async def subagent_run_hooks(
     (at most :data:`MAX_STOP_BLOCKS`) lets the agent go on and stop again.
 
     ``payload_factory(event)`` builds each payload when it is needed, so the
-    ``SubagentStop`` one can carry the agent's final text. ``SubagentStop``
+    ``SubagentStop`` one can carry the agent's final text. For a top-level
+    agent (its payload has no ``parent_id``) the ``Stop`` hooks fire after the
+    ``SubagentStop`` ones, with the same payload, as Claude Code fires ``Stop``
+    for its main agent; a block by either sends the agent on. ``SubagentStop``
     fires on every way out (normal, exception, cancellation, even a cancelled
     ``SubagentStart``) inside a shielded scope, so an outer cancellation cannot
     cut it short; when the run ends by cancellation or ``KeyboardInterrupt``
@@ -112,13 +128,23 @@ async def subagent_run_hooks(
         payload = payload_factory(HookEvent.SUBAGENT_STOP)
         if run.blocked:
             payload = msgspec.structs.replace(payload, stop_hook_active=True)
-        return await runner.fire(
+        outcome = await runner.fire(
             HookEvent.SUBAGENT_STOP,
             payload,
             agent_hooks=agent_hooks,
             deadline=deadline,
             nickname=nickname,
         )
+        if payload.parent_id is not None or not runner.has_hooks(HookEvent.STOP, agent_hooks):
+            return outcome
+        main = await runner.fire(
+            HookEvent.STOP,
+            msgspec.structs.replace(payload, hook_event_name=HookEvent.STOP.value),
+            agent_hooks=agent_hooks,
+            deadline=deadline,
+            nickname=nickname,
+        )
+        return _together(outcome, main)
 
     run = SubagentRunHooks(fire_stop)
 

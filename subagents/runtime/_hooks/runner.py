@@ -1,7 +1,8 @@
 """Hooks: user code run at four points of an agent's life, never able to hang the runtime.
 
 Events (Claude Code's names): ``SubagentStart`` and ``SubagentStop`` fire once
-per agent run (see :func:`subagent_run_hooks`); ``PreToolUse`` and
+per agent run, and ``Stop`` too when a top-level agent stops (see
+:func:`subagent_run_hooks`); ``PreToolUse`` and
 ``PostToolUse`` around each tool call. A :class:`Hook` is global (from the
 ``hooks`` key of a settings mapping, :func:`hooks_from_settings`) or scoped to
 one agent (its definition's frontmatter ``hooks``, :func:`hooks_from_specs`),
@@ -24,8 +25,8 @@ exit code     effect                           where the text goes
                                                stderr is the tool error the model
                                                sees (``reason``); ``PostToolUse``:
                                                stderr goes to the model
-                                               (``feedback``); ``SubagentStop``:
-                                               the stop is blocked (``blocked``) and
+                                               (``feedback``); ``SubagentStop``
+                                               (or ``Stop``): the stop is blocked and
                                                the agent goes on with stderr as its
                                                next input (``reason``; at most
                                                ``MAX_STOP_BLOCKS`` times a run, as
@@ -112,7 +113,7 @@ def _cap_text(data: bytes, total: int, redactor: SecretRedactor) -> tuple[str, b
 
 
 #: Events whose hooks may block the agent's stop (exit 2, or ``decision: "block"``).
-_STOP_EVENTS = frozenset({HookEvent.SUBAGENT_STOP})
+_STOP_EVENTS = frozenset({HookEvent.SUBAGENT_STOP, HookEvent.STOP})
 
 #: (block reason, feedback, user messages) of one hook's result.
 _Verdict = tuple[str | None, str | None, tuple[str, ...]]
@@ -254,7 +255,9 @@ class HookRunner:
         for hook in (*self._by_event[event], *agent_hooks):
             # Callables by identity: one need not be hashable to be a hook.
             key = hook.command if hook.command is not None else id(hook.function)
-            if hook.event is event and key not in seen and hook.matches(subject):
+            # Claude Code ignores a Stop hook's matcher: Stop has nothing to match.
+            matches = event is HookEvent.STOP or hook.matches(subject)
+            if hook.event is event and key not in seen and matches:
                 seen.add(key)
                 found.append(hook)
         return tuple(found)

@@ -86,8 +86,8 @@ def test_settings_in_claude_code_shape() -> None:
                 {"matcher": "*", "hooks": [{"type": "command", "command": "log"}]},
             ],
             "SubagentStart": [{"hooks": [{"type": "command", "command": "echo ctx"}]}],
-            "Stop": [{"hooks": [{"type": "command", "command": "ignored"}]}],
-            "SessionStart": [{"hooks": [{"type": "prompt", "prompt": "ignored too"}]}],
+            "Stop": [{"matcher": "x", "hooks": [{"type": "command", "command": "./done.sh"}]}],
+            "SessionStart": [{"hooks": [{"type": "prompt", "prompt": "ignored"}]}],
         },
     }
     hooks = hooks_from_settings(settings)
@@ -95,6 +95,7 @@ def test_settings_in_claude_code_shape() -> None:
         Hook(PRE, command="./check.sh", matcher="Bash|Write", timeout_seconds=5.0),
         Hook(PRE, command="log"),
         Hook(START, command="echo ctx"),
+        Hook(HookEvent.STOP, command="./done.sh", matcher="x"),
     )
     assert all(h.scope == "global" for h in hooks)
     assert hooks[1].matcher is None
@@ -218,8 +219,8 @@ def test_hook_validation(kwargs: dict[str, Any], fragment: str) -> None:
 
 
 def test_unknown_event_is_a_config_error() -> None:
-    with pytest.raises(HookConfigError, match="unknown hook event 'Stop'"):
-        Hook("Stop", command="x")
+    with pytest.raises(HookConfigError, match="unknown hook event 'SessionStart'"):
+        Hook("SessionStart", command="x")
     assert Hook("PostToolUse", command="x").event is POST
 
 

@@ -325,3 +325,38 @@ async def test_the_payload_names_the_parent_transcript_and_the_agent_transcript(
     assert {(p["transcript_path"], p["agent_transcript_path"]) for p in of_lead} == {
         (str(lead_path), str(lead_path))
     }
+
+
+async def test_a_stop_hook_fires_for_the_top_level_agent_and_may_block_it(tmp_path: Path) -> None:
+    """Claude Code fires ``Stop`` when its main agent stops and ``SubagentStop`` for a
+    subagent; a ``Stop`` hook blocks with JSON as ``SubagentStop`` does, and its matcher is
+    ignored (https://code.claude.com/docs/en/hooks, "Stop")."""
+    log = tmp_path / "stop.jsonl"
+    world = World(tmp_path)
+    world.agent("lead", tools="spawn_agent, wait")
+    stop = _script(
+        tmp_path / "stop.sh",
+        f"payload=$(cat)\nprintf '%s\\n' \"$payload\" >> {log}\n"
+        'case "$payload" in *\'"stop_hook_active":true\'*) exit 0;; esac\n'
+        'printf \'{"decision": "block", "reason": "Check the work."}\'',
+    )
+    world.hooks = {"Stop": [{"matcher": "no-such-type", "hooks": [{"command": stop}]}]}
+
+    def lead(request: ModelRequest) -> Reply:
+        if request.turn == 0:
+            return testing.call("spawn_agent", agent_type="general-purpose", message="Look.")
+        if request.turn == 1:
+            child = json.loads(tool_results(request.messages)[0].content)["agent_id"]
+            return testing.call("wait", ids=[child], timeout_ms=30_000)
+        return testing.say("Lead done." if request.turn == 2 else "Checked.")
+
+    recorder = testing.RecordingPolicy(lead)
+    provider = ScriptedProvider(policies={"lead": recorder, "*": lambda r: testing.say("Looked.")})
+    async with world.open(provider) as rt:
+        lead_id = (await rt.spawn("lead", "Lead.")).agent_id
+        await rt.wait([lead_id], timeout=30)
+        assert rt.status(lead_id) == Completed("Checked.")
+    payloads = _lines(log)
+    assert [(p["agent_id"], p["hook_event_name"]) for p in payloads] == [(lead_id, "Stop")] * 2
+    assert [p["stop_hook_active"] for p in payloads] == [False, True]
+    assert recorder.requests[-1][1][-1].text == "Check the work."
