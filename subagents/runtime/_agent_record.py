@@ -364,6 +364,7 @@ class AgentRecord:
                 while (blocked := await fired.finish()) is not None:
                     self._report_hooks(blocked)
                     reason = blocked.reason or ""
+                    self.logger.info("stop blocked by a hook", feedback=reason)
                     self.conversation.append(Message.user(reason, origin=Origin.NOTICE))
                     value = await actor.behave(ctx)
         except BaseException as exc:
@@ -401,8 +402,6 @@ class AgentRecord:
             logger.warning("hook problem", hook_event=outcome.event.value, problem=message)
         if outcome.blocked and outcome.event.is_tool_event:
             logger.info("tool call blocked by a hook", reason=outcome.reason)
-        elif outcome.blocked:
-            logger.info("stop blocked by a hook", feedback=outcome.reason)
         return None
 
     def _report_stop(self, fired: SubagentRunHooks | None) -> None:

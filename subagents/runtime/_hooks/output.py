@@ -24,8 +24,9 @@ requests #22782 and #22873; ``codex-rs/hooks/schema/generated/
 stop.command.output.schema.json`` requires ``reason`` with ``block``), and so
 does this module: a ``block`` without a reason is refused.
 
-stdout is JSON when its first non-blank character is ``{`` or ``[``; anything
-else is plain text (which ``SubagentStart`` adds to the context, as before).
+stdout is JSON when its first non-blank character is ``{``, or when it is a
+valid JSON array (refused: the answer is an object); anything else, such as
+``[note] ...``, is plain text (which ``SubagentStart`` adds to the context).
 JSON comes from a program the repository may control: it is read from the
 capped, redacted stdout only, decoded into a typed :class:`HookOutput`
 (unknown keys skipped), and anything wrong with it (cut by the output cap,
@@ -84,6 +85,12 @@ def parse_hook_output(stdout: str, *, truncated: bool) -> tuple[HookOutput | Non
     if truncated:
         return None, "its JSON output was cut by the output cap and was ignored"
     try:
+        if text.startswith("["):
+            try:
+                msgspec.json.decode(text)
+            except msgspec.DecodeError:  # "[note] ...": text that opens with a bracket
+                return None, None
+            return None, "its JSON output is an array, not an object, and was ignored"
         return _DECODER.decode(text), None
     except msgspec.ValidationError as exc:
         return None, f"its JSON output was ignored: {exc}"

@@ -325,6 +325,7 @@ def _specific(event: HookEvent, **fields: Any) -> HookReply:
         (START, _specific(STOP, additionalContext="Use tabs."), False, None, (), 1),
         (START, _json(decision="block", reason="no"), False, None, (), 1),
         (START, _json(suppressOutput=True), False, None, (), 0),
+        (START, HookReply.context("[note] Use tabs."), False, None, ("[note] Use tabs.",), 0),
         # The tool events' JSON forms.
         (
             PRE,
