@@ -150,6 +150,7 @@ from subagents.runtime._hooks.commands import (
     HookEvent,
     HookPayload,
 )
+from subagents.runtime._hooks.output import HookOutput, HookSpecificOutput
 from subagents.runtime._hooks.run import (
     SubagentRunHooks,
     subagent_run_hooks,
@@ -299,11 +300,13 @@ __all__ = [
     "HookFired",
     "HookFunction",
     "HookOutcome",
+    "HookOutput",
     "HookPayload",
     "HookReply",
     "HookResult",
     "HookRunner",
     "HookRunnerStatistics",
+    "HookSpecificOutput",
     "SubagentRunHooks",
     "hooks_from_settings",
     "hooks_from_specs",

@@ -93,6 +93,10 @@ def _approval_mode(definition: AgentDefinition) -> ApprovalMode:
     return ApprovalMode.ROUTE_TO_PARENT
 
 
+def _path_or_none(path: Path | None) -> str | None:
+    return None if path is None else str(path)
+
+
 def _is_cancellation(exc: BaseException) -> bool:
     if isinstance(exc, trio.Cancelled | KeyboardInterrupt):
         return True
@@ -246,6 +250,8 @@ class AgentRecord:
                 if resumed is not None
                 else transcript_path(services.config.state_dir, services.session_id, ctx.id)
             )
+        parent = services.records.get(ctx.parent_id) if ctx.parent_id is not None else None
+        own = _path_or_none(self.transcript_file)
         self.site = HookSite(
             runner=services.hooks,
             agent_hooks=self.agent_hooks,
@@ -256,10 +262,11 @@ class AgentRecord:
             nickname=ctx.nickname,
             session_id=services.session_id,
             cwd=str(services.cwd),
-            transcript_path=None if self.transcript_file is None else str(self.transcript_file),
+            # Claude Code's: the parent's transcript; a top-level agent's own (HookPayload).
+            transcript_path=own if parent is None else _path_or_none(parent.transcript_file),
+            agent_transcript_path=own,
             report=self._report_hooks,
         )
-        parent = services.records.get(ctx.parent_id) if ctx.parent_id is not None else None
         if parent is not None and ctx.id not in parent.children:
             parent.children.append(ctx.id)
         self.router = ApprovalRouter(
@@ -353,12 +360,12 @@ class AgentRecord:
                 if context:
                     self.conversation.append(Message.user(context, origin=Origin.NOTICE))
                 value = await actor.behave(ctx)
-                # A SubagentStop hook that exits 2 blocks the stop: go on with its feedback.
+                # A SubagentStop hook that blocks the stop: go on with its reason.
                 while (blocked := await fired.finish()) is not None:
                     self._report_hooks(blocked)
-                    feedback = blocked.feedback_text or ""
-                    self.logger.info("stop blocked by a hook", feedback=feedback)
-                    self.conversation.append(Message.user(feedback, origin=Origin.NOTICE))
+                    reason = blocked.reason or ""
+                    self.logger.info("stop blocked by a hook", feedback=reason)
+                    self.conversation.append(Message.user(reason, origin=Origin.NOTICE))
                     value = await actor.behave(ctx)
         except BaseException as exc:
             self._report_stop(fired)
@@ -393,7 +400,7 @@ class AgentRecord:
         logger = self.logger
         for message in outcome.user_messages:
             logger.warning("hook problem", hook_event=outcome.event.value, problem=message)
-        if outcome.blocked:
+        if outcome.blocked and outcome.event.is_tool_event:
             logger.info("tool call blocked by a hook", reason=outcome.reason)
         return None
 

@@ -146,7 +146,9 @@ async def test_a_lead_fans_out_to_three_explore_agents(
     assert starts[slow].prompt == SLOW
     assert starts[slow].parent_id == lead.agent_id
     assert starts[slow].depth == 1
-    assert starts[slow].transcript_path == str(paths[slow])
+    # Claude Code's: the subagent's own transcript, and its parent's.
+    assert starts[slow].agent_transcript_path == str(paths[slow])
+    assert starts[slow].transcript_path == str(paths[lead.agent_id])
 
     # Transcripts: every one loads cleanly, with the meta, messages and results expected.
     for agent, path in paths.items():

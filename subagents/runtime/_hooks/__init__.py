@@ -1,4 +1,4 @@
-"""Hooks: user code run at four points of an agent's life, never able to hang the runtime.
+"""Hooks: user code run at five points of an agent's life, never able to hang the runtime.
 
 :mod:`.runner` is the :class:`~subagents.runtime.HookRunner` that fires them;
 :mod:`.commands` the command hooks' wire format, settings shape and process

@@ -66,12 +66,20 @@ DEFAULT_HOOK_OUTPUT_CAP = 64 * 1024
 
 
 class HookEvent(enum.Enum):
-    """The points where hooks fire, spelled as Claude Code spells them."""
+    """The points where hooks fire, spelled as Claude Code spells them.
+
+    ``Stop`` is Claude Code's main-agent stop: it fires when a top-level agent
+    (one without a parent) stops, after its ``SubagentStop`` (which fires for
+    every agent), and blocks the same way. As in Claude Code, a ``Stop``
+    hook's matcher is ignored, and a ``Stop`` hook in an agent's frontmatter
+    is that agent's ``SubagentStop`` (:mod:`subagents.agents`).
+    """
 
     PRE_TOOL_USE = "PreToolUse"
     POST_TOOL_USE = "PostToolUse"
     SUBAGENT_START = "SubagentStart"
     SUBAGENT_STOP = "SubagentStop"
+    STOP = "Stop"
 
     @property
     def is_tool_event(self) -> bool:
@@ -84,7 +92,14 @@ class HookPayload(msgspec.Struct, frozen=True, kw_only=True):
 
     Field names are Claude Code's where it has one. Every payload carries every
     key (``null`` where it does not apply), so ``jq -r .tool_name`` never fails.
-    ``transcript_path`` is this agent's own transcript; ``tool_use_id``,
+    As in Claude Code's hooks reference (https://code.claude.com/docs/en/hooks,
+    ``SubagentStop`` input; Codex does the same, openai/codex pull request
+    #22873), ``agent_transcript_path`` is this agent's own transcript and
+    ``transcript_path`` the transcript of the agent that spawned it. A
+    top-level agent has no parent: both name its own transcript, as Claude
+    Code's ``transcript_path`` names the main conversation's for the main
+    agent, so a script reading either always gets the conversation at the top
+    of this tree (``null`` only when transcripts are off). ``tool_use_id``,
     ``tool_name`` and ``tool_input`` are set for tool events, ``tool_response``
     for ``PostToolUse``, ``prompt`` (the task) for ``SubagentStart`` and
     ``last_assistant_message`` (the agent's final text) for ``SubagentStop``,
@@ -100,6 +115,7 @@ class HookPayload(msgspec.Struct, frozen=True, kw_only=True):
     session_id: str | None = None
     cwd: str | None = None
     transcript_path: str | None = None
+    agent_transcript_path: str | None = None
     prompt: str | None = None
     tool_use_id: str | None = None
     tool_name: str | None = None
@@ -160,7 +176,7 @@ def compile_matcher(pattern: str) -> Callable[[str], bool]:
 _FOREIGN_EVENTS = frozenset(
     (
         *("PostToolUseFailure", "PermissionRequest", "UserPromptSubmit", "Notification"),
-        *("Stop", "PreCompact", "PostCompact", "SessionStart", "SessionEnd", "Setup"),
+        *("PreCompact", "PostCompact", "SessionStart", "SessionEnd", "Setup"),
         *("TeammateIdle", "TaskCreated", "TaskCompleted", "ConfigChange", "CwdChanged"),
         *("FileChanged", "WorktreeCreate", "WorktreeRemove", "Elicitation"),
         *("ElicitationResult", "InstructionsLoaded"),
@@ -184,7 +200,7 @@ def parse_hook_settings(settings: Mapping[str, Any]) -> tuple[HookSpec, ...]:
     ``settings`` is the whole settings object; its ``hooks`` key (absent: no
     hooks) maps event names to lists of ``{"matcher": ..., "hooks": [{"type":
     "command", "command": ..., "timeout": seconds}]}`` groups. Claude Code
-    events subagents never fires (``Stop``, ``SessionStart``...) are skipped;
+    events subagents never fires (``SessionStart``, ``Notification``...) are skipped;
     anything else of the wrong shape raises :class:`HookConfigError` naming the
     key and what was expected.
     """

@@ -3,7 +3,10 @@
 :func:`subagent_run_hooks` wraps a run in an ``async with`` block that fires
 the start hooks on entry and the stop hooks on every way out, shielded from
 an outer cancellation; :class:`SubagentRunHooks` is what it learned. A stop
-hook that exits 2 sends the agent on (at most :data:`MAX_STOP_BLOCKS` times).
+hook that blocks (exit 2 with stderr, or ``{"decision": "block", "reason":
+...}`` on stdout, as in Claude Code's hooks reference,
+https://code.claude.com/docs/en/hooks#subagentstop) sends the agent on with
+the reason as its next input (at most :data:`MAX_STOP_BLOCKS` times).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ __all__ = [
 #: Seconds ``SubagentStop`` hooks get when the run ends by cancellation or Ctrl-C.
 DEFAULT_STOP_HOOKS_GRACE = 5.0
 
-#: How many times ``SubagentStop`` hooks may block one activation's stop (exit 2)
+#: How many times ``SubagentStop`` hooks may block one activation's stop
 #: before the agent stops anyway: a hook that always blocks cannot loop forever.
 MAX_STOP_BLOCKS = 3
 
@@ -55,8 +58,9 @@ class SubagentRunHooks:
     async def finish(self) -> HookOutcome | None:
         """Fire ``SubagentStop`` now, for a run that ended normally.
 
-        Returns the outcome when a hook blocked the stop (exit 2): the agent
-        should go on with its ``feedback_text``, and the stop hooks fire again
+        Returns the outcome when a hook blocked the stop (exit 2, or JSON
+        ``decision: "block"``): the agent should go on with its ``reason``, and
+        the stop hooks fire again
         when it next ends (with ``stop_hook_active`` set). After
         :data:`MAX_STOP_BLOCKS` blocks, or when nothing blocked, it returns
         ``None``: the agent stops, and leaving the ``async with`` block fires
@@ -65,7 +69,7 @@ class SubagentRunHooks:
         if self._fire_stop is None or self.stop is not None:
             return None
         self.stop = outcome = await self._fire_stop()
-        if outcome.feedback_text is None or self.blocked >= MAX_STOP_BLOCKS:
+        if not outcome.blocked or outcome.reason is None or self.blocked >= MAX_STOP_BLOCKS:
             return None
         self.blocked += 1
         self.stop = None
@@ -76,8 +80,21 @@ class SubagentRunHooks:
 
     @property
     def context(self) -> str | None:
-        """``SubagentStart`` stdout for the agent's context, or ``None``."""
+        """``SubagentStart`` context for the agent (plain stdout or JSON ``additionalContext``)."""
         return self.start.feedback_text
+
+
+def _together(stop: HookOutcome, main: HookOutcome) -> HookOutcome:
+    """A top-level agent's ``SubagentStop`` and ``Stop`` outcomes as one: either may block."""
+    reasons = [r for r in (stop.reason, main.reason) if r]
+    return HookOutcome(
+        stop.event,
+        stop.results + main.results,
+        blocked=stop.blocked or main.blocked,
+        reason="\n\n".join(reasons) if reasons else None,
+        feedback=stop.feedback + main.feedback,
+        user_messages=stop.user_messages + main.user_messages,
+    )
 
 
 @contextlib.asynccontextmanager
@@ -96,7 +113,10 @@ async def subagent_run_hooks(
     (at most :data:`MAX_STOP_BLOCKS`) lets the agent go on and stop again.
 
     ``payload_factory(event)`` builds each payload when it is needed, so the
-    ``SubagentStop`` one can carry the agent's final text. ``SubagentStop``
+    ``SubagentStop`` one can carry the agent's final text. For a top-level
+    agent (its payload has no ``parent_id``) the ``Stop`` hooks fire after the
+    ``SubagentStop`` ones, with the same payload, as Claude Code fires ``Stop``
+    for its main agent; a block by either sends the agent on. ``SubagentStop``
     fires on every way out (normal, exception, cancellation, even a cancelled
     ``SubagentStart``) inside a shielded scope, so an outer cancellation cannot
     cut it short; when the run ends by cancellation or ``KeyboardInterrupt``
@@ -108,13 +128,23 @@ async def subagent_run_hooks(
         payload = payload_factory(HookEvent.SUBAGENT_STOP)
         if run.blocked:
             payload = msgspec.structs.replace(payload, stop_hook_active=True)
-        return await runner.fire(
+        outcome = await runner.fire(
             HookEvent.SUBAGENT_STOP,
             payload,
             agent_hooks=agent_hooks,
             deadline=deadline,
             nickname=nickname,
         )
+        if payload.parent_id is not None or not runner.has_hooks(HookEvent.STOP, agent_hooks):
+            return outcome
+        main = await runner.fire(
+            HookEvent.STOP,
+            msgspec.structs.replace(payload, hook_event_name=HookEvent.STOP.value),
+            agent_hooks=agent_hooks,
+            deadline=deadline,
+            nickname=nickname,
+        )
+        return _together(outcome, main)
 
     run = SubagentRunHooks(fire_stop)
 

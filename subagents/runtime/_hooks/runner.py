@@ -1,36 +1,50 @@
 """Hooks: user code run at four points of an agent's life, never able to hang the runtime.
 
 Events (Claude Code's names): ``SubagentStart`` and ``SubagentStop`` fire once
-per agent run (see :func:`subagent_run_hooks`); ``PreToolUse`` and
+per agent run, and ``Stop`` too when a top-level agent stops (see
+:func:`subagent_run_hooks`); ``PreToolUse`` and
 ``PostToolUse`` around each tool call. A :class:`Hook` is global (from the
 ``hooks`` key of a settings mapping, :func:`hooks_from_settings`) or scoped to
 one agent (its definition's frontmatter ``hooks``, :func:`hooks_from_specs`),
 and is either a shell command or a Python async callable.
 
 A command gets the :class:`HookPayload` as JSON on stdin and answers with its
-exit code, as in Claude Code (a Python hook answers with a :class:`HookReply`):
+exit code, as in Claude Code (a Python hook answers with a :class:`HookReply`),
+following Claude Code's hooks reference (https://code.claude.com/docs/en/hooks,
+"Exit code output" and "JSON output"):
 
 ============  ===============================  ====================================
 exit code     effect                           where the text goes
 ============  ===============================  ====================================
-0             success                          ``SubagentStart``: stdout is added to
-                                               the agent's context (``feedback``);
-                                               other events: stdout is only kept in
-                                               the :class:`HookResult`
+0             success; stdout may be JSON      ``SubagentStart``: plain stdout, or
+              (see below)                      JSON ``additionalContext``, is added
+                                               to the agent's context (``feedback``);
+                                               other events: plain stdout is only
+                                               kept in the :class:`HookResult`
 2             block / feedback                 ``PreToolUse``: the call is blocked,
                                                stderr is the tool error the model
                                                sees (``reason``); ``PostToolUse``:
                                                stderr goes to the model
-                                               (``feedback``); ``SubagentStop``:
-                                               the stop is blocked and the agent
-                                               goes on with stderr as its next
-                                               input (at most ``MAX_STOP_BLOCKS``
-                                               times a run, as Claude Code's
-                                               ``stop_hook_active``);
+                                               (``feedback``); ``SubagentStop``
+                                               (or ``Stop``): the stop is blocked and
+                                               the agent goes on with stderr as its
+                                               next input (``reason``; at most
+                                               ``MAX_STOP_BLOCKS`` times a run, as
+                                               Claude Code's ``stop_hook_active``);
                                                ``SubagentStart`` cannot block: stderr
                                                goes to the user
 other         non-blocking error               ``user_messages`` only
 ============  ===============================  ====================================
+
+On exit 0, stdout that starts with ``{`` or ``[`` is Claude Code's JSON answer
+(:mod:`~subagents.runtime._hooks.output`): ``SubagentStop`` blocks with
+``{"decision": "block", "reason": ...}`` exactly as with exit 2 (``"continue":
+false`` lets it stop instead); ``SubagentStart`` adds
+``hookSpecificOutput.additionalContext``; ``PostToolUse`` sends a ``block``
+``reason`` and ``additionalContext`` to the model; ``PreToolUse`` blocks on
+``permissionDecision: "deny"`` or ``decision: "block"``; ``systemMessage``
+goes to the user. JSON that is cut by the output cap, invalid, too deep, not
+an object or of the wrong shape is ignored, and ``user_messages`` says why.
 
 Timeouts, crashes, a command that cannot start and a Python hook that raises
 are non-blocking errors too: they reach the user, never the model, and never
@@ -76,6 +90,7 @@ from subagents.runtime._hooks.commands import (
     encode_payload,
     run_hook_command,
 )
+from subagents.runtime._hooks.output import parse_hook_output
 from subagents.runtime._hooks.values import (
     Hook,
     HookFired,
@@ -97,27 +112,86 @@ def _cap_text(data: bytes, total: int, redactor: SecretRedactor) -> tuple[str, b
     return f"{text}\n[output truncated: {total} bytes in all, the first {len(data)} kept]", True
 
 
-def _verdict(event: HookEvent, result: HookResult) -> tuple[str | None, str | None, str | None]:
-    """(block reason, feedback, user message) for one result, per the exit-code table."""
+#: Events whose hooks may block the agent's stop (exit 2, or ``decision: "block"``).
+_STOP_EVENTS = frozenset({HookEvent.SUBAGENT_STOP, HookEvent.STOP})
+
+#: (block reason, feedback, user messages) of one hook's result.
+_Verdict = tuple[str | None, str | None, tuple[str, ...]]
+
+
+def _verdict(event: HookEvent, result: HookResult) -> _Verdict:
+    """What one result decides, per the exit-code table and the JSON answer of exit 0."""
     where = f"{event.value} hook {result.hook.label!r}"
     if result.error is not None:
-        return None, None, f"{where} failed: {result.error}"
+        return None, None, (f"{where} failed: {result.error}",)
     if result.timed_out:
-        return None, None, f"{where} timed out after {result.duration:.3g} s and was stopped"
+        return None, None, (f"{where} timed out after {result.duration:.3g} s and was stopped",)
     code, stderr = result.exit_code, result.stderr.strip()
     if code == 0:
-        stdout = result.stdout.strip()
-        return None, (stdout if event is HookEvent.SUBAGENT_START and stdout else None), None
+        return _answer(event, result, where)
     if code == 2 and event is HookEvent.PRE_TOOL_USE:
-        return (
-            stderr or f"The call was blocked by a PreToolUse hook ({result.hook.label}).",
-            None,
-            None,
-        )
+        return stderr or _blocked_call(result), None, ()
+    if code == 2 and event in _STOP_EVENTS and stderr:
+        return stderr, None, ()
     if code == 2 and event is not HookEvent.SUBAGENT_START and stderr:
-        return None, stderr, None
+        return None, stderr, ()
     how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited {code}"
-    return None, None, f"{where} {how}" + (f": {stderr}" if stderr else "")
+    return None, None, (f"{where} {how}" + (f": {stderr}" if stderr else ""),)
+
+
+def _blocked_call(result: HookResult) -> str:
+    return f"The call was blocked by a PreToolUse hook ({result.hook.label})."
+
+
+def _answer(event: HookEvent, result: HookResult, where: str) -> _Verdict:
+    """Exit 0: plain stdout (``SubagentStart`` context), or Claude Code's JSON answer."""
+    if result.output_error is not None:
+        return None, None, (f"{where}: {result.output_error}",)
+    output = result.output
+    if output is None:
+        stdout = result.stdout.strip()
+        return None, (stdout if event is HookEvent.SUBAGENT_START and stdout else None), ()
+    user: list[str] = []
+    if output.system_message:
+        user.append(f"{where}: {output.system_message}")
+    reason: str | None = None
+    texts: list[str] = []
+    specific = output.hook_specific_output
+    if specific is not None and specific.hook_event_name not in (None, event.value):
+        user.append(
+            f"{where}: hookSpecificOutput names {specific.hook_event_name!r}, not "
+            f"{event.value!r}, and was ignored"
+        )
+        specific = None
+    if specific is not None and specific.additional_context is not None:
+        if event in (HookEvent.SUBAGENT_START, HookEvent.POST_TOOL_USE):
+            texts.append(specific.additional_context.strip())
+        else:
+            user.append(f"{where}: additionalContext is not read for {event.value}; ignored")
+    said = (output.reason or "").strip()
+    if (
+        event is HookEvent.PRE_TOOL_USE
+        and specific is not None
+        and specific.permission_decision == "deny"
+    ):
+        reason = (specific.permission_decision_reason or "").strip() or _blocked_call(result)
+    if output.decision == "block":
+        if event is HookEvent.PRE_TOOL_USE:
+            reason = reason or said or _blocked_call(result)
+        elif event is HookEvent.SUBAGENT_START:
+            user.append(f'{where}: decision "block" is not read for {event.value}; ignored')
+        elif not said:
+            user.append(f'{where}: decision "block" without a reason was ignored')
+        elif event is HookEvent.POST_TOOL_USE:
+            texts.insert(0, said)
+        elif not output.continue_:
+            user.append(f"{where}: continue is false, so the agent stops instead of going on")
+        else:
+            reason = said
+    if not output.continue_ and event not in _STOP_EVENTS:
+        user.append(f"{where}: continue: false is only honoured by stop hooks; ignored")
+    feedback = "\n\n".join(t for t in texts if t) or None
+    return reason, feedback, tuple(user)
 
 
 @final
@@ -181,7 +255,9 @@ class HookRunner:
         for hook in (*self._by_event[event], *agent_hooks):
             # Callables by identity: one need not be hashable to be a hook.
             key = hook.command if hook.command is not None else id(hook.function)
-            if hook.event is event and key not in seen and hook.matches(subject):
+            # Claude Code ignores a Stop hook's matcher: Stop has nothing to match.
+            matches = event is HookEvent.STOP or hook.matches(subject)
+            if hook.event is event and key not in seen and matches:
                 seen.add(key)
                 found.append(hook)
         return tuple(found)
@@ -235,10 +311,11 @@ class HookRunner:
         feedback: list[str] = []
         user: list[str] = []
         for result in results:
-            reason, text, message = _verdict(event, result)
-            for value, into in ((reason, reasons), (text, feedback), (message, user)):
+            reason, text, messages = _verdict(event, result)
+            for value, into in ((reason, reasons), (text, feedback)):
                 if value is not None:
                     into.append(value)
+            user.extend(messages)
         self._counts["blocked"] += bool(reasons)
         return HookOutcome(
             event,
@@ -318,6 +395,7 @@ class HookRunner:
             return HookResult(hook, None, error=f"the command could not be started ({exc})")
         stdout, cut_out = _cap_text(run.stdout, run.stdout_total, self._redactor)
         stderr, cut_err = _cap_text(run.stderr, run.stderr_total, self._redactor)
+        output, output_error = parse_hook_output(stdout, truncated=cut_out)
         return HookResult(
             hook,
             run.exit_code,
@@ -325,6 +403,8 @@ class HookRunner:
             stderr,
             timed_out=run.timed_out,
             truncated=cut_out or cut_err,
+            output=output,
+            output_error=output_error,
         )
 
     async def _run_function(self, hook: Hook, payload: HookPayload, deadline: float) -> HookResult:
@@ -347,4 +427,13 @@ class HookRunner:
         out, err = reply.stdout.encode(), reply.stderr.encode()
         stdout, cut_out = _cap_text(out[:cap], len(out), self._redactor)
         stderr, cut_err = _cap_text(err[:cap], len(err), self._redactor)
-        return HookResult(hook, reply.exit_code, stdout, stderr, truncated=cut_out or cut_err)
+        output, output_error = parse_hook_output(stdout, truncated=cut_out)
+        return HookResult(
+            hook,
+            reply.exit_code,
+            stdout,
+            stderr,
+            truncated=cut_out or cut_err,
+            output=output,
+            output_error=output_error,
+        )

@@ -40,7 +40,10 @@ _FEEDBACK_HEADER: Final = "[PostToolUse hook feedback]"
 class HookSite:
     """The agent hooks fire for: its hooks, and the facts every payload carries.
 
-    ``report`` receives every outcome (the runtime logs its ``user_messages``).
+    ``transcript_path`` is the parent's transcript (the agent's own for a
+    top-level agent), ``agent_transcript_path`` the agent's own: see
+    :class:`~subagents.runtime.HookPayload`. ``report`` receives every outcome
+    (the runtime logs its ``user_messages``).
     """
 
     runner: HookRunner
@@ -53,6 +56,7 @@ class HookSite:
     session_id: str
     cwd: str
     transcript_path: str | None
+    agent_transcript_path: str | None
     report: Callable[[HookOutcome], object] = attrs.field(eq=False, repr=False)
 
     def wants(self, event: HookEvent) -> bool:
@@ -70,6 +74,7 @@ class HookSite:
             session_id=self.session_id,
             cwd=self.cwd,
             transcript_path=self.transcript_path,
+            agent_transcript_path=self.agent_transcript_path,
             **fields,
         )
 

@@ -26,6 +26,7 @@ from subagents.runtime._hooks.commands import (
     compile_matcher,
     parse_hook_settings,
 )
+from subagents.runtime._hooks.output import HookOutput
 
 __all__ = [
     "Hook",
@@ -53,7 +54,7 @@ class HookReply:
 
     @classmethod
     def block(cls, reason: str) -> HookReply:
-        """Exit code 2 with ``reason``: blocks a ``PreToolUse`` call, feedback elsewhere."""
+        """Exit code 2 with ``reason``: blocks a ``PreToolUse`` call or a stop; feedback else."""
         return cls(exit_code=2, stderr=reason)
 
     @classmethod
@@ -158,7 +159,9 @@ class HookResult:
     ``exit_code`` is ``None`` when the hook timed out or failed (``error`` says
     how: a Python hook raised, a command could not start). ``stdout`` and
     ``stderr`` are capped; ``truncated`` says a note about the cut was added.
-    ``duration`` is in seconds on the Trio clock.
+    ``duration`` is in seconds on the Trio clock. ``output`` is the JSON
+    object stdout held (see :mod:`~subagents.runtime._hooks.output`), and
+    ``output_error`` says why JSON on stdout was ignored.
     """
 
     hook: Hook
@@ -169,6 +172,8 @@ class HookResult:
     error: str | None = None
     duration: float = 0.0
     truncated: bool = False
+    output: HookOutput | None = None
+    output_error: str | None = None
 
 
 @attrs.frozen
@@ -176,9 +181,13 @@ class HookOutcome:
     """What the hooks of one firing decided, for the runtime to act on.
 
     ``blocked``: a ``PreToolUse`` hook exited 2, and ``reason`` is the text the
-    model gets instead of the tool's result. ``feedback``: texts for the agent
-    (``SubagentStart`` context, ``PostToolUse``/``SubagentStop`` exit-2
-    stderr). ``user_messages``: errors for the person running the agents only.
+    model gets instead of the tool's result; or a ``SubagentStop`` hook blocked
+    the stop (exit 2, or ``{"decision": "block", "reason": ...}`` on stdout),
+    and ``reason`` is what the agent is told to do next. ``feedback``: texts
+    for the agent (``SubagentStart`` context, plain or as JSON
+    ``hookSpecificOutput.additionalContext``; ``PostToolUse`` exit-2 stderr).
+    ``user_messages``: errors and ``systemMessage`` warnings for the person
+    running the agents only.
     """
 
     event: HookEvent

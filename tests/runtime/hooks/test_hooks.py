@@ -7,6 +7,7 @@ autojump clock where time matters; real shell commands are tested in
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from typing import Any
@@ -85,8 +86,8 @@ def test_settings_in_claude_code_shape() -> None:
                 {"matcher": "*", "hooks": [{"type": "command", "command": "log"}]},
             ],
             "SubagentStart": [{"hooks": [{"type": "command", "command": "echo ctx"}]}],
-            "Stop": [{"hooks": [{"type": "command", "command": "ignored"}]}],
-            "SessionStart": [{"hooks": [{"type": "prompt", "prompt": "ignored too"}]}],
+            "Stop": [{"matcher": "x", "hooks": [{"type": "command", "command": "./done.sh"}]}],
+            "SessionStart": [{"hooks": [{"type": "prompt", "prompt": "ignored"}]}],
         },
     }
     hooks = hooks_from_settings(settings)
@@ -94,6 +95,7 @@ def test_settings_in_claude_code_shape() -> None:
         Hook(PRE, command="./check.sh", matcher="Bash|Write", timeout_seconds=5.0),
         Hook(PRE, command="log"),
         Hook(START, command="echo ctx"),
+        Hook(HookEvent.STOP, command="./done.sh", matcher="x"),
     )
     assert all(h.scope == "global" for h in hooks)
     assert hooks[1].matcher is None
@@ -217,8 +219,8 @@ def test_hook_validation(kwargs: dict[str, Any], fragment: str) -> None:
 
 
 def test_unknown_event_is_a_config_error() -> None:
-    with pytest.raises(HookConfigError, match="unknown hook event 'Stop'"):
-        Hook("Stop", command="x")
+    with pytest.raises(HookConfigError, match="unknown hook event 'SessionStart'"):
+        Hook("SessionStart", command="x")
     assert Hook("PostToolUse", command="x").event is POST
 
 
@@ -263,7 +265,7 @@ def test_a_matcher_never_matches_a_missing_subject() -> None:
         (START, HookReply.context("Use tabs."), False, None, ("Use tabs.",), 0),
         (START, HookReply(2, stderr="cannot block"), False, None, (), 1),
         (STOP, HookReply(0, stdout="hidden"), False, None, (), 0),
-        (STOP, HookReply(2, stderr="tests fail"), False, None, ("tests fail",), 0),
+        (STOP, HookReply(2, stderr="tests fail"), True, "tests fail", (), 0),
         (STOP, HookReply(7, stderr="weird"), False, None, (), 1),
         (STOP, None, False, None, (), 0),
     ],
@@ -287,6 +289,89 @@ async def test_exit_code_table(
     assert outcome.feedback == feedback
     assert len(outcome.user_messages) == user
     assert len(outcome.results) == 1
+
+
+def _json(**fields: Any) -> HookReply:
+    return HookReply(0, stdout=json.dumps(fields))
+
+
+def _specific(event: HookEvent, **fields: Any) -> HookReply:
+    return _json(hookSpecificOutput={"hookEventName": event.value, **fields})
+
+
+@pytest.mark.parametrize(
+    ("event", "reply", "blocked", "reason", "feedback", "user"),
+    [
+        # Stop/SubagentStop decision control: block with a reason, or let it stop.
+        (STOP, _json(decision="block", reason="Run the tests."), True, "Run the tests.", (), 0),
+        (STOP, _json(decision="block"), False, None, (), 1),  # Claude requires the reason
+        (STOP, _json(decision="block", reason="  "), False, None, (), 1),
+        (STOP, _json(decision="block", reason="x", **{"continue": False}), False, None, (), 1),
+        (STOP, _json(decision="approve", reason="fine"), False, None, (), 0),
+        (STOP, _json(), False, None, (), 0),
+        (STOP, _json(systemMessage="Tests are slow today."), False, None, (), 1),
+        # Exit 2 is read from stderr; stdout JSON is not read then.
+        (STOP, HookReply(2, stdout='{"decision": "block", "reason": "no"}'), False, None, (), 1),
+        # SubagentStart: additionalContext goes to the subagent, never the raw JSON.
+        (START, _specific(START, additionalContext="Use tabs."), False, None, ("Use tabs.",), 0),
+        (
+            START,
+            _json(hookSpecificOutput={"additionalContext": "Tabs."}),
+            False,
+            None,
+            ("Tabs.",),
+            0,
+        ),
+        (START, _specific(STOP, additionalContext="Use tabs."), False, None, (), 1),
+        (START, _json(decision="block", reason="no"), False, None, (), 1),
+        (START, _json(suppressOutput=True), False, None, (), 0),
+        (START, HookReply.context("[note] Use tabs."), False, None, ("[note] Use tabs.",), 0),
+        # The tool events' JSON forms.
+        (
+            PRE,
+            _specific(PRE, permissionDecision="deny", permissionDecisionReason="No."),
+            True,
+            "No.",
+            (),
+            0,
+        ),
+        (PRE, _specific(PRE, permissionDecision="allow"), False, None, (), 0),
+        (PRE, _json(decision="block", reason="Frozen."), True, "Frozen.", (), 0),
+        (POST, _json(decision="block", reason="Lint failed."), False, None, ("Lint failed.",), 0),
+        (POST, _specific(POST, additionalContext="3 warnings."), False, None, ("3 warnings.",), 0),
+        (POST, _json(**{"continue": False}), False, None, (), 1),
+        # Malformed answers are ignored, with a message for the user.
+        (STOP, HookReply(0, stdout='{"decision": "block", "reason": 5}'), False, None, (), 1),
+        (STOP, HookReply(0, stdout='{"decision": "stop"}'), False, None, (), 1),
+        (STOP, HookReply(0, stdout='{"decision": "block",'), False, None, (), 1),
+        (START, HookReply(0, stdout='["Use tabs."]'), False, None, (), 1),
+        (START, HookReply(0, stdout="[" * 50_000), False, None, (), 1),
+    ],
+)
+async def test_json_output_as_claude_code_reads_it(
+    event: HookEvent,
+    reply: HookReply,
+    blocked: bool,
+    reason: str | None,
+    feedback: tuple[str, ...],
+    user: int,
+) -> None:
+    """Claude Code's hooks reference, https://code.claude.com/docs/en/hooks ("JSON output",
+    "Stop and SubagentStop decision control", "SubagentStart"): JSON on stdout is read on
+    exit 0 only; ``decision: "block"`` needs a ``reason``; ``continue: false`` wins."""
+    runner = HookRunner([Hook(event, function=replying(reply))], output_cap=1 << 20)
+    outcome = await runner.fire(event, payload(event))
+    assert (outcome.blocked, outcome.reason, outcome.feedback) == (blocked, reason, feedback)
+    assert len(outcome.user_messages) == user, outcome.user_messages
+
+
+async def test_json_cut_by_the_output_cap_is_ignored() -> None:
+    long = json.dumps({"decision": "block", "reason": "x" * 200})
+    runner = HookRunner([Hook(STOP, function=replying(HookReply(0, stdout=long)))], output_cap=64)
+    outcome = await runner.fire(STOP, payload(STOP))
+    assert not outcome.blocked
+    (message,) = outcome.user_messages
+    assert "cut by the output cap" in message
 
 
 async def test_no_matching_hook_is_an_empty_outcome() -> None:

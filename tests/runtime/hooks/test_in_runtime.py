@@ -14,7 +14,9 @@ from subagents.runtime import (
     Hook,
     HookPayload,
     HookReply,
+    ModelRequest,
     Origin,
+    Reply,
     ScriptedProvider,
     load_transcript,
 )
@@ -220,3 +222,141 @@ async def test_start_and_stop_fire_once_per_run_however_it_ends(
         await rt.close(stuck)
     assert [hooks.count("SubagentStart", a) for a in (ok, failing, stuck)] == [2, 1, 1]
     assert [hooks.count("SubagentStop", a) for a in (ok, failing, stuck)] == [2, 1, 1]
+
+
+# --- Claude Code's JSON answers and transcript paths (https://code.claude.com/docs/en/hooks) ---
+
+
+def _script(path: Path, body: str) -> str:
+    """A small hook script at ``path``, as a user would write one; the command that runs it."""
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+async def test_a_subagent_stop_hook_blocks_with_json_and_the_reason_goes_to_the_agent(
+    tmp_path: Path,
+) -> None:
+    """``{"decision": "block", "reason": ...}`` on stdout (exit 0) blocks the stop, and the
+    reason is the agent's next input, as Claude Code's "Stop and SubagentStop decision
+    control" says; ``stop_hook_active`` is true the next time, and the hook lets it stop."""
+    world = World(tmp_path)
+    world.agent("counter")
+    stop = _script(
+        tmp_path / "stop.sh",
+        'payload=$(cat)\ncase "$payload" in *\'"stop_hook_active":true\'*) exit 0;; esac\n'
+        'printf \'{"decision": "block", "reason": "You forgot the pears."}\\n\'',
+    )
+    world.hooks = {"SubagentStop": [{"matcher": "counter", "hooks": [{"command": stop}]}]}
+    recorder = testing.RecordingPolicy(lambda request: testing.say("Counted."))
+    async with world.open(ScriptedProvider(recorder)) as rt:
+        agent = (await rt.spawn("counter", "Count the fruit.")).agent_id
+        await rt.wait([agent], timeout=30)
+        assert rt.status(agent) == Completed("Counted.")
+    assert len(recorder.requests) == 2  # the first run, then the one the hook asked for
+    _, second = recorder.requests[1]
+    assert (second[-1].text, second[-1].origin) == ("You forgot the pears.", Origin.NOTICE)
+
+
+async def test_a_subagent_start_hook_adds_additional_context_from_json(tmp_path: Path) -> None:
+    """``hookSpecificOutput.additionalContext`` of a ``SubagentStart`` hook is added to the
+    subagent's context (Claude Code's "SubagentStart" section); the JSON itself is not."""
+    world = World(tmp_path)
+    start = _script(
+        tmp_path / "start.sh",
+        "cat >/dev/null\n"
+        'printf \'{"hookSpecificOutput": {"hookEventName": "SubagentStart", '
+        '"additionalContext": "The build is broken; do not run it."}}\'',
+    )
+    world.hooks = {"SubagentStart": [{"hooks": [{"command": start}]}]}
+    recorder = testing.RecordingPolicy(lambda request: testing.say("Done."))
+    async with world.open(ScriptedProvider(recorder)) as rt:
+        agent = (await rt.spawn("general-purpose", "Fix the bug.")).agent_id
+        await rt.wait([agent], timeout=30)
+    first = recorder.requests[0][1]
+    assert [(m.origin, m.text) for m in first] == [
+        (Origin.TASK, "Fix the bug."),
+        (Origin.NOTICE, "The build is broken; do not run it."),
+    ]
+
+
+async def test_the_payload_names_the_parent_transcript_and_the_agent_transcript(
+    tmp_path: Path,
+) -> None:
+    """``agent_transcript_path`` is the subagent's transcript, ``transcript_path`` its
+    parent's (Claude Code's SubagentStop input; Codex's too, openai/codex#22873). A
+    top-level agent has no parent: both are its own transcript."""
+    log = tmp_path / "payloads.jsonl"
+    world = World(tmp_path)
+    world.agent("lead", tools="spawn_agent, wait")
+    world.hooks = {
+        event: [{"hooks": [{"command": _command(log, event)}]}]
+        for event in ("SubagentStart", "SubagentStop", "PreToolUse")
+    }
+
+    def lead(request: ModelRequest) -> Reply:
+        if request.turn == 0:
+            return testing.call("spawn_agent", agent_type="general-purpose", message="Look.")
+        if request.turn == 1:
+            child = json.loads(tool_results(request.messages)[0].content)["agent_id"]
+            return testing.call("wait", ids=[child], timeout_ms=30_000)
+        return testing.say("Lead done.")
+
+    provider = ScriptedProvider(policies={"lead": lead, "*": lambda r: testing.say("Looked.")})
+    async with world.open(provider) as rt:
+        lead_id = (await rt.spawn("lead", "Lead.")).agent_id
+        await rt.wait([lead_id], timeout=30)
+        [child] = [row.id for row in rt.list(include_closed=True) if row.id != lead_id]
+        lead_path, child_path = rt.transcript_path(lead_id), rt.transcript_path(child)
+    assert lead_path is not None
+    assert child_path is not None
+    payloads = _lines(log)
+    of_child = [p for p in payloads if p["agent_id"] == child]
+    of_lead = [p for p in payloads if p["agent_id"] == lead_id]
+    assert {p["hook_event_name"] for p in of_child} == {"SubagentStart", "SubagentStop"}
+    assert {(p["transcript_path"], p["agent_transcript_path"]) for p in of_child} == {
+        (str(lead_path), str(child_path))
+    }
+    assert {p["hook_event_name"] for p in of_lead} == {
+        "SubagentStart",
+        "SubagentStop",
+        "PreToolUse",
+    }
+    assert {(p["transcript_path"], p["agent_transcript_path"]) for p in of_lead} == {
+        (str(lead_path), str(lead_path))
+    }
+
+
+async def test_a_stop_hook_fires_for_the_top_level_agent_and_may_block_it(tmp_path: Path) -> None:
+    """Claude Code fires ``Stop`` when its main agent stops and ``SubagentStop`` for a
+    subagent; a ``Stop`` hook blocks with JSON as ``SubagentStop`` does, and its matcher is
+    ignored (https://code.claude.com/docs/en/hooks, "Stop")."""
+    log = tmp_path / "stop.jsonl"
+    world = World(tmp_path)
+    world.agent("lead", tools="spawn_agent, wait")
+    stop = _script(
+        tmp_path / "stop.sh",
+        f"payload=$(cat)\nprintf '%s\\n' \"$payload\" >> {log}\n"
+        'case "$payload" in *\'"stop_hook_active":true\'*) exit 0;; esac\n'
+        'printf \'{"decision": "block", "reason": "Check the work."}\'',
+    )
+    world.hooks = {"Stop": [{"matcher": "no-such-type", "hooks": [{"command": stop}]}]}
+
+    def lead(request: ModelRequest) -> Reply:
+        if request.turn == 0:
+            return testing.call("spawn_agent", agent_type="general-purpose", message="Look.")
+        if request.turn == 1:
+            child = json.loads(tool_results(request.messages)[0].content)["agent_id"]
+            return testing.call("wait", ids=[child], timeout_ms=30_000)
+        return testing.say("Lead done." if request.turn == 2 else "Checked.")
+
+    recorder = testing.RecordingPolicy(lead)
+    provider = ScriptedProvider(policies={"lead": recorder, "*": lambda r: testing.say("Looked.")})
+    async with world.open(provider) as rt:
+        lead_id = (await rt.spawn("lead", "Lead.")).agent_id
+        await rt.wait([lead_id], timeout=30)
+        assert rt.status(lead_id) == Completed("Checked.")
+    payloads = _lines(log)
+    assert [(p["agent_id"], p["hook_event_name"]) for p in payloads] == [(lead_id, "Stop")] * 2
+    assert [p["stop_hook_active"] for p in payloads] == [False, True]
+    assert recorder.requests[-1][1][-1].text == "Check the work."
