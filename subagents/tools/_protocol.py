@@ -23,11 +23,23 @@ class ToolFlags:
     to agents from untrusted sources and to read-only agents;
     ``background_safe`` tools need no user interaction, so background agents
     keep them; ``needs_approval`` tools ask before every call.
+
+    ``concurrent`` tools may run at the same time as the other concurrent calls
+    of the same model message (their results still come back in call order);
+    read-only tools always may. A call of any other tool is a barrier: it starts
+    once every call written before it has finished, and the calls after it wait
+    for it.
     """
 
     read_only: bool = False
     background_safe: bool = False
     needs_approval: bool = False
+    concurrent: bool = False
+
+    @property
+    def runs_concurrently(self) -> bool:
+        """Whether calls may run alongside the turn's other such calls (read-only or concurrent)."""
+        return self.read_only or self.concurrent
 
 
 def _freeze_details(details: Mapping[str, object]) -> Mapping[str, object]:

@@ -310,6 +310,92 @@ async def test_calls_run_in_order_when_one_is_not_read_only(
     assert writer.log[1][2] <= reader.log[0][2]
 
 
+def _message(*calls: tuple[str, float]) -> Reply:
+    """One model message calling each ``(tool, seconds)`` in order."""
+    return Reply(
+        tool_calls=[
+            c for name, seconds in calls for c in testing.call(name, seconds=seconds).tool_calls
+        ]
+    )
+
+
+async def test_concurrent_calls_run_together_and_a_barrier_keeps_its_place(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Consecutive concurrent calls form one batch; any other call waits for what precedes it.
+
+    The partition follows Claude Code's tool orchestration (concurrency-safe calls
+    of one message batched, the others one at a time) and Codex's
+    ``supports_parallel_tool_calls``: a call that is not parallel starts only
+    after the calls written before it.
+    """
+    a, b, c, d = (SlowTool(n, read_only=False, concurrent=True) for n in "ABCD")
+    barrier = SlowTool("Barrier", read_only=False)
+    reply = _message(("A", 5.0), ("B", 3.0), ("Barrier", 5.0), ("C", 5.0), ("D", 1.0))
+    agent = spec(definition(), [reply, testing.say("done")], tools=selection(a, b, c, d, barrier))
+    start = trio.current_time()
+    conversation = task()
+    result = await run_agent(agent, conversation)
+    assert result.terminate_reason is TerminateReason.GOAL
+    assert trio.current_time() - start == pytest.approx(15.0)
+    assert a.log[0][2] == b.log[0][2] == start
+    assert barrier.log[0][2] == pytest.approx(start + 5.0)
+    assert c.log[0][2] == d.log[0][2] == pytest.approx(start + 10.0)
+    assert [r.content for r in tool_results(conversation)] == [
+        "A: ",
+        "B: ",
+        "Barrier: ",
+        "C: ",
+        "D: ",
+    ]
+
+
+async def test_abort_during_a_concurrent_batch_keeps_the_finished_results(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    quick, slow, slower = (SlowTool(n, read_only=False, concurrent=True) for n in "QST")
+    control = RunControl()
+    conversation = task()
+    agent = spec(
+        definition(),
+        [_message(("S", 50.0), ("Q", 1.0), ("T", 60.0))],
+        tools=selection(quick, slow, slower),
+    )
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(lambda: run_agent(agent, conversation, control=control))
+        await trio.sleep(3.0)
+        control.abort()
+    assert control.result is not None
+    assert control.result.terminate_reason is TerminateReason.ABORTED
+    first, second, third = tool_results(conversation)
+    assert first.is_error
+    assert "stopped before this call finished" in first.content
+    assert (second.content, second.is_error) == ("Q: ", False)
+    assert third.is_error
+    assert "stopped before this call finished" in third.content
+
+
+async def test_an_error_in_a_concurrent_batch_leaves_the_other_results(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    broken = SlowTool("Broken", read_only=False, concurrent=True, fail=True)
+    fine = SlowTool("Fine", read_only=False, concurrent=True)
+    conversation = task()
+    agent = spec(
+        definition(),
+        [_message(("Fine", 2.0), ("Broken", 1.0), ("Fine", 3.0)), testing.say("ok")],
+        tools=selection(broken, fine),
+    )
+    start = trio.current_time()
+    result = await run_agent(agent, conversation)
+    assert result.terminate_reason is TerminateReason.GOAL
+    assert trio.current_time() - start == pytest.approx(3.0)
+    first, broke, third = tool_results(conversation)
+    assert (first.content, third.content) == ("Fine: ", "Fine: ")
+    assert broke.is_error
+    assert "RuntimeError" in broke.content
+
+
 async def test_each_tool_call_has_its_own_error_boundary() -> None:
     broken, fine = SlowTool("Broken", fail=True), SlowTool("Fine")
     reply = Reply(tool_calls=[*testing.call("Broken").tool_calls, *testing.call("Fine").tool_calls])

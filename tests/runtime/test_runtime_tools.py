@@ -244,3 +244,99 @@ async def test_closing_the_lead_closes_its_children(
         assert rt.status(handle.agent_id) == Shutdown()
     assert load_transcript(rt.transcript_path(child.id)).results[-1].status == "shutdown"  # type: ignore[arg-type]
     assert isinstance(Completed(), Completed)
+
+
+def _calls(*replies: Reply) -> Reply:
+    """One model message carrying every tool call of ``replies``, in that order."""
+    return Reply(tool_calls=[c for reply in replies for c in reply.tool_calls])
+
+
+def _echo_worker(latency: float) -> Callable[[ModelRequest], Reply]:
+    """A child that answers ``report: <its prompt>`` after ``latency`` s of model time."""
+
+    def policy(request: ModelRequest) -> Reply:
+        return Reply(text=f"report: {request.messages[0].text}", latency=latency)
+
+    return policy
+
+
+async def test_task_calls_of_one_message_run_concurrently_in_call_order(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Three ``Task`` calls in one message take one child's time, not three.
+
+    Claude Code's Task description: "Launch multiple agents concurrently whenever
+    possible, to maximize performance; to do that, use a single message with
+    multiple tool uses" (the Task tool definition, e.g. the published
+    claude-code-tools.json). Results come back in call order.
+    """
+    world = World(tmp_path)
+    world.agent("lead", tools=LEAD_TOOLS)
+    world.agent("worker")
+    prompts = ("alpha", "beta", "gamma")
+    lead = steps(
+        lambda _: _calls(
+            *(
+                testing.call("Task", description=p, prompt=p, subagent_type="worker")
+                for p in prompts
+            )
+        )
+    )
+    start = trio.current_time()
+    results, _rows = await run_lead(world, lead, _echo_worker(5.0))
+    elapsed = trio.current_time() - start
+    assert elapsed < 6.0, f"three 5 s children took {elapsed:.1f} s"
+    assert [r.is_error for r in results] == [False, False, False]
+    for prompt, result in zip(prompts, results, strict=True):
+        assert f"report: {prompt}" in result.content
+
+
+async def test_an_error_in_one_task_call_leaves_the_others_right(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    world.agent("lead", tools=LEAD_TOOLS)
+    world.agent("worker")
+    lead = steps(
+        lambda _: _calls(
+            testing.call("Task", description="a", prompt="alpha", subagent_type="worker"),
+            testing.call("Task", description="b", prompt="beta", subagent_type="no-such-type"),
+            testing.call("Task", description="c", prompt="gamma", subagent_type="worker"),
+        )
+    )
+    start = trio.current_time()
+    results, _ = await run_lead(world, lead, _echo_worker(5.0))
+    assert trio.current_time() - start < 6.0
+    first, refused, third = results
+    assert "report: alpha" in first.content
+    assert not first.is_error
+    assert refused.is_error
+    assert "no-such-type" in refused.content
+    assert "report: gamma" in third.content
+    assert not third.is_error
+
+
+async def test_spawn_calls_of_one_message_run_concurrently_and_wait_runs_after(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """``spawn_agent`` calls of one message start together; a later ``wait`` sees them.
+
+    ``wait`` (like ``send_input``, ``close_agent``, ``resume_agent`` and
+    ``SendMessage``) addresses agents by id, so it runs only after every call
+    written before it has finished, as Codex runs its collab tools (none of them
+    supports parallel tool calls in codex-rs ``tools/spec.rs``).
+    """
+    world = World(tmp_path)
+    world.agent("lead", tools=LEAD_TOOLS)
+    world.agent("worker")
+    lead = steps(
+        lambda _: _calls(
+            testing.call("spawn_agent", message="alpha"),
+            testing.call("spawn_agent", message="beta"),
+        ),
+        lambda r: testing.call("wait", ids=[data(x)["agent_id"] for x in r], timeout_ms=60_000),
+    )
+    results, _rows = await run_lead(world, lead, _echo_worker(5.0))
+    first, second, waited = (data(r) for r in results)
+    assert first["agent_id"] != second["agent_id"]
+    assert waited["timed_out"] is False

@@ -216,8 +216,16 @@ def test_lifecycle_tools_are_the_eight_spawn_tools(host: FakeHost) -> None:
     assert set(names) == SPAWN_TOOL_NAMES
     registry = ToolRegistry(tools)
     assert registry.names == names
+    # Only the tools that start a new agent run alongside the other calls of
+    # their message; those addressing an agent by id keep the call order.
+    starting = {"spawn_agent", "Task", "Agent"}
     for tool in tools:
-        assert tool.flags == ToolFlags(read_only=False, background_safe=False, needs_approval=False)
+        assert tool.flags == ToolFlags(
+            read_only=False,
+            background_safe=False,
+            needs_approval=False,
+            concurrent=tool.name in starting,
+        )
         assert tool.description.strip()
 
 

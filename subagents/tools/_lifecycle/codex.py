@@ -28,7 +28,13 @@ from subagents.tools._lifecycle.host import (
     AgentHost,
     encode_json,
 )
-from subagents.tools._lifecycle.shared import DATA_NOTE, FLAGS, refusal, type_listing
+from subagents.tools._lifecycle.shared import (
+    DATA_NOTE,
+    FLAGS,
+    STARTING_FLAGS,
+    refusal,
+    type_listing,
+)
 from subagents.tools._protocol import ToolResult
 
 __all__ = ["CloseAgentTool", "ResumeAgentTool", "SendInputTool", "SpawnAgentTool", "WaitTool"]
@@ -81,7 +87,7 @@ class SpawnAgentTool:
 
     name = "spawn_agent"
     arguments_type = SpawnAgentArgs
-    flags = FLAGS
+    flags = STARTING_FLAGS
 
     async def call(self, args: SpawnAgentArgs, ctx: ToolContext, /) -> ToolResult:
         """Spawn through the host."""

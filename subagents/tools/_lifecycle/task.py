@@ -24,7 +24,13 @@ from subagents.tools._lifecycle.host import (
     format_agent_result,
     usage_line,
 )
-from subagents.tools._lifecycle.shared import DATA_NOTE, FLAGS, refusal, type_listing
+from subagents.tools._lifecycle.shared import (
+    DATA_NOTE,
+    FLAGS,
+    STARTING_FLAGS,
+    refusal,
+    type_listing,
+)
 from subagents.tools._protocol import ToolResult
 
 __all__ = ["TaskOutputTool", "TaskTool"]
@@ -142,7 +148,7 @@ class TaskTool:
     )
 
     arguments_type = TaskArgs
-    flags = FLAGS
+    flags = STARTING_FLAGS
 
     async def call(self, args: TaskArgs, ctx: ToolContext, /) -> ToolResult:
         """Spawn (or resume) through the host, then wait for the run unless in background."""
