@@ -8,7 +8,8 @@ mistake: they return an error :class:`ToolResult`. The built-in file tools are
 confined to the workspace root, ``Bash`` is bounded in time and output, and
 tools that need approval ask up the agent tree through an :class:`Approver`.
 The lifecycle tools (:func:`lifecycle_tools`: ``spawn_agent``, ``send_input``,
-``wait``, ``close_agent``, ``resume_agent``, ``Task``/``Agent``, ``TaskOutput``)
+``wait``, ``close_agent``, ``resume_agent``, ``Task``/``Agent``, ``TaskOutput``,
+``SendMessage``)
 drive other agents through an :class:`AgentHost`, which the runtime implements.
 """
 
@@ -77,6 +78,8 @@ from subagents.tools._lifecycle import (
     ResumeAgentTool,
     SendInputArgs,
     SendInputTool,
+    SendMessageArgs,
+    SendMessageTool,
     SpawnAgentArgs,
     SpawnAgentTool,
     SpawnedAgent,
@@ -194,6 +197,8 @@ __all__ = [
     "ResumeAgentTool",
     "SendInputArgs",
     "SendInputTool",
+    "SendMessageArgs",
+    "SendMessageTool",
     "SpawnAgentArgs",
     "SpawnAgentTool",
     "TaskArgs",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -340,3 +341,48 @@ async def test_spawn_calls_of_one_message_run_concurrently_and_wait_runs_after(
     first, second, waited = (data(r) for r in results)
     assert first["agent_id"] != second["agent_id"]
     assert waited["timed_out"] is False
+
+
+async def test_send_message_continues_a_finished_and_a_closed_agent(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Claude Code's way to continue a subagent: ``SendMessage {to: agentId, message}``.
+
+    "Sends a message to an agent team teammate, or resumes a subagent by its
+    agent ID. Stopped subagents auto-resume in the background"
+    (https://code.claude.com/docs/en/tools-reference).
+    """
+    world = World(tmp_path)
+    world.agent("lead", tools=f"{LEAD_TOOLS}, SendMessage")
+    world.agent("worker")
+
+    def child(r: list[ToolResultBlock]) -> str:
+        return re.search(r'agent_id="([^"]+)"', r[0].content).group(1)  # type: ignore[union-attr]
+
+    lead = steps(
+        lambda _: testing.call("Task", description="a", prompt="alpha", subagent_type="worker"),
+        lambda r: testing.call("SendMessage", to=child(r), message="beta", summary="more"),
+        lambda r: testing.call("wait", ids=[child(r)], timeout_ms=60_000),
+        lambda r: testing.call("close_agent", id=child(r)),
+        lambda r: testing.call("SendMessage", to=child(r), message="gamma"),
+        lambda r: testing.call("wait", ids=[child(r)], timeout_ms=60_000),
+    )
+
+    def worker(request: ModelRequest) -> Reply:
+        return Reply(text=f"report: {request.messages[-1].text}", latency=2.0)
+
+    results, _ = await run_lead(world, lead, worker)
+    first, queued, waited, _closed, resumed, waited_again = results
+    assert "report: alpha" in first.content
+    agent_id = child(results)
+    assert data(queued) == {
+        "agent_id": agent_id,
+        "delivered": "queued",
+        "status": data(queued)["status"],
+    }
+    assert data(waited)["status"][agent_id] == {"kind": "completed", "result": "report: beta"}
+    assert data(resumed)["delivered"] == "resumed"
+    assert data(waited_again)["status"][agent_id] == {
+        "kind": "completed",
+        "result": "report: gamma",
+    }

@@ -27,9 +27,10 @@ from subagents.actors import (
     Status,
     WaitResult,
 )
-from subagents.agents import UnknownAgentError
-from subagents.runtime import LimitsConfig
+from subagents.agents import IMPLEMENTED_TOOLS, KNOWN_TOOLS, UnknownAgentError
+from subagents.runtime import COMPLETE_TASK, LimitsConfig
 from subagents.tools import (
+    BUILTIN_TOOL_NAMES,
     SEND_INPUT_WAIT_SECONDS,
     SPAWN_TOOL_NAMES,
     AgentHost,
@@ -200,7 +201,7 @@ async def run(tool: Tool, arguments: dict[str, Any], ctx: ToolContext) -> ToolRe
 # -- the set of tools and their schemas ------------------------------------------------------
 
 
-def test_lifecycle_tools_are_the_eight_spawn_tools(host: FakeHost) -> None:
+def test_lifecycle_tools_are_the_nine_spawn_tools(host: FakeHost) -> None:
     tools = lifecycle_tools(host)
     names = tuple(tool.name for tool in tools)
     assert names == (
@@ -212,6 +213,7 @@ def test_lifecycle_tools_are_the_eight_spawn_tools(host: FakeHost) -> None:
         "Task",
         "Agent",
         "TaskOutput",
+        "SendMessage",
     )
     assert set(names) == SPAWN_TOOL_NAMES
     registry = ToolRegistry(tools)
@@ -227,6 +229,13 @@ def test_lifecycle_tools_are_the_eight_spawn_tools(host: FakeHost) -> None:
             concurrent=tool.name in starting,
         )
         assert tool.description.strip()
+
+
+def test_the_implemented_tool_names_are_the_tools_layer_s(host: FakeHost) -> None:
+    """What the agents layer calls implemented is what the tools layer ships."""
+    shipped = {*BUILTIN_TOOL_NAMES, *(tool.name for tool in lifecycle_tools(host)), COMPLETE_TASK}
+    assert set(IMPLEMENTED_TOOLS) == shipped
+    assert set(IMPLEMENTED_TOOLS) <= set(KNOWN_TOOLS)
 
 
 SCHEMAS = {
