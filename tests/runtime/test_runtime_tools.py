@@ -386,3 +386,31 @@ async def test_send_message_continues_a_finished_and_a_closed_agent(
         "kind": "completed",
         "result": "report: gamma",
     }
+
+
+async def test_the_lead_holds_a_slot_and_a_finished_child_frees_its_own(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Our two slot rules, as the tool descriptions state them (unlike Codex's guards.rs).
+
+    With ``max_threads = 2`` the lead and one child fill the pool, so of two
+    ``Task`` calls in one message one is refused; once that child has finished,
+    a new one starts without any ``close_agent``.
+    """
+    world = World(tmp_path, limits={"max_threads": 2})
+    world.agent("lead", tools=LEAD_TOOLS)
+    world.agent("worker")
+    lead = steps(
+        lambda _: _calls(
+            testing.call("Task", description="a", prompt="alpha", subagent_type="worker"),
+            testing.call("Task", description="b", prompt="beta", subagent_type="worker"),
+        ),
+        lambda _: testing.call("Task", description="c", prompt="gamma", subagent_type="worker"),
+    )
+    results, _ = await run_lead(world, lead, _echo_worker(5.0))
+    first, second, third = results
+    refused = [r for r in (first, second) if r.is_error]
+    assert len(refused) == 1
+    assert "Agent limit reached (max_threads=2)" in refused[0].content
+    assert not third.is_error
+    assert "report: gamma" in third.content

@@ -985,3 +985,23 @@ def test_values_are_frozen() -> None:
         DONE.turns = 4  # type: ignore[misc]
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         WaitBounds().default_seconds = 1.0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("name", ["spawn_agent", "Task", "Agent"])
+def test_starting_tools_document_our_slot_rules_and_concurrency(
+    tools: dict[str, Tool], name: str
+) -> None:
+    """Where we deliberately differ from Codex, the model is told.
+
+    Codex (codex-rs ``agent/guards.rs``) counts sub-agents only and releases a
+    slot when the agent is closed; here the lead counts toward ``max_threads``
+    and a finished agent frees its slot at once (it takes one again for new
+    input). Several starting calls of one message run at the same time.
+    """
+    text = " ".join(tools[name].description.split())
+    assert "max_threads" in text
+    assert "you included" in text
+    assert "frees its slot" in text
+    assert "without close_agent" in text
+    assert "in one message run at the same time" in text
+    assert "call order" in text

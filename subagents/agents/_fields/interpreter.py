@@ -168,7 +168,7 @@ class Interpreter:
                     DiagnosticCode.NOT_IMPLEMENTED_TOOL,
                     keys,
                     f"{name!r} is a Claude Code tool that subagents does not implement: kept "
-                    f"in {key}, but the agent will not have it",
+                    f"in {key}, but no agent here has it",
                 )
             elif kind.kind == "mcp":
                 self.note(

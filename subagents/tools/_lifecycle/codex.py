@@ -32,6 +32,7 @@ from subagents.tools._lifecycle.shared import (
     DATA_NOTE,
     FLAGS,
     STARTING_FLAGS,
+    STARTING_NOTE,
     refusal,
     type_listing,
 )
@@ -54,7 +55,8 @@ def _spawn_description(tool: SpawnAgentTool) -> str:
         'with {"agent_id", "nickname"}; the agent keeps working. Use wait to collect its '
         "result, send_input to give it more instructions, close_agent when you no longer need "
         "it, and resume_agent to bring back one that was closed. The agent does not see your "
-        "conversation unless fork_context is true, so make message self-contained.\n\n"
+        "conversation unless fork_context is true, so make message self-contained. "
+        f"{STARTING_NOTE}\n\n"
         f"Available agent types (agent_type, default {DEFAULT_AGENT_TYPE}):\n"
         f"{type_listing(tool.host)}"
     )
