@@ -78,7 +78,14 @@ from subagents.runtime._providers.base import (
     Usage,
 )
 from subagents.runtime._result import AgentResult, TerminateReason
-from subagents.tools import Approver, SecretRedactor, ToolContext, ToolResult, ToolSelection
+from subagents.tools import (
+    NO_CAPACITY,
+    Approver,
+    SecretRedactor,
+    ToolContext,
+    ToolResult,
+    ToolSelection,
+)
 
 __all__ = ["AgentSpec", "RunControl", "grace_notice", "run_agent"]
 
@@ -615,23 +622,48 @@ class _Run:
         batch: Sequence[int],
         results: list[ToolResultBlock | None],
     ) -> None:
-        """Run the calls at ``batch`` (indexes into ``calls``) together; each fills its slot."""
+        """Run the calls at ``batch`` (indexes into ``calls``) together; each fills its slot.
+
+        A call refused only for want of capacity (:data:`NO_CAPACITY`: all
+        ``max_threads`` slots taken, several of them by its own siblings) is made
+        once more after the batch, in call order: a message that starts more
+        foreground agents than there are free slots runs the excess as the first
+        ones finish instead of failing them.
+        """
         if len(batch) == 1:
             await self._call_tool(calls[batch[0]], batch[0], results)
-        elif batch:
-            async with trio.open_nursery() as nursery:
-                for index in batch:
-                    nursery.start_soon(self._call_tool, calls[index], index, results)
+            return
+        if not batch:
+            return
+        refused: list[int] = []
+        async with trio.open_nursery() as nursery:
+            for index in batch:
+                nursery.start_soon(self._call_tool, calls[index], index, results, refused)
+        for index in sorted(refused):
+            await self._call_tool(calls[index], index, results, again=True)
 
     async def _call_tool(
-        self, call: ToolUseBlock, index: int, results: list[ToolResultBlock | None]
+        self,
+        call: ToolUseBlock,
+        index: int,
+        results: list[ToolResultBlock | None],
+        refused: list[int] | None = None,
+        *,
+        again: bool = False,
     ) -> None:
+        """Make one call and put its result at ``index``.
+
+        With ``refused``, a call refused for want of capacity adds its index there
+        (to be made again) instead of publishing its end; ``again`` marks that
+        second attempt, whose start was already published.
+        """
         spec = self.spec
         publisher = self.publisher
         active = publisher.active
         started = 0.0
         if active:
             started = trio.current_time()
+        if active and not again:
             await publisher.publish(
                 ToolCallStarted,
                 turn=self.turns,
@@ -661,6 +693,9 @@ class _Run:
             )
         content = spec.redactor.redact(result.content) or "(no output)"
         results[index] = ToolResultBlock(call.id, content, result.is_error)
+        if refused is not None and result.is_error and result.details.get(NO_CAPACITY):
+            refused.append(index)
+            return
         if active:
             await publisher.publish(
                 ToolCallEnded,

@@ -94,7 +94,7 @@ from subagents.tools._lifecycle import (
     lifecycle_tools,
 )
 from subagents.tools._processes import RUN_MARKER_ENV, ProcessSweep, kill_group
-from subagents.tools._protocol import Tool, ToolFlags, ToolResult
+from subagents.tools._protocol import NO_CAPACITY, Tool, ToolFlags, ToolResult
 from subagents.tools._registry import ToolRegistry, validate_tool_name
 from subagents.tools._schema import input_schema, tool_spec
 from subagents.tools._secrets import (
@@ -115,6 +115,7 @@ __all__ = [
     "DEFAULT_AGENT_TYPE",
     "tool_policy",
     # protocol and values
+    "NO_CAPACITY",
     "Tool",
     "ToolArguments",
     "ToolContext",

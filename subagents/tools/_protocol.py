@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import attrs
 import msgspec
@@ -12,7 +12,13 @@ import msgspec
 if TYPE_CHECKING:
     from subagents.tools._context import ToolContext
 
-__all__ = ["Tool", "ToolFlags", "ToolResult"]
+__all__ = ["NO_CAPACITY", "Tool", "ToolFlags", "ToolResult"]
+
+#: A :attr:`ToolResult.details` key: when true, the call was refused only because
+#: no capacity was free (an agent slot under ``max_threads``) and did nothing, so
+#: it may be made again once capacity frees. The agent loop makes such a call of
+#: a concurrent batch once more after the rest of its batch has finished.
+NO_CAPACITY: Final = "no_capacity"
 
 
 @attrs.frozen

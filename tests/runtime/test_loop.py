@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import attrs
 import pytest
 import trio
 import trio.testing
@@ -31,6 +34,7 @@ from subagents.runtime import (
     UsageReported,
     run_agent,
 )
+from subagents.tools import NO_CAPACITY, ToolContext, ToolResult
 from tests.runtime.helpers import SlowTool, definition, selection, spec, task
 
 GOOD_REPORT = {"summary": "all good", "count": 2}
@@ -394,6 +398,48 @@ async def test_an_error_in_a_concurrent_batch_leaves_the_other_results(
     assert (first.content, third.content) == ("Fine: ", "Fine: ")
     assert broke.is_error
     assert "RuntimeError" in broke.content
+
+
+@attrs.define
+class OneSlotTool(SlowTool):
+    """A concurrent tool with room for one call at a time; another is refused ``NO_CAPACITY``."""
+
+    busy: bool = False
+
+    async def call(self, args: Any, ctx: ToolContext, /) -> ToolResult:
+        if self.busy:
+            self.log.append(("refused", self.name, trio.current_time()))
+            return ToolResult.error("no free slot", **{NO_CAPACITY: True})
+        self.busy = True
+        try:
+            return await super().call(args, ctx)
+        finally:
+            self.busy = False
+
+
+async def test_a_call_refused_for_capacity_is_made_again_after_its_batch(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    tool = OneSlotTool("Slot", read_only=False, concurrent=True)
+    bus = Bus()
+    conversation = task()
+    agent = spec(
+        definition(),
+        [_message(("Slot", 5.0), ("Slot", 5.0)), testing.say("done")],
+        tools=selection(tool),
+    )
+    start = trio.current_time()
+    with bus.subscribe(types=[ToolCallStarted, ToolCallEnded]) as events:
+        await run_agent(agent, conversation, publisher=Publisher(bus, agent_id="a1"))
+        seen = [events.receive_nowait() for _ in range(4)]
+        with pytest.raises(trio.WouldBlock):
+            events.receive_nowait()
+    assert trio.current_time() - start == pytest.approx(10.0)
+    assert [kind for kind, _, _ in tool.log] == ["start", "refused", "end", "start", "end"]
+    assert [r.content for r in tool_results(conversation)] == ["Slot: ", "Slot: "]
+    # One start and one end per call, though the refused one ran twice.
+    assert [type(e).__name__ for e in seen].count("ToolCallStarted") == 2
+    assert [type(e).__name__ for e in seen].count("ToolCallEnded") == 2
 
 
 async def test_each_tool_call_has_its_own_error_boundary() -> None:

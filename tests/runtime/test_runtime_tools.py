@@ -393,8 +393,9 @@ async def test_the_lead_holds_a_slot_and_a_finished_child_frees_its_own(
 ) -> None:
     """Our two slot rules, as the tool descriptions state them (unlike Codex's guards.rs).
 
-    With ``max_threads = 2`` the lead and one child fill the pool, so of two
-    ``Task`` calls in one message one is refused; once that child has finished,
+    With ``max_threads = 2`` the lead and one child fill the pool: of two
+    ``spawn_agent`` calls in one message (children that keep running) one is
+    refused, as Codex refuses a spawn over the limit. Once a child has finished,
     a new one starts without any ``close_agent``.
     """
     world = World(tmp_path, limits={"max_threads": 2})
@@ -402,15 +403,48 @@ async def test_the_lead_holds_a_slot_and_a_finished_child_frees_its_own(
     world.agent("worker")
     lead = steps(
         lambda _: _calls(
-            testing.call("Task", description="a", prompt="alpha", subagent_type="worker"),
-            testing.call("Task", description="b", prompt="beta", subagent_type="worker"),
+            testing.call("spawn_agent", agent_type="worker", message="alpha"),
+            testing.call("spawn_agent", agent_type="worker", message="beta"),
+        ),
+        lambda r: testing.call(
+            "wait", ids=[data(x)["agent_id"] for x in r if not x.is_error], timeout_ms=60_000
         ),
         lambda _: testing.call("Task", description="c", prompt="gamma", subagent_type="worker"),
     )
     results, _ = await run_lead(world, lead, _echo_worker(5.0))
-    first, second, third = results
+    first, second, waited, third = results
     refused = [r for r in (first, second) if r.is_error]
     assert len(refused) == 1
     assert "Agent limit reached (max_threads=2)" in refused[0].content
+    assert data(waited)["timed_out"] is False
     assert not third.is_error
     assert "report: gamma" in third.content
+
+
+async def test_task_calls_beyond_the_free_slots_run_as_their_siblings_finish(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Three foreground ``Task`` calls and two free slots: two run, then the third.
+
+    A call refused only because its own siblings hold the slots is made again
+    once they have finished, so no call of the message fails for it; results
+    stay in call order.
+    """
+    world = World(tmp_path, limits={"max_threads": 3})
+    world.agent("lead", tools=LEAD_TOOLS)
+    world.agent("worker")
+    prompts = ("alpha", "beta", "gamma")
+    lead = steps(
+        lambda _: _calls(
+            *(
+                testing.call("Task", description=p, prompt=p, subagent_type="worker")
+                for p in prompts
+            )
+        )
+    )
+    start = trio.current_time()
+    results, _ = await run_lead(world, lead, _echo_worker(5.0))
+    assert trio.current_time() - start < 11.0
+    assert [r.is_error for r in results] == [False, False, False]
+    for prompt, result in zip(prompts, results, strict=True):
+        assert f"report: {prompt}" in result.content

@@ -13,9 +13,10 @@ from typing import Final
 import attrs
 
 from subagents._exceptions import SubagentsError
+from subagents.actors import AgentLimitReached
 from subagents.agents import UnknownAgentError
 from subagents.tools._lifecycle.host import AgentHost, unknown_agent_type_message
-from subagents.tools._protocol import ToolFlags, ToolResult
+from subagents.tools._protocol import NO_CAPACITY, ToolFlags, ToolResult
 
 __all__ = ["DATA_NOTE", "FLAGS", "STARTING_FLAGS", "STARTING_NOTE", "refusal", "type_listing"]
 
@@ -54,11 +55,17 @@ STARTING_NOTE: Final = (
 
 
 def refusal(exc: SubagentsError, host: AgentHost, type_field: str | None = None) -> ToolResult:
-    """The tool error for a refusal by the host; an unknown type lists the known ones."""
+    """The tool error for a refusal by the host; an unknown type lists the known ones.
+
+    A full pool (``AgentLimitReached``) is marked :data:`NO_CAPACITY`: nothing was
+    started, so the loop may make the call again once its batch frees slots.
+    """
     if isinstance(exc, UnknownAgentError):
         message = unknown_agent_type_message(exc, host.agent_types(), type_field)
     else:
         message = str(exc)
+    if isinstance(exc, AgentLimitReached):
+        return ToolResult.error(message, error=type(exc).__name__, **{NO_CAPACITY: True})
     return ToolResult.error(message, error=type(exc).__name__)
 
 
