@@ -81,10 +81,12 @@ from subagents.runtime._result import AgentResult, TerminateReason
 from subagents.tools import (
     NO_CAPACITY,
     Approver,
+    CallTurn,
     SecretRedactor,
     ToolContext,
     ToolResult,
     ToolSelection,
+    call_turns,
 )
 
 __all__ = ["AgentSpec", "RunControl", "grace_notice", "run_agent"]
@@ -636,9 +638,10 @@ class _Run:
         if not batch:
             return
         refused: list[int] = []
+        turns = call_turns(len(batch))
         async with trio.open_nursery() as nursery:
-            for index in batch:
-                nursery.start_soon(self._call_tool, calls[index], index, results, refused)
+            for index, turn in zip(batch, turns, strict=True):
+                nursery.start_soon(self._call_tool, calls[index], index, results, refused, turn)
         for index in sorted(refused):
             await self._call_tool(calls[index], index, results, again=True)
 
@@ -648,6 +651,7 @@ class _Run:
         index: int,
         results: list[ToolResultBlock | None],
         refused: list[int] | None = None,
+        turn: CallTurn | None = None,
         *,
         again: bool = False,
     ) -> None:
@@ -655,8 +659,25 @@ class _Run:
 
         With ``refused``, a call refused for want of capacity adds its index there
         (to be made again) instead of publishing its end; ``again`` marks that
-        second attempt, whose start was already published.
+        second attempt, whose start was already published. ``turn`` is the call's
+        place in its concurrent batch, freed for the next call however this one ends.
         """
+        try:
+            await self._make_call(call, index, results, refused, turn, again=again)
+        finally:
+            if turn is not None:
+                turn.release()
+
+    async def _make_call(
+        self,
+        call: ToolUseBlock,
+        index: int,
+        results: list[ToolResultBlock | None],
+        refused: list[int] | None,
+        turn: CallTurn | None,
+        *,
+        again: bool,
+    ) -> None:
         spec = self.spec
         publisher = self.publisher
         active = publisher.active
@@ -684,6 +705,7 @@ class _Run:
                     spec.approver,
                     call.id,
                     spec.redactor,
+                    turn,
                 )
                 result = await tools.call(call.name, call.input, ctx)
         except Exception as exc:  # the call's own error boundary

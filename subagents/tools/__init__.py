@@ -108,6 +108,7 @@ from subagents.tools._secrets import (
     mask_text,
     secret_values,
 )
+from subagents.tools._turns import CallTurn, call_turns
 from subagents.tools._validation import decode_arguments
 from subagents.tools._workspace import Workspace, WorkspacePath
 
@@ -116,6 +117,8 @@ __all__ = [
     "tool_policy",
     # protocol and values
     "NO_CAPACITY",
+    "CallTurn",
+    "call_turns",
     "Tool",
     "ToolArguments",
     "ToolContext",

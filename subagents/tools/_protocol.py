@@ -34,7 +34,8 @@ class ToolFlags:
     of the same model message (their results still come back in call order);
     read-only tools always may. A call of any other tool is a barrier: it starts
     once every call written before it has finished, and the calls after it wait
-    for it.
+    for it. What a concurrent call must still do in call order (the starting
+    tools take their agent slot so) it does inside ``ctx.in_call_order()``.
     """
 
     read_only: bool = False

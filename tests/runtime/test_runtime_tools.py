@@ -290,6 +290,11 @@ async def test_task_calls_of_one_message_run_concurrently_in_call_order(
     assert [r.is_error for r in results] == [False, False, False]
     for prompt, result in zip(prompts, results, strict=True):
         assert f"report: {prompt}" in result.content
+    # The children were started in call order: their ids count up with it.
+    ids = [re.search(r'agent_id="[^"]*-(\d+)"', r.content) for r in results]
+    numbers = [int(m.group(1)) for m in ids if m is not None]
+    assert len(numbers) == 3
+    assert numbers == sorted(numbers)
 
 
 async def test_an_error_in_one_task_call_leaves_the_others_right(
@@ -413,9 +418,10 @@ async def test_the_lead_holds_a_slot_and_a_finished_child_frees_its_own(
     )
     results, _ = await run_lead(world, lead, _echo_worker(5.0))
     first, second, waited, third = results
-    refused = [r for r in (first, second) if r.is_error]
-    assert len(refused) == 1
-    assert "Agent limit reached (max_threads=2)" in refused[0].content
+    # Starting calls take their slot in call order: the first starts, the second is refused.
+    assert not first.is_error
+    assert second.is_error
+    assert "Agent limit reached (max_threads=2)" in second.content
     assert data(waited)["timed_out"] is False
     assert not third.is_error
     assert "report: gamma" in third.content

@@ -76,19 +76,10 @@ class Replay:
             if message.role == "assistant":
                 calls.update((u.id, (u.name, u.input)) for u in message.tool_uses)
                 continue
-            # Spawns of one message run concurrently, so which of them found the
-            # pool full is not their call order: count the message's spawns that
-            # started before reading its refusals.
-            refusals: list[tuple[Mapping[str, Any], ToolResultBlock, _Position]] = []
             for position, block in enumerate(message.content):
                 if type(block) is ToolResultBlock and block.tool_use_id in calls:
                     name, args = calls[block.tool_use_id]
-                    if name == "spawn_agent" and block.is_error:
-                        refusals.append((args, block, (index, position)))
-                    else:
-                        self._result(name, args, block, (index, position))
-            for args, block, at in refusals:
-                self._result("spawn_agent", args, block, at)
+                    self._result(name, args, block, (index, position))
             if is_instruction(message):
                 notice = _NOTICE.fullmatch(message_text(message).strip())
                 if notice is not None:

@@ -94,13 +94,14 @@ class SpawnAgentTool:
     async def call(self, args: SpawnAgentArgs, ctx: ToolContext, /) -> ToolResult:
         """Spawn through the host."""
         try:
-            spawned = await self.host.spawn(
-                ctx,
-                agent_type=args.agent_type,
-                prompt=args.message,
-                model=args.model,
-                fork_context=args.fork_context,
-            )
+            async with ctx.in_call_order():
+                spawned = await self.host.spawn(
+                    ctx,
+                    agent_type=args.agent_type,
+                    prompt=args.message,
+                    model=args.model,
+                    fork_context=args.fork_context,
+                )
         except SubagentsError as exc:
             return refusal(exc, self.host, "agent_type")
         return ToolResult.ok(

@@ -157,14 +157,15 @@ class TaskTool:
         try:
             if args.resume is not None:
                 return await self._resume(args, ctx, args.resume)
-            spawned = await self.host.spawn(
-                ctx,
-                agent_type=args.subagent_type,
-                prompt=args.prompt,
-                description=args.description,
-                model=args.model,
-                background=args.run_in_background,
-            )
+            async with ctx.in_call_order():
+                spawned = await self.host.spawn(
+                    ctx,
+                    agent_type=args.subagent_type,
+                    prompt=args.prompt,
+                    description=args.description,
+                    model=args.model,
+                    background=args.run_in_background,
+                )
             if args.run_in_background:
                 return self._launched(spawned.agent_id, spawned.nickname, spawned.output_file)
             report = await self.host.run_to_completion(
