@@ -47,10 +47,12 @@ DATA_NOTE: Final = (
 #: ``close_agent`` does not starve itself (the agent takes a slot again when it
 #: gets new input, and keeps its context meanwhile).
 STARTING_NOTE: Final = (
-    "Calls that start agents in one message run at the same time; their results come back "
-    "in call order. At most max_threads agents run at once, you included. An agent that "
-    "finishes frees its slot at once, without close_agent, and takes one again when it gets "
-    "new input; when no slot is free, the call fails with 'Agent limit reached'."
+    "Calls that start agents in one message run at the same time and take their slots in "
+    "call order; their results come back in call order. At most max_threads agents run at "
+    "once, you included. An agent that finishes frees its slot at once, without "
+    "close_agent, and takes one again when it gets new input. A call that finds every "
+    "slot taken is made again once the other calls of its message have returned, and "
+    "fails with 'Agent limit reached' if still none is free."
 )
 
 
