@@ -71,7 +71,12 @@ from subagents.agents._records import (
     validation_record,
 )
 from subagents.agents._scan import load_file, load_plugin, load_tree
-from subagents.agents._tools import KNOWN_TOOLS, LIFECYCLE_TOOLS, classify_tool
+from subagents.agents._tools import (
+    IMPLEMENTED_TOOLS,
+    KNOWN_TOOLS,
+    LIFECYCLE_TOOLS,
+    classify_tool,
+)
 from subagents.agents._writer import to_markdown, to_yaml
 from subagents.agents._yaml_json import parse_agents_json, parse_document
 
@@ -122,6 +127,7 @@ __all__ = [
     "ModelAliases",
     "ModelCheck",
     "DEFAULT_MODEL_ALIASES",
+    "IMPLEMENTED_TOOLS",
     "KNOWN_TOOLS",
     "LIFECYCLE_TOOLS",
     "classify_tool",

@@ -35,6 +35,7 @@ class DiagnosticCode(enum.Enum):
     IGNORED = "ignored"
     UNKNOWN_FIELD = "unknown-field"
     UNKNOWN_TOOL = "unknown-tool"
+    NOT_IMPLEMENTED_TOOL = "not-implemented-tool"
     MCP_TOOL = "mcp-tool"
     UNKNOWN_MODEL = "unknown-model"
     LENIENT_YAML = "lenient-yaml"

@@ -14,6 +14,7 @@ import re
 import attrs
 
 __all__ = [
+    "IMPLEMENTED_TOOLS",
     "KNOWN_TOOLS",
     "LIFECYCLE_TOOLS",
     "ToolNameKind",
@@ -21,7 +22,12 @@ __all__ = [
     "split_tool_list",
 ]
 
-#: The built-in tool names: Claude Code's, and the lifecycle tools of subagents.
+#: Claude Code's tool names, current and older, as its tools reference lists them
+#: (https://code.claude.com/docs/en/tools-reference: "the exact strings you use
+#: in permission rules, subagent tool lists, and hook matchers"), then the
+#: lifecycle tools of subagents. A definition may list any of them without an
+#: "unknown tool" warning; those subagents does not implement
+#: (:data:`IMPLEMENTED_TOOLS`) get a note that names them instead.
 KNOWN_TOOLS: tuple[str, ...] = (
     "Read",
     "Write",
@@ -33,19 +39,61 @@ KNOWN_TOOLS: tuple[str, ...] = (
     "Bash",
     "BashOutput",
     "KillShell",
+    "PowerShell",
+    "Monitor",
+    "LSP",
     "WebFetch",
     "WebSearch",
     "NotebookEdit",
     "Task",
     "Agent",
     "TaskOutput",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskUpdate",
+    "TaskStop",
+    "SendMessage",
+    "TeamCreate",
+    "TeamDelete",
     "TodoWrite",
     "TodoRead",
     "AskUserQuestion",
     "EnterPlanMode",
     "ExitPlanMode",
+    "EnterWorktree",
+    "ExitWorktree",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "ListMcpResourcesTool",
+    "ReadMcpResourceTool",
+    "ToolSearch",
     "Skill",
     "SlashCommand",
+    "spawn_agent",
+    "send_input",
+    "wait",
+    "close_agent",
+    "resume_agent",
+    "complete_task",
+)
+
+#: The names of :data:`KNOWN_TOOLS` that subagents ships a tool for (the tools
+#: layer's built-ins, its lifecycle tools and ``complete_task``; a test keeps
+#: this list and the tools layer in step).
+IMPLEMENTED_TOOLS: tuple[str, ...] = (
+    "Read",
+    "Write",
+    "Edit",
+    "Glob",
+    "Grep",
+    "LS",
+    "Bash",
+    "Task",
+    "Agent",
+    "TaskOutput",
+    "SendMessage",
     "spawn_agent",
     "send_input",
     "wait",
@@ -59,6 +107,7 @@ LIFECYCLE_TOOLS: tuple[str, ...] = (
     "Task",
     "Agent",
     "TaskOutput",
+    "SendMessage",
     "spawn_agent",
     "send_input",
     "wait",
@@ -67,17 +116,24 @@ LIFECYCLE_TOOLS: tuple[str, ...] = (
 )
 
 _KNOWN = frozenset(KNOWN_TOOLS)
+_IMPLEMENTED = frozenset(IMPLEMENTED_TOOLS)
 # Claude Code lets ``tools`` restrict which agents may be spawned: ``Agent(a, b)``.
 _SCOPED = re.compile(r"^(?P<tool>[A-Za-z_][\w-]*)\((?P<args>[^()]*)\)$")
 
 
 @attrs.frozen
 class ToolNameKind:
-    """What a tool name is: ``known``, ``wildcard``, ``pattern``, ``mcp`` or ``unknown``."""
+    """What a tool name is: ``known``, ``wildcard``, ``pattern``, ``mcp`` or ``unknown``.
+
+    A ``known`` name is one of Claude Code's or ours; ``implemented`` is false
+    for a Claude Code tool that subagents does not provide (``TeamCreate``,
+    ``WebFetch``...), which an agent listing it will not have.
+    """
 
     kind: str
     #: For ``mcp`` names, the server that must provide the tool.
     server: str | None = None
+    implemented: bool = True
 
 
 def classify_tool(name: str) -> ToolNameKind:
@@ -85,14 +141,15 @@ def classify_tool(name: str) -> ToolNameKind:
     if name == "*":
         return ToolNameKind("wildcard")
     if name in _KNOWN:
-        return ToolNameKind("known")
+        return ToolNameKind("known", implemented=name in _IMPLEMENTED)
     if name.startswith("mcp__"):
         server = name[len("mcp__") :].split("__", 1)[0]
         if server:
             return ToolNameKind("mcp", server=server)
     scoped = _SCOPED.match(name)
     if scoped and scoped.group("tool") in _KNOWN:
-        return ToolNameKind("known")
+        tool = scoped.group("tool")
+        return ToolNameKind("known", implemented=tool in _IMPLEMENTED)
     if any(ch in name for ch in "*?["):
         if any(fnmatch.fnmatchcase(tool, name) for tool in KNOWN_TOOLS):
             return ToolNameKind("pattern")

@@ -18,8 +18,11 @@ model call plus the tool calls it asks for. A run ends:
 - with ``aborted`` when :meth:`RunControl.abort` is called (the actor adapter
   calls it when the agent is closed), and ``error`` when the provider fails.
 
-Tool calls of one turn run concurrently in a nursery when they are all
-read-only, in order otherwise; each has its own error boundary. Per turn the
+Tool calls of one turn run in call order, except that consecutive calls of
+tools that run concurrently (read-only tools, and the lifecycle tools that
+start agents: ``Task``/``Agent``/``spawn_agent``) run together in a nursery; a
+call of any other tool waits for every call written before it. Results always
+come back in call order, and each call has its own error boundary. Per turn the
 loop builds one request, one assistant message and one result message; events
 are built only when the bus has a subscriber.
 """
@@ -75,7 +78,16 @@ from subagents.runtime._providers.base import (
     Usage,
 )
 from subagents.runtime._result import AgentResult, TerminateReason
-from subagents.tools import Approver, SecretRedactor, ToolContext, ToolResult, ToolSelection
+from subagents.tools import (
+    NO_CAPACITY,
+    Approver,
+    CallTurn,
+    SecretRedactor,
+    ToolContext,
+    ToolResult,
+    ToolSelection,
+    call_turns,
+)
 
 __all__ = ["AgentSpec", "RunControl", "grace_notice", "run_agent"]
 
@@ -125,25 +137,25 @@ class AgentSpec:
     require_complete_task: bool | None = None
     complete_task: CompleteTask = attrs.field(init=False, eq=False, repr=False)
     tool_specs: tuple[Mapping[str, Any], ...] = attrs.field(init=False, eq=False, repr=False)
-    read_only: frozenset[str] = attrs.field(init=False, eq=False, repr=False)
+    concurrent: frozenset[str] = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         complete = complete_task_tool(self.definition.output)
         required = self.uses_complete_task
         specs: list[Mapping[str, Any]] = []
-        read_only: set[str] = set()
+        concurrent: set[str] = set()
         if self.tools is not None:
             for tool in self.tools.tools:
                 if tool.name == COMPLETE_TASK:
                     continue
-                if tool.flags.read_only:
-                    read_only.add(tool.name)
+                if tool.flags.runs_concurrently:
+                    concurrent.add(tool.name)
             specs = [s for s in self.tools.specs() if s["name"] != COMPLETE_TASK]
         if required:
             specs.append(complete.spec)
         object.__setattr__(self, "complete_task", complete)
         object.__setattr__(self, "tool_specs", tuple(specs))
-        object.__setattr__(self, "read_only", frozenset(read_only))
+        object.__setattr__(self, "concurrent", frozenset(concurrent))
 
     @property
     def uses_complete_task(self) -> bool:
@@ -577,14 +589,16 @@ class _Run:
                 runnable.append(index)
         if runnable:
             self.tool_uses += len(runnable)
-            read_only = self.spec.read_only
-            if len(runnable) > 1 and all(calls[i].name in read_only for i in runnable):
-                async with trio.open_nursery() as nursery:
-                    for index in runnable:
-                        nursery.start_soon(self._call_tool, calls[index], index, results)
-            else:
-                for index in runnable:
-                    await self._call_tool(calls[index], index, results)
+            concurrent = self.spec.concurrent
+            batch: list[int] = []
+            for index in runnable:
+                if calls[index].name in concurrent:
+                    batch.append(index)
+                    continue
+                await self._call_batch(calls, batch, results)
+                batch = []
+                await self._call_tool(calls[index], index, results)
+            await self._call_batch(calls, batch, results)
         completion: Completion | None = None
         for index in finishing:
             call = calls[index]
@@ -604,8 +618,65 @@ class _Run:
         self.conversation.append(Message("user", blocks, Origin.TOOL_RESULTS))
         return completion
 
+    async def _call_batch(
+        self,
+        calls: Sequence[ToolUseBlock],
+        batch: Sequence[int],
+        results: list[ToolResultBlock | None],
+    ) -> None:
+        """Run the calls at ``batch`` (indexes into ``calls``) together; each fills its slot.
+
+        A call refused only for want of capacity (:data:`NO_CAPACITY`: all
+        ``max_threads`` slots taken, several of them by its own siblings) is made
+        once more after the batch, in call order: a message that starts more
+        foreground agents than there are free slots runs the excess as the first
+        ones finish instead of failing them.
+        """
+        if len(batch) == 1:
+            await self._call_tool(calls[batch[0]], batch[0], results)
+            return
+        if not batch:
+            return
+        refused: list[int] = []
+        turns = call_turns(len(batch))
+        async with trio.open_nursery() as nursery:
+            for index, turn in zip(batch, turns, strict=True):
+                nursery.start_soon(self._call_tool, calls[index], index, results, refused, turn)
+        for index in sorted(refused):
+            await self._call_tool(calls[index], index, results, again=True)
+
     async def _call_tool(
-        self, call: ToolUseBlock, index: int, results: list[ToolResultBlock | None]
+        self,
+        call: ToolUseBlock,
+        index: int,
+        results: list[ToolResultBlock | None],
+        refused: list[int] | None = None,
+        turn: CallTurn | None = None,
+        *,
+        again: bool = False,
+    ) -> None:
+        """Make one call and put its result at ``index``.
+
+        With ``refused``, a call refused for want of capacity adds its index there
+        (to be made again) instead of publishing its end; ``again`` marks that
+        second attempt, whose start was already published. ``turn`` is the call's
+        place in its concurrent batch, freed for the next call however this one ends.
+        """
+        try:
+            await self._make_call(call, index, results, refused, turn, again=again)
+        finally:
+            if turn is not None:
+                turn.release()
+
+    async def _make_call(
+        self,
+        call: ToolUseBlock,
+        index: int,
+        results: list[ToolResultBlock | None],
+        refused: list[int] | None,
+        turn: CallTurn | None,
+        *,
+        again: bool,
     ) -> None:
         spec = self.spec
         publisher = self.publisher
@@ -613,6 +684,7 @@ class _Run:
         started = 0.0
         if active:
             started = trio.current_time()
+        if active and not again:
             await publisher.publish(
                 ToolCallStarted,
                 turn=self.turns,
@@ -633,6 +705,7 @@ class _Run:
                     spec.approver,
                     call.id,
                     spec.redactor,
+                    turn,
                 )
                 result = await tools.call(call.name, call.input, ctx)
         except Exception as exc:  # the call's own error boundary
@@ -642,6 +715,9 @@ class _Run:
             )
         content = spec.redactor.redact(result.content) or "(no output)"
         results[index] = ToolResultBlock(call.id, content, result.is_error)
+        if refused is not None and result.is_error and result.details.get(NO_CAPACITY):
+            refused.append(index)
+            return
         if active:
             await publisher.publish(
                 ToolCallEnded,

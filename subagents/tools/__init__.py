@@ -8,7 +8,8 @@ mistake: they return an error :class:`ToolResult`. The built-in file tools are
 confined to the workspace root, ``Bash`` is bounded in time and output, and
 tools that need approval ask up the agent tree through an :class:`Approver`.
 The lifecycle tools (:func:`lifecycle_tools`: ``spawn_agent``, ``send_input``,
-``wait``, ``close_agent``, ``resume_agent``, ``Task``/``Agent``, ``TaskOutput``)
+``wait``, ``close_agent``, ``resume_agent``, ``Task``/``Agent``, ``TaskOutput``,
+``SendMessage``)
 drive other agents through an :class:`AgentHost`, which the runtime implements.
 """
 
@@ -79,6 +80,8 @@ from subagents.tools._lifecycle import (
     ResumeAgentTool,
     SendInputArgs,
     SendInputTool,
+    SendMessageArgs,
+    SendMessageTool,
     SpawnAgentArgs,
     SpawnAgentTool,
     SpawnedAgent,
@@ -93,7 +96,7 @@ from subagents.tools._lifecycle import (
     lifecycle_tools,
 )
 from subagents.tools._processes import RUN_MARKER_ENV, ProcessSweep, kill_group
-from subagents.tools._protocol import Tool, ToolFlags, ToolResult
+from subagents.tools._protocol import NO_CAPACITY, Tool, ToolFlags, ToolResult
 from subagents.tools._registry import ToolRegistry, validate_tool_name
 from subagents.tools._schema import input_schema, tool_spec
 from subagents.tools._secrets import (
@@ -107,6 +110,7 @@ from subagents.tools._secrets import (
     mask_text,
     secret_values,
 )
+from subagents.tools._turns import CallTurn, call_turns
 from subagents.tools._validation import decode_arguments
 from subagents.tools._workspace import Workspace, WorkspacePath
 
@@ -114,6 +118,9 @@ __all__ = [
     "DEFAULT_AGENT_TYPE",
     "tool_policy",
     # protocol and values
+    "NO_CAPACITY",
+    "CallTurn",
+    "call_turns",
     "Tool",
     "ToolArguments",
     "ToolContext",
@@ -198,6 +205,8 @@ __all__ = [
     "ResumeAgentTool",
     "SendInputArgs",
     "SendInputTool",
+    "SendMessageArgs",
+    "SendMessageTool",
     "SpawnAgentArgs",
     "SpawnAgentTool",
     "TaskArgs",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import attrs
@@ -10,6 +12,7 @@ import trio
 
 from subagents.tools._approval import Approver
 from subagents.tools._secrets import SecretRedactor
+from subagents.tools._turns import CallTurn
 from subagents.tools._workspace import Workspace
 
 __all__ = ["ToolContext"]
@@ -23,7 +26,9 @@ class ToolContext:
     approvals); ``approver`` is the agent's link in the approval chain, and
     ``None`` means calls that need approval are denied. ``redactor`` masks the
     runtime's secret values in the call's result before anyone reads it (by
-    default, those of ``os.environ`` when the context is made).
+    default, those of ``os.environ`` when the context is made). ``turn`` is the
+    call's place among the concurrent calls of its message (``None`` outside
+    one): see :meth:`in_call_order`.
     """
 
     agent_id: str
@@ -33,6 +38,21 @@ class ToolContext:
     approver: Approver | None = None
     tool_use_id: str | None = None
     redactor: SecretRedactor = attrs.field(factory=SecretRedactor.from_environ, repr=False)
+    turn: CallTurn | None = attrs.field(default=None, repr=False)
+
+    @asynccontextmanager
+    async def in_call_order(self) -> AsyncIterator[None]:
+        """Run the block in call order among the concurrent calls of the message.
+
+        The tools that start agents take their slot, id and nickname inside it,
+        so the first calls of a message are the first to start. A no-op for a
+        call that runs alone.
+        """
+        if self.turn is None:
+            yield
+            return
+        async with self.turn.ordered():
+            yield
 
     @property
     def deadline(self) -> float:

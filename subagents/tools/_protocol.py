@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import attrs
 import msgspec
@@ -12,7 +12,13 @@ import msgspec
 if TYPE_CHECKING:
     from subagents.tools._context import ToolContext
 
-__all__ = ["Tool", "ToolFlags", "ToolResult"]
+__all__ = ["NO_CAPACITY", "Tool", "ToolFlags", "ToolResult"]
+
+#: A :attr:`ToolResult.details` key: when true, the call was refused only because
+#: no capacity was free (an agent slot under ``max_threads``) and did nothing, so
+#: it may be made again once capacity frees. The agent loop makes such a call of
+#: a concurrent batch once more after the rest of its batch has finished.
+NO_CAPACITY: Final = "no_capacity"
 
 
 @attrs.frozen
@@ -23,11 +29,24 @@ class ToolFlags:
     to agents from untrusted sources and to read-only agents;
     ``background_safe`` tools need no user interaction, so background agents
     keep them; ``needs_approval`` tools ask before every call.
+
+    ``concurrent`` tools may run at the same time as the other concurrent calls
+    of the same model message (their results still come back in call order);
+    read-only tools always may. A call of any other tool is a barrier: it starts
+    once every call written before it has finished, and the calls after it wait
+    for it. What a concurrent call must still do in call order (the starting
+    tools take their agent slot so) it does inside ``ctx.in_call_order()``.
     """
 
     read_only: bool = False
     background_safe: bool = False
     needs_approval: bool = False
+    concurrent: bool = False
+
+    @property
+    def runs_concurrently(self) -> bool:
+        """Whether calls may run alongside the turn's other such calls (read-only or concurrent)."""
+        return self.read_only or self.concurrent
 
 
 def _freeze_details(details: Mapping[str, object]) -> Mapping[str, object]:

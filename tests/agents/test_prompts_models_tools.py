@@ -8,11 +8,15 @@ import pytest
 
 from subagents.agents import (
     DEFAULT_MODEL_ALIASES,
+    IMPLEMENTED_TOOLS,
     AgentDefinition,
+    DiagnosticCode,
     MemoryScope,
     ModelAliases,
+    Severity,
     build_system_prompt,
     classify_tool,
+    load_file,
     memory_file,
     read_memory,
     render_template,
@@ -96,6 +100,89 @@ def test_tool_names_are_classified() -> None:
     assert classify_tool("Todo*").kind == "pattern"
     assert classify_tool("chrome-mcp").kind == "unknown"
     assert classify_tool("Zzz*").kind == "unknown"
+
+
+#: Claude Code's current tool names (https://code.claude.com/docs/en/tools-reference).
+CLAUDE_CODE_TOOLS = (
+    "Agent",
+    "AskUserQuestion",
+    "Bash",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "Edit",
+    "EnterPlanMode",
+    "EnterWorktree",
+    "ExitPlanMode",
+    "ExitWorktree",
+    "Glob",
+    "Grep",
+    "ListMcpResourcesTool",
+    "LSP",
+    "Monitor",
+    "NotebookEdit",
+    "PowerShell",
+    "Read",
+    "ReadMcpResourceTool",
+    "SendMessage",
+    "Skill",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskOutput",
+    "TaskStop",
+    "TaskUpdate",
+    "TeamCreate",
+    "TeamDelete",
+    "TodoWrite",
+    "ToolSearch",
+    "WebFetch",
+    "WebSearch",
+    "Write",
+)
+
+
+@pytest.mark.parametrize("name", CLAUDE_CODE_TOOLS)
+def test_claude_code_current_tool_names_are_known(name: str) -> None:
+    kind = classify_tool(name)
+    assert kind.kind == "known"
+    assert kind.implemented is (name in IMPLEMENTED_TOOLS)
+
+
+def test_send_message_is_implemented_and_team_tools_are_not() -> None:
+    assert classify_tool("SendMessage").implemented
+    assert not classify_tool("TeamCreate").implemented
+    assert not classify_tool("TaskCreate").implemented
+
+
+def test_unimplemented_claude_code_tools_get_a_note_naming_them(write, tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "lead.md",
+        """
+        ---
+        name: lead
+        description: Leads a team.
+        tools: Read, SendMessage, TaskCreate, TaskUpdate, TaskList, TeamCreate
+        ---
+        Lead.
+        """,
+    )
+    report = load_file(path)
+    (definition,) = report.definitions
+    assert definition.tools == (
+        "Read",
+        "SendMessage",
+        "TaskCreate",
+        "TaskUpdate",
+        "TaskList",
+        "TeamCreate",
+    )
+    assert not [d for d in report.diagnostics if d.code is DiagnosticCode.UNKNOWN_TOOL]
+    notes = [d for d in report.diagnostics if d.code is DiagnosticCode.NOT_IMPLEMENTED_TOOL]
+    named = [d.message.split("'")[1] for d in notes]
+    assert named == ["TaskCreate", "TaskUpdate", "TaskList", "TeamCreate"]
+    assert all("not implement" in d.message for d in notes)
+    assert all(d.severity is Severity.NOTE for d in notes)
 
 
 def test_comma_strings_keep_parenthesised_arguments_together() -> None:

@@ -45,6 +45,7 @@ class SlowTool:
 
     name: str
     read_only: bool = True
+    concurrent: bool = False
     description: str = "A fake tool for runtime tests."
     arguments_type: type[msgspec.Struct] = NoteArgs
     log: list[tuple[str, str, float]] = attrs.field(factory=list)
@@ -52,7 +53,7 @@ class SlowTool:
 
     @property
     def flags(self) -> ToolFlags:
-        return ToolFlags(read_only=self.read_only, background_safe=True)
+        return ToolFlags(read_only=self.read_only, background_safe=True, concurrent=self.concurrent)
 
     async def call(self, args: Any, ctx: ToolContext, /) -> ToolResult:
         self.log.append(("start", self.name, trio.current_time()))

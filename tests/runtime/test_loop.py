@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import attrs
 import pytest
 import trio
 import trio.testing
@@ -31,6 +34,7 @@ from subagents.runtime import (
     UsageReported,
     run_agent,
 )
+from subagents.tools import NO_CAPACITY, ToolContext, ToolResult
 from tests.runtime.helpers import SlowTool, definition, selection, spec, task
 
 GOOD_REPORT = {"summary": "all good", "count": 2}
@@ -308,6 +312,134 @@ async def test_calls_run_in_order_when_one_is_not_read_only(
     await run_agent(agent, task())
     assert trio.current_time() - start == pytest.approx(10.0)
     assert writer.log[1][2] <= reader.log[0][2]
+
+
+def _message(*calls: tuple[str, float]) -> Reply:
+    """One model message calling each ``(tool, seconds)`` in order."""
+    return Reply(
+        tool_calls=[
+            c for name, seconds in calls for c in testing.call(name, seconds=seconds).tool_calls
+        ]
+    )
+
+
+async def test_concurrent_calls_run_together_and_a_barrier_keeps_its_place(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Consecutive concurrent calls form one batch; any other call waits for what precedes it.
+
+    The partition follows Claude Code's tool orchestration (concurrency-safe calls
+    of one message batched, the others one at a time) and Codex's
+    ``supports_parallel_tool_calls``: a call that is not parallel starts only
+    after the calls written before it.
+    """
+    a, b, c, d = (SlowTool(n, read_only=False, concurrent=True) for n in "ABCD")
+    barrier = SlowTool("Barrier", read_only=False)
+    reply = _message(("A", 5.0), ("B", 3.0), ("Barrier", 5.0), ("C", 5.0), ("D", 1.0))
+    agent = spec(definition(), [reply, testing.say("done")], tools=selection(a, b, c, d, barrier))
+    start = trio.current_time()
+    conversation = task()
+    result = await run_agent(agent, conversation)
+    assert result.terminate_reason is TerminateReason.GOAL
+    assert trio.current_time() - start == pytest.approx(15.0)
+    assert a.log[0][2] == b.log[0][2] == start
+    assert barrier.log[0][2] == pytest.approx(start + 5.0)
+    assert c.log[0][2] == d.log[0][2] == pytest.approx(start + 10.0)
+    assert [r.content for r in tool_results(conversation)] == [
+        "A: ",
+        "B: ",
+        "Barrier: ",
+        "C: ",
+        "D: ",
+    ]
+
+
+async def test_abort_during_a_concurrent_batch_keeps_the_finished_results(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    quick, slow, slower = (SlowTool(n, read_only=False, concurrent=True) for n in "QST")
+    control = RunControl()
+    conversation = task()
+    agent = spec(
+        definition(),
+        [_message(("S", 50.0), ("Q", 1.0), ("T", 60.0))],
+        tools=selection(quick, slow, slower),
+    )
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(lambda: run_agent(agent, conversation, control=control))
+        await trio.sleep(3.0)
+        control.abort()
+    assert control.result is not None
+    assert control.result.terminate_reason is TerminateReason.ABORTED
+    first, second, third = tool_results(conversation)
+    assert first.is_error
+    assert "stopped before this call finished" in first.content
+    assert (second.content, second.is_error) == ("Q: ", False)
+    assert third.is_error
+    assert "stopped before this call finished" in third.content
+
+
+async def test_an_error_in_a_concurrent_batch_leaves_the_other_results(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    broken = SlowTool("Broken", read_only=False, concurrent=True, fail=True)
+    fine = SlowTool("Fine", read_only=False, concurrent=True)
+    conversation = task()
+    agent = spec(
+        definition(),
+        [_message(("Fine", 2.0), ("Broken", 1.0), ("Fine", 3.0)), testing.say("ok")],
+        tools=selection(broken, fine),
+    )
+    start = trio.current_time()
+    result = await run_agent(agent, conversation)
+    assert result.terminate_reason is TerminateReason.GOAL
+    assert trio.current_time() - start == pytest.approx(3.0)
+    first, broke, third = tool_results(conversation)
+    assert (first.content, third.content) == ("Fine: ", "Fine: ")
+    assert broke.is_error
+    assert "RuntimeError" in broke.content
+
+
+@attrs.define
+class OneSlotTool(SlowTool):
+    """A concurrent tool with room for one call at a time; another is refused ``NO_CAPACITY``."""
+
+    busy: bool = False
+
+    async def call(self, args: Any, ctx: ToolContext, /) -> ToolResult:
+        if self.busy:
+            self.log.append(("refused", self.name, trio.current_time()))
+            return ToolResult.error("no free slot", **{NO_CAPACITY: True})
+        self.busy = True
+        try:
+            return await super().call(args, ctx)
+        finally:
+            self.busy = False
+
+
+async def test_a_call_refused_for_capacity_is_made_again_after_its_batch(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    tool = OneSlotTool("Slot", read_only=False, concurrent=True)
+    bus = Bus()
+    conversation = task()
+    agent = spec(
+        definition(),
+        [_message(("Slot", 5.0), ("Slot", 5.0)), testing.say("done")],
+        tools=selection(tool),
+    )
+    start = trio.current_time()
+    with bus.subscribe(types=[ToolCallStarted, ToolCallEnded]) as events:
+        await run_agent(agent, conversation, publisher=Publisher(bus, agent_id="a1"))
+        seen = [events.receive_nowait() for _ in range(4)]
+        with pytest.raises(trio.WouldBlock):
+            events.receive_nowait()
+    assert trio.current_time() - start == pytest.approx(10.0)
+    assert [kind for kind, _, _ in tool.log] == ["start", "refused", "end", "start", "end"]
+    assert [r.content for r in tool_results(conversation)] == ["Slot: ", "Slot: "]
+    # One start and one end per call, though the refused one ran twice.
+    assert [type(e).__name__ for e in seen].count("ToolCallStarted") == 2
+    assert [type(e).__name__ for e in seen].count("ToolCallEnded") == 2
 
 
 async def test_each_tool_call_has_its_own_error_boundary() -> None:

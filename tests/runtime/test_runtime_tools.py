@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -419,3 +420,212 @@ async def test_blank_input_is_refused_as_codex_does(
         assert refused.is_error
         assert refused.content == "Empty message can't be sent to an agent"
     assert len(requests) == 1  # no second run, no second agent
+
+
+def _calls(*replies: Reply) -> Reply:
+    """One model message carrying every tool call of ``replies``, in that order."""
+    return Reply(tool_calls=[c for reply in replies for c in reply.tool_calls])
+
+
+def _echo_worker(latency: float) -> Callable[[ModelRequest], Reply]:
+    """A child that answers ``report: <its prompt>`` after ``latency`` s of model time."""
+
+    def policy(request: ModelRequest) -> Reply:
+        return Reply(text=f"report: {request.messages[0].text}", latency=latency)
+
+    return policy
+
+
+async def test_task_calls_of_one_message_run_concurrently_in_call_order(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Three ``Task`` calls in one message take one child's time, not three.
+
+    Claude Code's Task description: "Launch multiple agents concurrently whenever
+    possible, to maximize performance; to do that, use a single message with
+    multiple tool uses" (the Task tool definition, e.g. the published
+    claude-code-tools.json). Results come back in call order.
+    """
+    world = World(tmp_path)
+    world.agent("lead", tools=LEAD_TOOLS)
+    world.agent("worker")
+    prompts = ("alpha", "beta", "gamma")
+    lead = steps(
+        lambda _: _calls(
+            *(
+                testing.call("Task", description=p, prompt=p, subagent_type="worker")
+                for p in prompts
+            )
+        )
+    )
+    start = trio.current_time()
+    results, _rows = await run_lead(world, lead, _echo_worker(5.0))
+    elapsed = trio.current_time() - start
+    assert elapsed < 6.0, f"three 5 s children took {elapsed:.1f} s"
+    assert [r.is_error for r in results] == [False, False, False]
+    for prompt, result in zip(prompts, results, strict=True):
+        assert f"report: {prompt}" in result.content
+    # The children were started in call order: their ids count up with it.
+    ids = [re.search(r'agent_id="[^"]*-(\d+)"', r.content) for r in results]
+    numbers = [int(m.group(1)) for m in ids if m is not None]
+    assert len(numbers) == 3
+    assert numbers == sorted(numbers)
+
+
+async def test_an_error_in_one_task_call_leaves_the_others_right(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    world.agent("lead", tools=LEAD_TOOLS)
+    world.agent("worker")
+    lead = steps(
+        lambda _: _calls(
+            testing.call("Task", description="a", prompt="alpha", subagent_type="worker"),
+            testing.call("Task", description="b", prompt="beta", subagent_type="no-such-type"),
+            testing.call("Task", description="c", prompt="gamma", subagent_type="worker"),
+        )
+    )
+    start = trio.current_time()
+    results, _ = await run_lead(world, lead, _echo_worker(5.0))
+    assert trio.current_time() - start < 6.0
+    first, refused, third = results
+    assert "report: alpha" in first.content
+    assert not first.is_error
+    assert refused.is_error
+    assert "no-such-type" in refused.content
+    assert "report: gamma" in third.content
+    assert not third.is_error
+
+
+async def test_spawn_calls_of_one_message_run_concurrently_and_wait_runs_after(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """``spawn_agent`` calls of one message start together; a later ``wait`` sees them.
+
+    ``wait`` (like ``send_input``, ``close_agent``, ``resume_agent`` and
+    ``SendMessage``) addresses agents by id, so it runs only after every call
+    written before it has finished, as Codex runs its collab tools (none of them
+    supports parallel tool calls in codex-rs ``tools/spec.rs``).
+    """
+    world = World(tmp_path)
+    world.agent("lead", tools=LEAD_TOOLS)
+    world.agent("worker")
+    lead = steps(
+        lambda _: _calls(
+            testing.call("spawn_agent", message="alpha"),
+            testing.call("spawn_agent", message="beta"),
+        ),
+        lambda r: testing.call("wait", ids=[data(x)["agent_id"] for x in r], timeout_ms=60_000),
+    )
+    results, _rows = await run_lead(world, lead, _echo_worker(5.0))
+    first, second, waited = (data(r) for r in results)
+    assert first["agent_id"] != second["agent_id"]
+    assert waited["timed_out"] is False
+
+
+async def test_send_message_continues_a_finished_and_a_closed_agent(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Claude Code's way to continue a subagent: ``SendMessage {to: agentId, message}``.
+
+    "Sends a message to an agent team teammate, or resumes a subagent by its
+    agent ID. Stopped subagents auto-resume in the background"
+    (https://code.claude.com/docs/en/tools-reference).
+    """
+    world = World(tmp_path)
+    world.agent("lead", tools=f"{LEAD_TOOLS}, SendMessage")
+    world.agent("worker")
+
+    def child(r: list[ToolResultBlock]) -> str:
+        return re.search(r'agent_id="([^"]+)"', r[0].content).group(1)  # type: ignore[union-attr]
+
+    lead = steps(
+        lambda _: testing.call("Task", description="a", prompt="alpha", subagent_type="worker"),
+        lambda r: testing.call("SendMessage", to=child(r), message="beta", summary="more"),
+        lambda r: testing.call("wait", ids=[child(r)], timeout_ms=60_000),
+        lambda r: testing.call("close_agent", id=child(r)),
+        lambda r: testing.call("SendMessage", to=child(r), message="gamma"),
+        lambda r: testing.call("wait", ids=[child(r)], timeout_ms=60_000),
+    )
+
+    def worker(request: ModelRequest) -> Reply:
+        return Reply(text=f"report: {request.messages[-1].text}", latency=2.0)
+
+    results, _ = await run_lead(world, lead, worker)
+    first, queued, waited, _closed, resumed, waited_again = results
+    assert "report: alpha" in first.content
+    agent_id = child(results)
+    assert data(queued) == {
+        "agent_id": agent_id,
+        "delivered": "queued",
+        "status": data(queued)["status"],
+    }
+    assert data(waited)["status"][agent_id] == {"kind": "completed", "result": "report: beta"}
+    assert data(resumed)["delivered"] == "resumed"
+    assert data(waited_again)["status"][agent_id] == {
+        "kind": "completed",
+        "result": "report: gamma",
+    }
+
+
+async def test_the_lead_holds_a_slot_and_a_finished_child_frees_its_own(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Our two slot rules, as the tool descriptions state them (unlike Codex's guards.rs).
+
+    With ``max_threads = 2`` the lead and one child fill the pool: of two
+    ``spawn_agent`` calls in one message (children that keep running) one is
+    refused, as Codex refuses a spawn over the limit. Once a child has finished,
+    a new one starts without any ``close_agent``.
+    """
+    world = World(tmp_path, limits={"max_threads": 2})
+    world.agent("lead", tools=LEAD_TOOLS)
+    world.agent("worker")
+    lead = steps(
+        lambda _: _calls(
+            testing.call("spawn_agent", agent_type="worker", message="alpha"),
+            testing.call("spawn_agent", agent_type="worker", message="beta"),
+        ),
+        lambda r: testing.call(
+            "wait", ids=[data(x)["agent_id"] for x in r if not x.is_error], timeout_ms=60_000
+        ),
+        lambda _: testing.call("Task", description="c", prompt="gamma", subagent_type="worker"),
+    )
+    results, _ = await run_lead(world, lead, _echo_worker(5.0))
+    first, second, waited, third = results
+    # Starting calls take their slot in call order: the first starts, the second is refused.
+    assert not first.is_error
+    assert second.is_error
+    assert "Agent limit reached (max_threads=2)" in second.content
+    assert data(waited)["timed_out"] is False
+    assert not third.is_error
+    assert "report: gamma" in third.content
+
+
+async def test_task_calls_beyond_the_free_slots_run_as_their_siblings_finish(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Three foreground ``Task`` calls and two free slots: two run, then the third.
+
+    A call refused only because its own siblings hold the slots is made again
+    once they have finished, so no call of the message fails for it; results
+    stay in call order.
+    """
+    world = World(tmp_path, limits={"max_threads": 3})
+    world.agent("lead", tools=LEAD_TOOLS)
+    world.agent("worker")
+    prompts = ("alpha", "beta", "gamma")
+    lead = steps(
+        lambda _: _calls(
+            *(
+                testing.call("Task", description=p, prompt=p, subagent_type="worker")
+                for p in prompts
+            )
+        )
+    )
+    start = trio.current_time()
+    results, _ = await run_lead(world, lead, _echo_worker(5.0))
+    assert trio.current_time() - start < 11.0
+    assert [r.is_error for r in results] == [False, False, False]
+    for prompt, result in zip(prompts, results, strict=True):
+        assert f"report: {prompt}" in result.content

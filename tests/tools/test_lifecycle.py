@@ -28,9 +28,10 @@ from subagents.actors import (
     Status,
     WaitResult,
 )
-from subagents.agents import UnknownAgentError
-from subagents.runtime import LimitsConfig
+from subagents.agents import IMPLEMENTED_TOOLS, KNOWN_TOOLS, UnknownAgentError
+from subagents.runtime import COMPLETE_TASK, LimitsConfig
 from subagents.tools import (
+    BUILTIN_TOOL_NAMES,
     CALLER_RESERVE_SECONDS,
     SEND_INPUT_WAIT_SECONDS,
     SPAWN_TOOL_NAMES,
@@ -202,7 +203,7 @@ async def run(tool: Tool, arguments: dict[str, Any], ctx: ToolContext) -> ToolRe
 # -- the set of tools and their schemas ------------------------------------------------------
 
 
-def test_lifecycle_tools_are_the_eight_spawn_tools(host: FakeHost) -> None:
+def test_lifecycle_tools_are_the_nine_spawn_tools(host: FakeHost) -> None:
     tools = lifecycle_tools(host)
     names = tuple(tool.name for tool in tools)
     assert names == (
@@ -214,13 +215,29 @@ def test_lifecycle_tools_are_the_eight_spawn_tools(host: FakeHost) -> None:
         "Task",
         "Agent",
         "TaskOutput",
+        "SendMessage",
     )
     assert set(names) == SPAWN_TOOL_NAMES
     registry = ToolRegistry(tools)
     assert registry.names == names
+    # Only the tools that start a new agent run alongside the other calls of
+    # their message; those addressing an agent by id keep the call order.
+    starting = {"spawn_agent", "Task", "Agent"}
     for tool in tools:
-        assert tool.flags == ToolFlags(read_only=False, background_safe=False, needs_approval=False)
+        assert tool.flags == ToolFlags(
+            read_only=False,
+            background_safe=False,
+            needs_approval=False,
+            concurrent=tool.name in starting,
+        )
         assert tool.description.strip()
+
+
+def test_the_implemented_tool_names_are_the_tools_layer_s(host: FakeHost) -> None:
+    """What the agents layer calls implemented is what the tools layer ships."""
+    shipped = {*BUILTIN_TOOL_NAMES, *(tool.name for tool in lifecycle_tools(host)), COMPLETE_TASK}
+    assert set(IMPLEMENTED_TOOLS) == shipped
+    assert set(IMPLEMENTED_TOOLS) <= set(KNOWN_TOOLS)
 
 
 SCHEMAS = {
@@ -1088,3 +1105,23 @@ def test_values_are_frozen() -> None:
         DONE.turns = 4  # type: ignore[misc]
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         WaitBounds().default_seconds = 1.0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("name", ["spawn_agent", "Task", "Agent"])
+def test_starting_tools_document_our_slot_rules_and_concurrency(
+    tools: dict[str, Tool], name: str
+) -> None:
+    """Where we deliberately differ from Codex, the model is told.
+
+    Codex (codex-rs ``agent/guards.rs``) counts sub-agents only and releases a
+    slot when the agent is closed; here the lead counts toward ``max_threads``
+    and a finished agent frees its slot at once (it takes one again for new
+    input). Several starting calls of one message run at the same time.
+    """
+    text = " ".join(tools[name].description.split())
+    assert "max_threads" in text
+    assert "you included" in text
+    assert "frees its slot" in text
+    assert "without close_agent" in text
+    assert "in one message run at the same time" in text
+    assert "call order" in text

@@ -196,6 +196,13 @@ class Interpreter:
                     f"unknown tool {name!r}: kept in {key}, but no built-in tool has this "
                     "name; check the spelling, or register a tool of that name",
                 )
+            elif not kind.implemented:
+                self.note(
+                    DiagnosticCode.NOT_IMPLEMENTED_TOOL,
+                    keys,
+                    f"{name!r} is a Claude Code tool that subagents does not implement: kept "
+                    f"in {key}, but no agent here has it",
+                )
             elif kind.kind == "mcp":
                 self.note(
                     DiagnosticCode.MCP_TOOL,

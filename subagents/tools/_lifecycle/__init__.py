@@ -1,4 +1,4 @@
-"""The lifecycle tools: Codex's ``spawn_agent`` family and Claude Code's ``Task``/``TaskOutput``.
+"""The lifecycle tools: Codex's ``spawn_agent`` family and Claude Code's ``Task`` family.
 
 Each tool is a thin layer over an :class:`AgentHost`: it validates nothing the
 registry has not already validated, asks the host, and writes the answer as
@@ -9,8 +9,9 @@ comes back as a tool error whose text says what to do; any other exception is
 left to the registry's dispatch, and cancellation always propagates.
 
 The host contract the runtime implements is in :mod:`.host`, the tools in
-:mod:`.codex` (Codex's five) and :mod:`.task` (``Task``/``Agent``,
-``TaskOutput``), their arguments in :mod:`.args`, what they share in
+:mod:`.codex` (Codex's five), :mod:`.task` (``Task``/``Agent``,
+``TaskOutput``) and :mod:`.send_message` (``SendMessage``), their arguments in
+:mod:`.args` (``SendMessage``'s in its own module), what they share in
 :mod:`.shared`; :func:`lifecycle_tools` binds them all to a host.
 """
 
@@ -43,6 +44,7 @@ from subagents.tools._lifecycle.host import (
     WaitBounds,
     format_agent_result,
 )
+from subagents.tools._lifecycle.send_message import SendMessageArgs, SendMessageTool
 from subagents.tools._lifecycle.task import TaskOutputTool, TaskTool
 from subagents.tools._protocol import Tool
 
@@ -59,6 +61,8 @@ __all__ = [
     "ResumeAgentTool",
     "SendInputArgs",
     "SendInputTool",
+    "SendMessageArgs",
+    "SendMessageTool",
     "SpawnAgentArgs",
     "SpawnAgentTool",
     "SpawnedAgent",
@@ -75,7 +79,10 @@ __all__ = [
 
 
 def lifecycle_tools(host: AgentHost) -> tuple[Tool, ...]:
-    """Every lifecycle tool bound to ``host``: Codex's five, ``Task``, ``Agent``, ``TaskOutput``."""
+    """Every lifecycle tool bound to ``host``: Codex's five, then Claude Code's four.
+
+    Claude Code's are ``Task``, ``Agent``, ``TaskOutput`` and ``SendMessage``.
+    """
     return (
         SpawnAgentTool(host),
         SendInputTool(host),
@@ -85,4 +92,5 @@ def lifecycle_tools(host: AgentHost) -> tuple[Tool, ...]:
         TaskTool(host),
         TaskTool(host, name="Agent"),
         TaskOutputTool(host),
+        SendMessageTool(host),
     )

@@ -35,6 +35,8 @@ from subagents.tools._lifecycle.shared import (
     DATA_NOTE,
     EMPTY_MESSAGE,
     FLAGS,
+    STARTING_FLAGS,
+    STARTING_NOTE,
     is_blank,
     refusal,
     type_listing,
@@ -61,7 +63,8 @@ def _spawn_description(tool: SpawnAgentTool) -> str:
         "context: it sees only message, not your conversation, so make message "
         "self-contained. It starts with a copy of your conversation only when fork_context is "
         f'true, or when fork_context is omitted and its type below is marked "{FORK_NOTE}"; '
-        "fork_context=false always gives a fresh context. message must not be empty.\n\n"
+        "fork_context=false always gives a fresh context. message must not be empty. "
+        f"{STARTING_NOTE}\n\n"
         f"Available agent types (agent_type, default {DEFAULT_AGENT_TYPE}):\n"
         f"{type_listing(tool.host)}"
     )
@@ -96,20 +99,21 @@ class SpawnAgentTool:
 
     name = "spawn_agent"
     arguments_type = SpawnAgentArgs
-    flags = FLAGS
+    flags = STARTING_FLAGS
 
     async def call(self, args: SpawnAgentArgs, ctx: ToolContext, /) -> ToolResult:
         """Spawn through the host; a blank message is refused first (Codex's check)."""
         if is_blank(args.message):
             return ToolResult.error(EMPTY_MESSAGE)
         try:
-            spawned = await self.host.spawn(
-                ctx,
-                agent_type=args.agent_type,
-                prompt=args.message,
-                model=args.model,
-                fork_context=args.fork_context,
-            )
+            async with ctx.in_call_order():
+                spawned = await self.host.spawn(
+                    ctx,
+                    agent_type=args.agent_type,
+                    prompt=args.message,
+                    model=args.model,
+                    fork_context=args.fork_context,
+                )
         except SubagentsError as exc:
             return refusal(exc, self.host, "agent_type")
         return ToolResult.ok(
