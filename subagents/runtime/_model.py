@@ -5,7 +5,8 @@ Highest first: the ``SUBAGENTS_MODEL`` environment variable, the spawn call's
 last the runtime default. ``inherit`` or an empty value at any level passes
 the choice down. Aliases (``haiku``, ``sonnet``...) become full ids through the
 alias table; a name the table does not know is used as written, and the
-choice carries a diagnostic saying so.
+choice carries a diagnostic saying so. ``opusplan`` is Claude Code's: opus for an
+agent in plan mode (``permissionMode: plan``), sonnet otherwise.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Literal
 
 import attrs
 
-from subagents.agents import AgentDefinition, ModelAliases
+from subagents.agents import AgentDefinition, ModelAliases, PermissionMode
 from subagents.runtime._config.defaults import DEFAULT_MODEL, MODEL_ENV
 
 __all__ = ["ModelChoice", "ModelSource", "resolve_model"]
@@ -43,12 +44,19 @@ def resolve_model(
     env: Mapping[str, str] | None = None,
     aliases: ModelAliases | None = None,
     default: str = DEFAULT_MODEL,
+    plan_mode: bool | None = None,
 ) -> ModelChoice:
     """Resolve an agent's model along the chain env > spawn > definition > parent > default.
 
     ``definition`` is the definition (its ``model`` is read) or the model it
-    names. ``env`` defaults to ``os.environ``.
+    names. ``env`` defaults to ``os.environ``. ``plan_mode`` (by default: whether
+    the definition's ``permissionMode`` is ``plan``) picks ``opusplan``'s plan model.
     """
+    if plan_mode is None:
+        plan_mode = (
+            isinstance(definition, AgentDefinition)
+            and definition.permission_mode is PermissionMode.PLAN
+        )
     env = os.environ if env is None else env
     table = ModelAliases() if aliases is None else aliases
     wanted = definition.model if isinstance(definition, AgentDefinition) else definition
@@ -68,7 +76,7 @@ def resolve_model(
         check = table.check(name)
         if check.kind == "inherit":
             continue
-        model = check.model_id or name
+        model = (check.plan_model_id if plan_mode else None) or check.model_id or name
         diagnostic = None
         if check.kind == "unknown":
             where = f"${MODEL_ENV}" if source == "env" else f"the {source} model"

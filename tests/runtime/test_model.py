@@ -68,3 +68,18 @@ def test_the_environment_is_read_by_default(monkeypatch: pytest.MonkeyPatch) -> 
     assert resolve_model(spawn="opus").model == HAIKU
     monkeypatch.delenv(MODEL_ENV)
     assert resolve_model(spawn="opus").model == OPUS
+
+
+def test_opusplan_runs_an_agent_in_plan_mode_on_opus_and_others_on_sonnet() -> None:
+    """Claude Code's ``opusplan``: opus while planning, sonnet to execute.
+
+    A subagent whose ``permissionMode`` is ``plan`` only plans, so it gets opus.
+    """
+    from subagents.agents import PermissionMode
+
+    aliases = ModelAliases()
+    planner = definition(model="opusplan", permission_mode=PermissionMode.PLAN)
+    doer = definition(model="opusplan")
+    assert resolve_model(definition=planner, env={}).model == aliases.resolve("opus")
+    assert resolve_model(definition=doer, env={}).model == aliases.resolve("sonnet")
+    assert resolve_model(definition=doer, env={}, plan_mode=True).model == aliases.resolve("opus")
