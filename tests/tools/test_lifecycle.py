@@ -791,6 +791,7 @@ async def test_a_wait_ends_before_the_callers_run(
         ("send_input", {"id": "a1", "message": "   "}),
         ("send_input", {"id": "a1", "message": "\n\t ", "interrupt": True}),
         ("spawn_agent", {"message": " "}),
+        ("Task", {"description": "d", "prompt": "  ", "subagent_type": "general-purpose"}),
     ],
 )
 async def test_blank_messages_are_refused(

@@ -34,9 +34,11 @@ from subagents.tools._lifecycle.host import (
 )
 from subagents.tools._lifecycle.shared import (
     DATA_NOTE,
+    EMPTY_MESSAGE,
     FLAGS,
     STARTING_FLAGS,
     STARTING_NOTE,
+    is_blank,
     refusal,
     type_listing,
 )
@@ -167,6 +169,8 @@ class TaskTool:
         try:
             if args.resume is not None:
                 return await self._resume(args, ctx, args.resume)
+            if is_blank(args.prompt):
+                return ToolResult.error(EMPTY_MESSAGE)
             async with ctx.in_call_order():
                 spawned = await self.host.spawn(
                     ctx,
