@@ -311,6 +311,8 @@ class Supervisor:
                             await self._slots.park()
                         if self.bus.has_lossless_subscribers:
                             await self.bus.make_room()
+                        if ctx.stopping:  # closed while it waited: it stays closed
+                            break
                         self._revive(ctx)
                 if ctx._children:
                     await self._wind_down_children(ctx)
@@ -366,10 +368,11 @@ class Supervisor:
                     self._stats["peak_live"] = self._live
         else:
             ctx._ready = False
-            self._live -= 1  # final: the table guarantees ``old`` was live
             self._stats[_COUNTER[type(new)]] += 1
-            if self._slots:
-                self._slots.unpark()
+            if is_live(old):  # else a final agent closed: Completed/Errored -> Shutdown
+                self._live -= 1
+                if self._slots:
+                    self._slots.unpark()
             if self._changed:
                 self._changed.unpark_all()
         if self.bus.has_subscribers:
@@ -390,7 +393,9 @@ class Supervisor:
             for request in list(ctx._inflight):
                 request.fail(NoReply(ctx.id))
         parent = ctx._parent
-        if parent is None or parent._stopping:
+        if parent is None or parent._stopping or ctx._stopping:
+            # A closed agent sends no notice: whoever closed it (its parent, most
+            # often) knows already.
             return
         notice = ChildFinished(ctx.id, ctx.nickname, outcome)
         if is_live(parent.status):
@@ -600,8 +605,11 @@ class Supervisor:
         The ladder is bounded: the agents are asked to stop (their mailboxes
         close and ``receive`` raises :class:`AgentClosed`), given ``grace``
         seconds (default ``close_grace_period``, shielded from the caller's own
-        cancellation), then cancelled. Live agents end Shutdown; a final agent
-        keeps its status. Closing a closed agent returns its final status.
+        cancellation), then cancelled. Every agent closed ends Shutdown, a
+        finished one included (Codex's ``close_agent`` shuts a finished thread
+        down the same way); none of them sends its parent a
+        :class:`ChildFinished` notice. Closing a closed agent returns its final
+        status.
         """
         if grace is not None:
             check_seconds("grace", grace, "how long the agent may take to stop")
@@ -615,9 +623,25 @@ class Supervisor:
         previous = ctx.status
         if grace is None:
             grace = self.config.close_grace_period
+        if self.bus.has_lossless_subscribers:
+            await self.bus.make_room(len(self._finished_in(ctx)))
+        finished = self._finished_in(ctx)
         self._request_stop(ctx)
+        for node in finished:  # idle agents end Shutdown too, as Codex's close_agent does
+            self._set_status(node, SHUTDOWN)
         await self._await_exit(ctx, grace)
         return previous
+
+    def _finished_in(self, ctx: ActorContext) -> list[ActorContext]:
+        """The agents of ``ctx``'s subtree that are final but not Shutdown, and not closing."""
+        found = []
+        stack = [ctx]
+        while stack:
+            node = stack.pop()
+            if not node._stopping and is_final(node.status) and type(node.status) is not Shutdown:
+                found.append(node)
+            stack.extend(node._children.values())
+        return found
 
     async def _await_exit(self, ctx: ActorContext, grace: float) -> None:
         if ctx._done is None:

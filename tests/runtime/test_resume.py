@@ -56,6 +56,7 @@ async def test_resume_in_the_same_runtime_after_close(
             "pending_init",
             "running",
             "completed",
+            "shutdown",  # closed once finished: Shutdown, as Codex's close_agent
             "pending_init",
             "running",
             "completed",
@@ -203,7 +204,8 @@ async def test_a_resumed_child_goes_back_under_its_open_parent(
         assert (rt.handle(child).parent_id, rt.handle(child).depth) == (parent, 1)
         await rt.wait([child], timeout=10)
         await rt.close(parent)  # closes the child too
-        assert rt.status(child) == Completed("echo: Back")
+        assert rt.status(child) == Shutdown()
+        assert rt.result(child).text == "echo: Back"  # type: ignore[union-attr]
         await rt.resume(child, "Alone")  # its parent is closed now: top level
         assert (rt.handle(child).parent_id, rt.handle(child).depth) == (None, 0)
         await rt.close(child)
