@@ -311,7 +311,7 @@ class Supervisor:
                             await self._slots.park()
                         if self.bus.has_lossless_subscribers:
                             await self.bus.make_room()
-                        if ctx.stopping:  # closed while it waited: it stays closed
+                        if _asked_to_stop(ctx):  # closed while it waited: it stays closed
                             break
                         self._revive(ctx)
                 if ctx._children:
@@ -782,6 +782,11 @@ _COUNTER: dict[type[Status], str] = {
 
 def _info(ctx: ActorContext) -> ActorInfo:
     return ActorInfo(ctx.id, ctx.nickname, ctx.parent_id, ctx.depth, ctx.label, ctx.status, False)
+
+
+def _asked_to_stop(ctx: ActorContext) -> bool:
+    """``ctx.stopping``, read afresh after an ``await`` (a checker keeps an earlier reading)."""
+    return ctx.stopping
 
 
 def _outcome(result: object) -> Status:
