@@ -236,6 +236,7 @@ from subagents.runtime._transcripts.load import (
     parse_transcript,
 )
 from subagents.runtime._transcripts.records import (
+    ClosedRecord,
     FinalStatus,
     MessageRecord,
     MetaRecord,
@@ -317,6 +318,7 @@ __all__ = [
     "MetaRecord",
     "MessageRecord",
     "ResultRecord",
+    "ClosedRecord",
     "FinalStatus",
     "DiskErrorPolicy",
     "Transcript",

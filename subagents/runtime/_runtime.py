@@ -37,6 +37,7 @@ from typing import Any, Final, Literal, TypeVar, final
 import attrs
 import trio
 
+from subagents._exceptions import SubagentsError
 from subagents.actors import (
     ActorInfo,
     AgentNotFound,
@@ -72,7 +73,7 @@ from subagents.runtime._progress.follower import ProgressFollower
 from subagents.runtime._progress.tracker import ProgressTracker
 from subagents.runtime._progress.values import AgentProgress, ProgressStatistics
 from subagents.runtime._result import AgentResult
-from subagents.runtime._resume import load_resumable, plan_resume
+from subagents.runtime._resume import children_to_reopen, load_resumable, plan_resume
 from subagents.runtime._services import Services
 from subagents.runtime._task import prepare_task
 from subagents.runtime._transcripts.load import find_transcript
@@ -119,6 +120,7 @@ class Runtime:
     """
 
     __slots__ = (
+        "_closed_by",
         "_closed_order",
         "_closing",
         "_follower",
@@ -144,6 +146,8 @@ class Runtime:
         self._sup: Supervisor | None = None
         self._closing = False
         self._closed_order: collections.OrderedDict[str, None] = collections.OrderedDict()
+        # Without transcripts: agent -> the agent its latest close was asked for.
+        self._closed_by: dict[str, str] = {}
         self._lineage = SessionLineage(services.session_id)
 
     def __repr__(self) -> str:
@@ -384,8 +388,40 @@ class Runtime:
                     claimed.close()
             raise
         self._closed_order.pop(agent_id, None)
+        self._closed_by.pop(agent_id, None)
         record.logger.info("agent resumed", idle=plan.restore is not None, parent_id=parent)
+        await self._reopen_children(agent_id)
         return sup.status(agent_id)
+
+    async def _reopen_children(self, agent_id: str) -> None:
+        """Bring back the children ``agent_id`` had open when it stopped, and theirs.
+
+        As Codex's ``resume_agent_from_rollout`` (openai/codex
+        ``codex-rs/core/src/agent/control.rs``): a child closed on its own stays
+        closed; one that cannot come back (a limit, a transcript in use or
+        unreadable) is logged and skipped, and the resume goes on. The depth
+        limit bounds the recursion.
+        """
+        for child in self._children_to_reopen(agent_id):
+            if self._is_open(child):
+                continue
+            try:
+                await self._resume(child, None, fallback_parent=None)
+            except SubagentsError as exc:
+                self.services.log.logger(parent_id=agent_id).warning(
+                    "descendant not resumed", agent_id=child, reason=str(exc)
+                )
+
+    def _children_to_reopen(self, agent_id: str) -> builtins.list[str]:
+        services = self.services
+        if services.transcripts_enabled:
+            return children_to_reopen(services.config.state_dir, agent_id)
+        return [
+            record.agent_id
+            for record in services.records.values()
+            if record.parent_id == agent_id
+            and self._closed_by.get(record.agent_id) != record.agent_id
+        ]
 
     # -- driving agents -------------------------------------------------------------------
 
@@ -452,11 +488,41 @@ class Runtime:
     async def close(self, agent_id: str, *, grace: float | None = None) -> Status:
         """Close the agent and its open descendants; return its previous status. Idempotent.
 
-        ``grace`` overrides the close grace period (0 cancels at once).
+        ``grace`` overrides the close grace period (0 cancels at once). Every
+        agent closed ends Shutdown, a finished one included, and its transcript
+        says so with a ``closed`` line naming ``agent_id``: a later resume of an
+        ancestor brings back the descendants closed with it, not ``agent_id``
+        itself when it was closed on its own (Codex's ``close_agent``).
         """
+        subtree = self._open_subtree(agent_id)
         previous = await self.supervisor.close(agent_id, grace=grace)
+        for closed in subtree:
+            self._closed_by[closed] = agent_id
+            record = self.services.records.get(closed)
+            if record is not None and record.writer is not None:
+                problem: TranscriptError | None = None
+                try:
+                    record.writer.append_closed(agent_id)
+                except TranscriptError as exc:  # logged: the close itself is done
+                    problem = exc
+                if problem is not None:
+                    record.logger.error("transcript problem", error=str(problem))
         self._sweep(agent_id)
         return previous
+
+    def _open_subtree(self, agent_id: str) -> builtins.list[str]:
+        """``agent_id`` and its descendants that are open now (none if it is closed)."""
+        if not self._is_open(agent_id):
+            return []
+        children: dict[str | None, builtins.list[str]] = {}
+        for row in self.supervisor.list():
+            children.setdefault(row.parent_id, []).append(row.id)
+        subtree, stack = [], [agent_id]
+        while stack:
+            node = stack.pop()
+            subtree.append(node)
+            stack.extend(children.get(node, ()))
+        return subtree
 
     async def _wait_run(self, agent_id: str, timeout: float) -> None:
         """Wait, at most ``timeout`` seconds (``inf`` allowed), for the agent's run to end."""
