@@ -96,6 +96,7 @@ class Supervisor:
 
     __slots__ = (
         "_actors",
+        "_by_task",
         "_changed",
         "_closing",
         "_counter",
@@ -116,6 +117,7 @@ class Supervisor:
         self.config = config
         self.bus = bus
         self._actors: dict[str, ActorContext] = {}
+        self._by_task: dict[trio.lowlevel.Task, ActorContext] = {}  # open actors' own tasks
         # Closed agents' last word, bounded by config.retain_closed (oldest forgotten first).
         self._retired: collections.OrderedDict[str, ActorInfo] = collections.OrderedDict()
         self._live = 0
@@ -260,6 +262,7 @@ class Supervisor:
         """
         self._tasks += 1
         ctx._task = trio.lowlevel.current_task()
+        self._by_task[ctx._task] = ctx
         started = ctx.status is RUNNING  # a leaf without init: spawn marked it Running
         scope = ctx._scope
         try:
@@ -318,6 +321,7 @@ class Supervisor:
                     await self._wind_down_children(ctx)
         finally:
             self._tasks -= 1
+            self._by_task.pop(ctx._task, None)
             ctx._nursery = None
             if is_live(ctx.status):
                 error = ctx._start_error
@@ -685,6 +689,18 @@ class Supervisor:
             return ctx.status
         retired = self._retired.get(agent_id)
         return NOT_FOUND if retired is None else retired.status
+
+    def current_agent(self) -> str | None:
+        """The open agent running the calling task, itself or through a task it started
+        (a tool call in a nursery of its own); ``None`` outside every agent."""
+        task: trio.lowlevel.Task | None = trio.lowlevel.current_task()
+        while task is not None:
+            ctx = self._by_task.get(task)
+            if ctx is not None:
+                return ctx.id
+            nursery = task.parent_nursery
+            task = None if nursery is None else nursery.parent_task
+        return None
 
     def info(self, agent_id: str) -> ActorInfo:
         """One agent's row of :meth:`list`; raises :class:`AgentNotFound` if unknown."""

@@ -482,8 +482,22 @@ class Runtime:
     async def wait(
         self, agent_ids: Iterable[str], *, timeout: float, mode: Literal["any", "all"] = "any"
     ) -> WaitResult:
-        """Wait until any (or all) of the agents are final, or ``timeout`` seconds pass."""
-        return await self.supervisor.wait(agent_ids, timeout=timeout, mode=mode)
+        """Wait until any (or all) of the agents are final, or ``timeout`` seconds pass.
+
+        Called by an agent (its ``wait`` tool), the final statuses returned of
+        its own children are collected: their notices of those ends are not
+        queued for it as well (Codex's wait tracking).
+        """
+        sup = self.supervisor
+        result = await sup.wait(agent_ids, timeout=timeout, mode=mode)
+        caller = sup.current_agent()
+        owner = None if caller is None else self.services.records.get(caller)
+        if owner is not None and owner.actor is not None:
+            for agent_id, status in result.statuses.items():
+                child = self.services.records.get(agent_id)
+                if is_final(status) and child is not None and child.parent_id == caller:
+                    owner.actor.collected(agent_id, status)
+        return result
 
     async def close(self, agent_id: str, *, grace: float | None = None) -> Status:
         """Close the agent and its open descendants; return its previous status. Idempotent.

@@ -718,3 +718,21 @@ async def test_a_lossless_subscriber_with_a_small_buffer_sees_every_spawn_event(
     assert sub.dropped == 0
     assert not any(isinstance(e, Lagged) for e in got)
     assert sum(isinstance(e, AgentSpawned) for e in got) == 3
+
+
+async def test_current_agent_names_the_agent_whose_task_is_running(sup: Supervisor) -> None:
+    seen: list[str | None] = []
+
+    async def looks(ctx: ActorContext) -> None:
+        seen.append(sup.current_agent())
+        async with trio.open_nursery() as nursery:  # a task the agent started, as a tool call
+            nursery.start_soon(lambda: _record(seen, sup))
+
+    ref = await sup.spawn(looks)
+    await trio.testing.wait_all_tasks_blocked()
+    assert seen == [ref.id, ref.id]
+    assert sup.current_agent() is None  # the test's own task is no agent's
+
+
+async def _record(seen: list[str | None], sup: Supervisor) -> None:
+    seen.append(sup.current_agent())
