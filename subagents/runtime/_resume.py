@@ -217,17 +217,17 @@ _IDENTITY_LINES: Final = (b'{"record":"meta"', b'{"record":"closed"')
 _identity_decoder: Final = msgspec.json.Decoder(MetaRecord | ClosedRecord)
 
 
-def children_to_reopen(state_dir: Path, parent_id: str) -> list[str]:
-    """The agents whose transcript makes them children of ``parent_id`` that were open
-    when they stopped, oldest first (see the module docstring).
+def children_to_reopen(state_dir: Path) -> dict[str, list[str]]:
+    """Each agent's children to reopen with it: those its transcripts name as its
+    children that were open when they stopped, oldest first (see the module docstring).
 
     A transcript's newest meta line names its agent's parent; a ``closed`` line
     after it whose ``root`` is the agent itself means it was closed on its own.
     Only meta and closed lines are decoded; unreadable files and lines are skipped.
     """
-    found: list[str] = []
+    tree: dict[str, list[str]] = {}
     for info in reversed(list_transcripts(state_dir)):  # oldest first
-        if info.problem is not None or info.agent_id == parent_id:
+        if info.problem is not None:
             continue
         parent: str | None = None
         closed_alone = False
@@ -248,6 +248,6 @@ def children_to_reopen(state_dir: Path, parent_id: str) -> list[str]:
                         closed_alone = record.root == info.agent_id
         except OSError:
             continue
-        if parent == parent_id and not closed_alone:
-            found.append(info.agent_id)
-    return found
+        if parent is not None and parent != info.agent_id and not closed_alone:
+            tree.setdefault(parent, []).append(info.agent_id)
+    return tree

@@ -333,11 +333,13 @@ class Runtime:
         fallback_parent: str | None,
         by_user: bool = False,
         input_timeout: float | None = None,
+        tree: dict[str, builtins.list[str]] | None = None,
     ) -> Status:
         """Resume for :meth:`resume` (``by_user``: its sessions join the lineage) or a tool.
 
         ``input_timeout`` bounds the wait for mailbox room when ``prompt`` goes
-        to an open agent (see :meth:`send_input`).
+        to an open agent (see :meth:`send_input`); ``tree`` is the children to
+        reopen, when a resume of an ancestor read them already.
         """
         sup = self._open_supervisor()
         if not isinstance(agent_id, str):  # no transcript can be named by it
@@ -390,38 +392,44 @@ class Runtime:
         self._closed_order.pop(agent_id, None)
         self._closed_by.pop(agent_id, None)
         record.logger.info("agent resumed", idle=plan.restore is not None, parent_id=parent)
-        await self._reopen_children(agent_id)
+        await self._reopen_children(agent_id, tree)
         return sup.status(agent_id)
 
-    async def _reopen_children(self, agent_id: str) -> None:
+    async def _reopen_children(
+        self, agent_id: str, tree: dict[str, builtins.list[str]] | None
+    ) -> None:
         """Bring back the children ``agent_id`` had open when it stopped, and theirs.
 
         As Codex's ``resume_agent_from_rollout`` (openai/codex
         ``codex-rs/core/src/agent/control.rs``): a child closed on its own stays
         closed; one that cannot come back (a limit, a transcript in use or
         unreadable) is logged and skipped, and the resume goes on. The depth
-        limit bounds the recursion.
+        limit bounds the recursion. ``tree`` (parent -> children to reopen) is
+        read from the transcripts once per resume, by its first call.
         """
-        for child in self._children_to_reopen(agent_id):
+        if tree is None:
+            tree = self._children_to_reopen()
+        for child in tree.get(agent_id, ()):
             if self._is_open(child):
                 continue
             try:
-                await self._resume(child, None, fallback_parent=None)
+                await self._resume(child, None, fallback_parent=None, tree=tree)
             except SubagentsError as exc:
                 self.services.log.logger(parent_id=agent_id).warning(
                     "descendant not resumed", agent_id=child, reason=str(exc)
                 )
 
-    def _children_to_reopen(self, agent_id: str) -> builtins.list[str]:
+    def _children_to_reopen(self) -> dict[str, builtins.list[str]]:
         services = self.services
         if services.transcripts_enabled:
-            return children_to_reopen(services.config.state_dir, agent_id)
-        return [
-            record.agent_id
-            for record in services.records.values()
-            if record.parent_id == agent_id
-            and self._closed_by.get(record.agent_id) != record.agent_id
-        ]
+            return children_to_reopen(services.config.state_dir)
+        tree: dict[str, builtins.list[str]] = {}
+        for record in services.records.values():
+            if record.parent_id is not None and self._closed_by.get(record.agent_id) != (
+                record.agent_id
+            ):
+                tree.setdefault(record.parent_id, []).append(record.agent_id)
+        return tree
 
     # -- driving agents -------------------------------------------------------------------
 
@@ -511,7 +519,8 @@ class Runtime:
         subtree = self._open_subtree(agent_id)
         previous = await self.supervisor.close(agent_id, grace=grace)
         for closed in subtree:
-            self._closed_by[closed] = agent_id
+            if not self.services.transcripts_enabled:  # else the transcript says it
+                self._closed_by[closed] = agent_id
             record = self.services.records.get(closed)
             if record is not None and record.writer is not None:
                 problem: TranscriptError | None = None
@@ -650,6 +659,7 @@ class Runtime:
         while len(self._closed_order) > limit:
             forgotten, _ = self._closed_order.popitem(last=False)
             records.pop(forgotten, None)
+            self._closed_by.pop(forgotten, None)
 
     def _bind(self, supervisor: Supervisor) -> None:
         """Called by :func:`open_runtime` once the supervisor is open."""
