@@ -312,7 +312,12 @@ class Runtime:
         is open, else at the top level: its depth follows its new position.
         With ``prompt`` it runs on it. Without one it carries on if it was
         stopped mid-run, and otherwise comes back idle with the status of its
-        last run (final and open, ready for :meth:`send_input`).
+        last run (final and open, ready for :meth:`send_input`). Its nickname
+        comes back verbatim unless an open agent holds it. The descendants it
+        had open when it stopped (closed with it, or open when its process
+        ended) come back with it, each under its own parent, as Codex's
+        ``resume_agent`` does; a child closed on its own stays closed, and one
+        a limit refuses is logged and left closed.
 
         Its transcript is locked before it is read and for as long as the agent
         is open here: :class:`AgentInUse` (naming the holder's process) is
