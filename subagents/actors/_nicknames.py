@@ -1,13 +1,16 @@
-"""Nicknames: short, memorable names for agents, unique among the open ones.
+"""Nicknames: short, memorable names for agents, never two agents under one name.
 
-Names come from a pool (the one shipped here, or one the user gives). When every
-name of the pool is taken, ordinals are added: ``"Ada the 2nd"``.
+Names come from a pool (the one shipped here, or one the user gives), each used
+once per cycle. When every name has been used, the pool resets and its names
+come back with an ordinal: ``"Ada the 2nd"``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Final, final
+
+from ._exceptions import InvalidConfiguration
 
 __all__ = ["DEFAULT_NICKNAMES", "NicknamePool", "ordinal"]
 
@@ -36,70 +39,72 @@ def ordinal(n: int) -> str:
 
 @final
 class NicknamePool:
-    """Hands out nicknames unique among those currently taken.
+    """Hands out nicknames as Codex does: no name twice until the pool resets.
 
-    Names are given in pool order, round-robin, so consecutive agents get
-    different names even when earlier ones were released.
+    Names are given in pool order, round-robin. A name is used once per cycle:
+    closing its agent frees it for a resume of that agent, never for another
+    agent, so a log never shows two agents under one name. Once every name of
+    the cycle is used, the pool resets and the next cycle's names carry an
+    ordinal (``"Ada the 2nd"``, then ``"Ada the 3rd"``...), as Codex's
+    ``AgentRegistry::reserve_agent_nickname`` does (openai/codex,
+    ``codex-rs/core/src/agent/registry.rs``: ``used_agent_nicknames`` is cleared
+    only when the pool runs out, and ``nickname_reset_count`` picks the ordinal).
     """
 
-    __slots__ = ("_cursor", "_lowest", "_names", "_pool", "_pool_taken", "_taken")
+    __slots__ = ("_current", "_cursor", "_cycle", "_names", "_taken", "_used")
 
     def __init__(self, names: Sequence[str]) -> None:
         self._names = tuple(names)
-        self._pool = frozenset(self._names)
+        if not self._names:
+            raise InvalidConfiguration("A nickname pool needs at least one name.")
         self._cursor = 0
-        # name -> (base name, ordinal; 1 for the bare name)
-        self._taken: dict[str, tuple[str, int]] = {}
-        # base name -> lowest ordinal that may be free (a hint, never too high)
-        self._lowest: dict[str, int] = {}
-        self._pool_taken = 0  # how many bare pool names are taken
+        self._cycle = 0  # how many times the pool has reset
+        self._current = frozenset(self._names)  # this cycle's names
+        self._used: set[str] = set()  # names of this cycle already handed out
+        self._taken: set[str] = set()  # names held by open agents
 
     def __len__(self) -> int:
         return len(self._taken)
 
-    def take(self, preferred: str | None = None) -> str:
-        """Reserve and return a free nickname.
+    @property
+    def cycle(self) -> int:
+        """How many times every name has been used and the pool reset (0 at first)."""
+        return self._cycle
 
-        ``preferred`` (a restored agent's old name, a definition's own pool
-        entry) is used as is when free, else with the lowest free ordinal.
+    def take(self, preferred: str | None = None) -> str:
+        """Reserve and return a nickname no open agent holds.
+
+        ``preferred`` (a resumed agent's own name) is given back verbatim when
+        no open agent holds it, as Codex restores a resumed agent's nickname;
+        otherwise the agent gets the pool's next name.
         """
-        taken = self._taken
-        if preferred is not None:
-            if preferred not in taken:
-                taken[preferred] = (preferred, 1)
-                self._pool_taken += preferred in self._pool
-                return preferred
-            return self._with_ordinal(preferred)
-        names = self._names
-        size = len(names)
-        if self._pool_taken < size:
+        if preferred is not None and preferred not in self._taken:
+            self._hold(preferred)
+            return preferred
+        names, size = self._names, len(self._names)
+        while True:
             for step in range(size):
-                name = names[(self._cursor + step) % size]
-                if name not in taken:
-                    self._cursor = (self._cursor + step + 1) % size
-                    taken[name] = (name, 1)
-                    self._pool_taken += 1
+                index = (self._cursor + step) % size
+                name = _with_cycle(names[index], self._cycle)
+                if name not in self._used and name not in self._taken:
+                    self._cursor = (index + 1) % size
+                    self._hold(name)
                     return name
-        base = names[self._cursor]
-        self._cursor = (self._cursor + 1) % size
-        return self._with_ordinal(base)
+            # Every name of this cycle is used (or held): reset with the next ordinal.
+            self._cycle += 1
+            self._used.clear()
+            self._current = frozenset(_with_cycle(name, self._cycle) for name in names)
 
     def release(self, name: str) -> None:
-        """Give ``name`` back to the pool; releasing a free name is a no-op."""
-        entry = self._taken.pop(name, None)
-        if entry is not None:
-            base, n = entry
-            if n == 1:
-                self._pool_taken -= name in self._pool
-            elif n < self._lowest.get(base, 2):
-                self._lowest[base] = n
+        """``name``'s agent closed: free it for a resume, not for another agent; idempotent."""
+        self._taken.discard(name)
 
-    def _with_ordinal(self, base: str) -> str:
-        n = self._lowest.get(base, 2)
-        name = f"{base} the {ordinal(n)}"
-        while name in self._taken:
-            n += 1
-            name = f"{base} the {ordinal(n)}"
-        self._lowest[base] = n + 1
-        self._taken[name] = (base, n)
-        return name
+    def _hold(self, name: str) -> None:
+        self._taken.add(name)
+        if name in self._current:  # a name of another cycle cannot come up again
+            self._used.add(name)
+
+
+def _with_cycle(name: str, cycle: int) -> str:
+    """``name`` as the pool gives it after ``cycle`` resets: ``"Ada"``, ``"Ada the 2nd"``..."""
+    return name if cycle == 0 else f"{name} the {ordinal(cycle + 1)}"

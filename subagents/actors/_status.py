@@ -70,12 +70,14 @@ _FINAL: Final = (Completed, Errored, Shutdown)
 _LIVE: Final = (PendingInit, Running)
 
 # The one transition table. A final agent goes back to Running when it takes
-# follow-up input; Shutdown is only left by a resume, which starts a new record.
+# follow-up input, and to Shutdown when it is closed (as Codex's close_agent
+# shuts down a finished thread); Shutdown is only left by a resume, which
+# starts a new record.
 _ALLOWED: Final[dict[type[Status], tuple[type[Status], ...]]] = {
     PendingInit: (Running, Errored, Shutdown),
     Running: (Completed, Errored, Shutdown),
-    Completed: (Running,),
-    Errored: (Running,),
+    Completed: (Running, Shutdown),
+    Errored: (Running, Shutdown),
     Shutdown: (),
     NotFound: (),
 }

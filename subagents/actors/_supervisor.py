@@ -96,6 +96,7 @@ class Supervisor:
 
     __slots__ = (
         "_actors",
+        "_by_task",
         "_changed",
         "_closing",
         "_counter",
@@ -116,6 +117,7 @@ class Supervisor:
         self.config = config
         self.bus = bus
         self._actors: dict[str, ActorContext] = {}
+        self._by_task: dict[trio.lowlevel.Task, ActorContext] = {}  # open actors' own tasks
         # Closed agents' last word, bounded by config.retain_closed (oldest forgotten first).
         self._retired: collections.OrderedDict[str, ActorInfo] = collections.OrderedDict()
         self._live = 0
@@ -260,6 +262,7 @@ class Supervisor:
         """
         self._tasks += 1
         ctx._task = trio.lowlevel.current_task()
+        self._by_task[ctx._task] = ctx
         started = ctx.status is RUNNING  # a leaf without init: spawn marked it Running
         scope = ctx._scope
         try:
@@ -311,11 +314,14 @@ class Supervisor:
                             await self._slots.park()
                         if self.bus.has_lossless_subscribers:
                             await self.bus.make_room()
+                        if _asked_to_stop(ctx):  # closed while it waited: it stays closed
+                            break
                         self._revive(ctx)
                 if ctx._children:
                     await self._wind_down_children(ctx)
         finally:
             self._tasks -= 1
+            self._by_task.pop(ctx._task, None)
             ctx._nursery = None
             if is_live(ctx.status):
                 error = ctx._start_error
@@ -366,10 +372,11 @@ class Supervisor:
                     self._stats["peak_live"] = self._live
         else:
             ctx._ready = False
-            self._live -= 1  # final: the table guarantees ``old`` was live
             self._stats[_COUNTER[type(new)]] += 1
-            if self._slots:
-                self._slots.unpark()
+            if is_live(old):  # else a final agent closed: Completed/Errored -> Shutdown
+                self._live -= 1
+                if self._slots:
+                    self._slots.unpark()
             if self._changed:
                 self._changed.unpark_all()
         if self.bus.has_subscribers:
@@ -390,7 +397,9 @@ class Supervisor:
             for request in list(ctx._inflight):
                 request.fail(NoReply(ctx.id))
         parent = ctx._parent
-        if parent is None or parent._stopping:
+        if parent is None or parent._stopping or ctx._stopping:
+            # A closed agent sends no notice: whoever closed it (its parent, most
+            # often) knows already.
             return
         notice = ChildFinished(ctx.id, ctx.nickname, outcome)
         if is_live(parent.status):
@@ -600,8 +609,11 @@ class Supervisor:
         The ladder is bounded: the agents are asked to stop (their mailboxes
         close and ``receive`` raises :class:`AgentClosed`), given ``grace``
         seconds (default ``close_grace_period``, shielded from the caller's own
-        cancellation), then cancelled. Live agents end Shutdown; a final agent
-        keeps its status. Closing a closed agent returns its final status.
+        cancellation), then cancelled. Every agent closed ends Shutdown, a
+        finished one included (Codex's ``close_agent`` shuts a finished thread
+        down the same way); none of them sends its parent a
+        :class:`ChildFinished` notice. Closing a closed agent returns its final
+        status.
         """
         if grace is not None:
             check_seconds("grace", grace, "how long the agent may take to stop")
@@ -615,9 +627,25 @@ class Supervisor:
         previous = ctx.status
         if grace is None:
             grace = self.config.close_grace_period
+        if self.bus.has_lossless_subscribers:
+            await self.bus.make_room(len(self._finished_in(ctx)))
+        finished = self._finished_in(ctx)
         self._request_stop(ctx)
+        for node in finished:  # idle agents end Shutdown too, as Codex's close_agent does
+            self._set_status(node, SHUTDOWN)
         await self._await_exit(ctx, grace)
         return previous
+
+    def _finished_in(self, ctx: ActorContext) -> list[ActorContext]:
+        """The agents of ``ctx``'s subtree that are final but not Shutdown, and not closing."""
+        found = []
+        stack = [ctx]
+        while stack:
+            node = stack.pop()
+            if not node._stopping and is_final(node.status) and type(node.status) is not Shutdown:
+                found.append(node)
+            stack.extend(node._children.values())
+        return found
 
     async def _await_exit(self, ctx: ActorContext, grace: float) -> None:
         if ctx._done is None:
@@ -661,6 +689,18 @@ class Supervisor:
             return ctx.status
         retired = self._retired.get(agent_id)
         return NOT_FOUND if retired is None else retired.status
+
+    def current_agent(self) -> str | None:
+        """The open agent running the calling task, itself or through a task it started
+        (a tool call in a nursery of its own); ``None`` outside every agent."""
+        task: trio.lowlevel.Task | None = trio.lowlevel.current_task()
+        while task is not None:
+            ctx = self._by_task.get(task)
+            if ctx is not None:
+                return ctx.id
+            nursery = task.parent_nursery
+            task = None if nursery is None else nursery.parent_task
+        return None
 
     def info(self, agent_id: str) -> ActorInfo:
         """One agent's row of :meth:`list`; raises :class:`AgentNotFound` if unknown."""
@@ -758,6 +798,11 @@ _COUNTER: dict[type[Status], str] = {
 
 def _info(ctx: ActorContext) -> ActorInfo:
     return ActorInfo(ctx.id, ctx.nickname, ctx.parent_id, ctx.depth, ctx.label, ctx.status, False)
+
+
+def _asked_to_stop(ctx: ActorContext) -> bool:
+    """``ctx.stopping``, read afresh after an ``await`` (a checker keeps an earlier reading)."""
+    return ctx.stopping
 
 
 def _outcome(result: object) -> Status:

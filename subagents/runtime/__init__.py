@@ -237,6 +237,7 @@ from subagents.runtime._transcripts.load import (
     parse_transcript,
 )
 from subagents.runtime._transcripts.records import (
+    ClosedRecord,
     FinalStatus,
     MessageRecord,
     MetaRecord,
@@ -320,6 +321,7 @@ __all__ = [
     "MetaRecord",
     "MessageRecord",
     "ResultRecord",
+    "ClosedRecord",
     "FinalStatus",
     "DiskErrorPolicy",
     "Transcript",

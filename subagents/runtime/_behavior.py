@@ -31,7 +31,15 @@ from typing import Any, Final, TypeAlias, final
 
 import trio
 
-from subagents.actors import ActorContext, AgentClosed, Behavior, ChildFinished, Request, kind_of
+from subagents.actors import (
+    ActorContext,
+    AgentClosed,
+    Behavior,
+    ChildFinished,
+    Request,
+    Status,
+    kind_of,
+)
 from subagents.runtime._config.defaults import INBOX_CAPACITY
 from subagents.runtime._events import Publisher
 from subagents.runtime._exceptions import AgentRunFailed, ProviderError
@@ -88,16 +96,18 @@ def agent_behavior(
 class AgentActor:
     """The agent loop as a kernel actor, with a handle for its owner.
 
-    Pass :attr:`behave` to ``spawn``. :meth:`interrupt` aborts the run under
-    way; the activation then goes on with the input queued for it instead of
-    ending. ``drop_notice`` (optional) drops child notices it returns true for.
-    ``idle`` says the conversation's last run is already over (an agent
-    restored idle): every activation, the first included, starts from the
-    input that revived it.
+        Pass :attr:`behave` to ``spawn``. :meth:`interrupt` aborts the run under
+        way; the activation then goes on with the input queued for it instead of
+        ending. ``drop_notice`` (optional) drops child notices it returns true for,
+    and :meth:`collected` the notice of an end a ``wait`` already returned.
+        ``idle`` says the conversation's last run is already over (an agent
+        restored idle): every activation, the first included, starts from the
+        input that revived it.
     """
 
     __slots__ = (
         "_capacity",
+        "_collected",
         "_control",
         "_ctx",
         "_drop_notice",
@@ -124,6 +134,7 @@ class AgentActor:
         self._on_result = on_result
         self._capacity = inbox_capacity
         self._drop_notice = drop_notice
+        self._collected: dict[str, Status] = {}
         self._started = idle
         self._requests: list[Request] = []
         self._control: RunControl | None = None
@@ -148,6 +159,17 @@ class AgentActor:
         self._interrupted = True
         control.abort()
         return True
+
+    def collected(self, agent_id: str, status: Status) -> None:
+        """The agent's ``wait`` returned its child ``agent_id`` final with ``status``.
+
+        The child's notice of that same end is then dropped instead of read: the
+        model has the result already, as Codex suppresses the completion notice
+        of an agent a ``wait`` collected (openai/codex
+        ``codex-rs/core/src/agent/collab_wait_tracking.rs``). A later end of the
+        child (after new input) is a new status, and its notice is read.
+        """
+        self._collected[agent_id] = status
 
     async def behave(self, ctx: ActorContext) -> str | None:
         """The actor's behavior: one activation, made of one or more runs."""
@@ -229,12 +251,12 @@ class AgentActor:
         if isinstance(message, Request):
             self._requests.append(message)
             return as_input(message.payload)
-        if (
-            self._drop_notice is not None
-            and isinstance(message, ChildFinished)
-            and self._drop_notice(message)
-        ):
-            return None
+        if isinstance(message, ChildFinished):
+            if self._collected.get(message.agent_id) is message.status:
+                del self._collected[message.agent_id]
+                return None
+            if self._drop_notice is not None and self._drop_notice(message):
+                return None
         return as_input(message)
 
     async def _deliver(self, result: AgentResult) -> None:

@@ -17,6 +17,13 @@ how the rebuilt agent starts:
 Tool calls left without a result by a crash are answered with an error first,
 so the conversation is one a model accepts.
 
+:func:`children_to_reopen` says which children come back with a resumed agent:
+those its transcripts name as children and that were still open when it
+stopped. One closed on its own (``close_agent`` on it) stays closed; one closed
+with its parent's subtree, or left open when the process ended, comes back.
+This is Codex's ``resume_agent_from_rollout``, which reopens the spawn edges
+still marked open (openai/codex ``codex-rs/core/src/agent/control.rs``).
+
 The transcript is read on the Trio thread, in one read of one file, as the
 writer writes it: a worker thread would give a mock clock an idle moment to
 jump in, which would make resumes in tests non-deterministic.
@@ -25,8 +32,10 @@ jump in, which would make resumes in tests non-deterministic.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Final
 
 import attrs
+import msgspec
 
 from subagents.agents import AgentCatalog, AgentDefinition, build_system_prompt
 from subagents.runtime._agent_record import AgentRecord
@@ -40,14 +49,20 @@ from subagents.runtime._messages import (
 )
 from subagents.runtime._result import AgentResult
 from subagents.runtime._services import Services
-from subagents.runtime._transcripts.load import Transcript, find_transcript, load_transcript
-from subagents.runtime._transcripts.records import FinalStatus
+from subagents.runtime._transcripts.load import (
+    Transcript,
+    find_transcript,
+    list_transcripts,
+    load_transcript,
+)
+from subagents.runtime._transcripts.records import ClosedRecord, FinalStatus, MetaRecord
 
 __all__ = [
     "RESUMED_NOTICE",
     "ResumePlan",
     "Resumable",
     "answer_dangling_calls",
+    "children_to_reopen",
     "load_resumable",
     "plan_resume",
 ]
@@ -195,3 +210,44 @@ def plan_resume(source: Resumable, prompt: str | None) -> ResumePlan:
         return ResumePlan(None, source.last_result)
     conversation.append(Message.user(RESUMED_NOTICE, origin=Origin.NOTICE))
     return ResumePlan(None, None)
+
+
+#: How the lines :func:`children_to_reopen` reads start (``msgspec`` writes the tag first).
+_IDENTITY_LINES: Final = (b'{"record":"meta"', b'{"record":"closed"')
+_identity_decoder: Final = msgspec.json.Decoder(MetaRecord | ClosedRecord)
+
+
+def children_to_reopen(state_dir: Path) -> dict[str, list[str]]:
+    """Each agent's children to reopen with it: those its transcripts name as its
+    children that were open when they stopped, oldest first (see the module docstring).
+
+    A transcript's newest meta line names its agent's parent; a ``closed`` line
+    after it whose ``root`` is the agent itself means it was closed on its own.
+    Only meta and closed lines are decoded; unreadable files and lines are skipped.
+    """
+    tree: dict[str, list[str]] = {}
+    for info in reversed(list_transcripts(state_dir)):  # oldest first
+        if info.problem is not None:
+            continue
+        parent: str | None = None
+        closed_alone = False
+        try:
+            with info.path.open("rb") as file:
+                for line in file:
+                    if not line.startswith(_IDENTITY_LINES):
+                        continue
+                    try:
+                        record = _identity_decoder.decode(line)
+                    except (msgspec.MsgspecError, RecursionError):
+                        continue
+                    if record.agent_id != info.agent_id:
+                        continue
+                    if type(record) is MetaRecord:
+                        parent, closed_alone = record.parent_id, False
+                    else:
+                        closed_alone = record.root == info.agent_id
+        except OSError:
+            continue
+        if parent is not None and parent != info.agent_id and not closed_alone:
+            tree.setdefault(parent, []).append(info.agent_id)
+    return tree

@@ -37,12 +37,14 @@ from typing import Any, Final, Literal, TypeVar, final
 import attrs
 import trio
 
+from subagents._exceptions import SubagentsError
 from subagents.actors import (
     ActorInfo,
     AgentNotFound,
     Bus,
     BusStatistics,
     MailboxFull,
+    NicknamePool,
     Status,
     Subscription,
     Supervisor,
@@ -72,7 +74,7 @@ from subagents.runtime._progress.follower import ProgressFollower
 from subagents.runtime._progress.tracker import ProgressTracker
 from subagents.runtime._progress.values import AgentProgress, ProgressStatistics
 from subagents.runtime._result import AgentResult
-from subagents.runtime._resume import load_resumable, plan_resume
+from subagents.runtime._resume import children_to_reopen, load_resumable, plan_resume
 from subagents.runtime._services import Services
 from subagents.runtime._task import prepare_task
 from subagents.runtime._transcripts.load import find_transcript
@@ -120,10 +122,12 @@ class Runtime:
     """
 
     __slots__ = (
+        "_closed_by",
         "_closed_order",
         "_closing",
         "_follower",
         "_lineage",
+        "_role_nicknames",
         "_sup",
         "bus",
         "catalog",
@@ -145,7 +149,11 @@ class Runtime:
         self._sup: Supervisor | None = None
         self._closing = False
         self._closed_order: collections.OrderedDict[str, None] = collections.OrderedDict()
+        # Without transcripts: agent -> the agent its latest close was asked for.
+        self._closed_by: dict[str, str] = {}
         self._lineage = SessionLineage(services.session_id)
+        # Definition name -> the pool of its own nickname candidates (Codex's roles).
+        self._role_nicknames: dict[str, NicknamePool] = {}
 
     def __repr__(self) -> str:
         return f"<Runtime session={self.session_id} agents={len(self.services.records)}>"
@@ -267,17 +275,25 @@ class Runtime:
         return record
 
     def _nickname_for(self, definition: AgentDefinition) -> str:
-        """The first of the definition's own nicknames no open agent holds ("" for the pool).
+        """The next of the definition's own nicknames ("" for the runtime's pool).
 
         Codex's ``nickname_candidates`` are the display names of agents of that
-        type; when every one is held the first is used and the kernel's pool
-        adds an ordinal ("Atlas the 2nd"), so nicknames stay unique.
+        role, handed out as Codex's registry hands out any pool: each name once,
+        then the next cycle with an ordinal ("Atlas the 2nd")
+        (``reserve_agent_nickname`` in codex-rs ``core/src/agent/registry.rs``).
+        The kernel still refuses a name an open agent holds.
         """
         candidates = definition.nickname_candidates
         if not candidates:
             return ""
-        held = {info.nickname for info in self._open_supervisor().list()}
-        return next((name for name in candidates if name not in held), candidates[0])
+        pool = self._role_nicknames.get(definition.name)
+        if pool is None:
+            pool = self._role_nicknames[definition.name] = NicknamePool(candidates)
+        name = pool.take()
+        # The kernel's pool, not this one, keeps who holds a name: this one only
+        # remembers which names its cycle has used, so it holds nothing per agent.
+        pool.release(name)
+        return name
 
     def _model(self, wanted: str | None, definition: str | None, parent: AgentRecord | None) -> str:
         services = self.services
@@ -323,7 +339,12 @@ class Runtime:
         is open, else at the top level: its depth follows its new position.
         With ``prompt`` it runs on it. Without one it carries on if it was
         stopped mid-run, and otherwise comes back idle with the status of its
-        last run (final and open, ready for :meth:`send_input`).
+        last run (final and open, ready for :meth:`send_input`). Its nickname
+        comes back verbatim unless an open agent holds it. The descendants it
+        had open when it stopped (closed with it, or open when its process
+        ended) come back with it, each under its own parent, as Codex's
+        ``resume_agent`` does; a child closed on its own stays closed, and one
+        a limit refuses is logged and left closed.
 
         Its transcript is locked before it is read and for as long as the agent
         is open here: :class:`AgentInUse` (naming the holder's process) is
@@ -344,11 +365,13 @@ class Runtime:
         fallback_parent: str | None,
         by_user: bool = False,
         input_timeout: float | None = None,
+        tree: dict[str, builtins.list[str]] | None = None,
     ) -> Status:
         """Resume for :meth:`resume` (``by_user``: its sessions join the lineage) or a tool.
 
         ``input_timeout`` bounds the wait for mailbox room when ``prompt`` goes
-        to an open agent (see :meth:`send_input`).
+        to an open agent (see :meth:`send_input`); ``tree`` is the children to
+        reopen, when a resume of an ancestor read them already.
         """
         sup = self._open_supervisor()
         if not isinstance(agent_id, str):  # no transcript can be named by it
@@ -399,8 +422,46 @@ class Runtime:
                     claimed.close()
             raise
         self._closed_order.pop(agent_id, None)
+        self._closed_by.pop(agent_id, None)
         record.logger.info("agent resumed", idle=plan.restore is not None, parent_id=parent)
+        await self._reopen_children(agent_id, tree)
         return sup.status(agent_id)
+
+    async def _reopen_children(
+        self, agent_id: str, tree: dict[str, builtins.list[str]] | None
+    ) -> None:
+        """Bring back the children ``agent_id`` had open when it stopped, and theirs.
+
+        As Codex's ``resume_agent_from_rollout`` (openai/codex
+        ``codex-rs/core/src/agent/control.rs``): a child closed on its own stays
+        closed; one that cannot come back (a limit, a transcript in use or
+        unreadable) is logged and skipped, and the resume goes on. The depth
+        limit bounds the recursion. ``tree`` (parent -> children to reopen) is
+        read from the transcripts once per resume, by its first call.
+        """
+        if tree is None:
+            tree = self._children_to_reopen()
+        for child in tree.get(agent_id, ()):
+            if self._is_open(child):
+                continue
+            try:
+                await self._resume(child, None, fallback_parent=None, tree=tree)
+            except SubagentsError as exc:
+                self.services.log.logger(parent_id=agent_id).warning(
+                    "descendant not resumed", agent_id=child, reason=str(exc)
+                )
+
+    def _children_to_reopen(self) -> dict[str, builtins.list[str]]:
+        services = self.services
+        if services.transcripts_enabled:
+            return children_to_reopen(services.config.state_dir)
+        tree: dict[str, builtins.list[str]] = {}
+        for record in services.records.values():
+            if record.parent_id is not None and self._closed_by.get(record.agent_id) != (
+                record.agent_id
+            ):
+                tree.setdefault(record.parent_id, []).append(record.agent_id)
+        return tree
 
     # -- driving agents -------------------------------------------------------------------
 
@@ -461,17 +522,62 @@ class Runtime:
     async def wait(
         self, agent_ids: Iterable[str], *, timeout: float, mode: Literal["any", "all"] = "any"
     ) -> WaitResult:
-        """Wait until any (or all) of the agents are final, or ``timeout`` seconds pass."""
-        return await self.supervisor.wait(agent_ids, timeout=timeout, mode=mode)
+        """Wait until any (or all) of the agents are final, or ``timeout`` seconds pass.
+
+        Called by an agent (its ``wait`` tool), the final statuses returned of
+        its own children are collected: their notices of those ends are not
+        queued for it as well (Codex's wait tracking).
+        """
+        sup = self.supervisor
+        result = await sup.wait(agent_ids, timeout=timeout, mode=mode)
+        caller = sup.current_agent()
+        owner = None if caller is None else self.services.records.get(caller)
+        if owner is not None and owner.actor is not None:
+            for agent_id, status in result.statuses.items():
+                child = self.services.records.get(agent_id)
+                if is_final(status) and child is not None and child.parent_id == caller:
+                    owner.actor.collected(agent_id, status)
+        return result
 
     async def close(self, agent_id: str, *, grace: float | None = None) -> Status:
         """Close the agent and its open descendants; return its previous status. Idempotent.
 
-        ``grace`` overrides the close grace period (0 cancels at once).
+        ``grace`` overrides the close grace period (0 cancels at once). Every
+        agent closed ends Shutdown, a finished one included, and its transcript
+        says so with a ``closed`` line naming ``agent_id``: a later resume of an
+        ancestor brings back the descendants closed with it, not ``agent_id``
+        itself when it was closed on its own (Codex's ``close_agent``).
         """
+        subtree = self._open_subtree(agent_id)
         previous = await self.supervisor.close(agent_id, grace=grace)
+        for closed in subtree:
+            if not self.services.transcripts_enabled:  # else the transcript says it
+                self._closed_by[closed] = agent_id
+            record = self.services.records.get(closed)
+            if record is not None and record.writer is not None:
+                problem: TranscriptError | None = None
+                try:
+                    record.writer.append_closed(agent_id)
+                except TranscriptError as exc:  # logged: the close itself is done
+                    problem = exc
+                if problem is not None:
+                    record.logger.error("transcript problem", error=str(problem))
         self._sweep(agent_id)
         return previous
+
+    def _open_subtree(self, agent_id: str) -> builtins.list[str]:
+        """``agent_id`` and its descendants that are open now (none if it is closed)."""
+        if not self._is_open(agent_id):
+            return []
+        children: dict[str | None, builtins.list[str]] = {}
+        for row in self.supervisor.list():
+            children.setdefault(row.parent_id, []).append(row.id)
+        subtree, stack = [], [agent_id]
+        while stack:
+            node = stack.pop()
+            subtree.append(node)
+            stack.extend(children.get(node, ()))
+        return subtree
 
     async def _wait_run(self, agent_id: str, timeout: float) -> None:
         """Wait, at most ``timeout`` seconds (``inf`` allowed), for the agent's run to end."""
@@ -585,6 +691,7 @@ class Runtime:
         while len(self._closed_order) > limit:
             forgotten, _ = self._closed_order.popitem(last=False)
             records.pop(forgotten, None)
+            self._closed_by.pop(forgotten, None)
 
     def _bind(self, supervisor: Supervisor) -> None:
         """Called by :func:`open_runtime` once the supervisor is open."""

@@ -81,6 +81,8 @@ LEGAL = {
     ("running", "shutdown"),
     ("completed", "running"),
     ("errored", "running"),
+    ("completed", "shutdown"),  # closed once finished (Codex's close_agent)
+    ("errored", "shutdown"),
 }
 
 
@@ -113,14 +115,39 @@ def test_nicknames_are_unique_and_get_ordinals_when_the_pool_runs_out() -> None:
     names = [pool.take() for _ in range(5)]
     assert names == ["Ada", "Alan", "Ada the 2nd", "Alan the 2nd", "Ada the 3rd"]
     assert len(set(names)) == 5
-    pool.release("Ada the 2nd")
-    assert pool.take() == "Alan the 3rd"  # round-robin: Alan's turn
-    assert pool.take() == "Ada the 2nd"  # the lowest free ordinal comes back
-    pool.release("Ada")
-    assert pool.take() == "Ada"  # a free bare name wins over ordinals
-    assert pool.take("Alan") == "Alan the 4th"  # a restored name that is taken
+    assert pool.cycle == 2
     assert pool.take("Grace") == "Grace"
-    assert len(pool) == 8
+    assert len(pool) == 6
+
+
+def test_a_released_nickname_is_not_given_to_another_agent_before_the_pool_resets() -> None:
+    """Codex keeps ``used_agent_nicknames`` until every name is used, then resets with an
+    ordinal (openai/codex ``codex-rs/core/src/agent/registry.rs``,
+    ``reserve_agent_nickname``): a closed agent's name never labels a second agent."""
+    pool = NicknamePool(["Ada", "Alan", "Grace"])
+    assert pool.take() == "Ada"
+    pool.release("Ada")
+    assert pool.take() == "Alan"
+    pool.release("Alan")
+    assert pool.take() == "Grace"
+    pool.release("Grace")
+    # Every name of the cycle is used: the pool resets, with the next ordinal.
+    assert pool.take() == "Ada the 2nd"
+    assert len(pool) == 1
+
+
+def test_a_resumed_agent_gets_its_own_nickname_back_verbatim() -> None:
+    """Codex restores a resumed agent's stored nickname as the preferred one
+    (``resume_agent_from_rollout`` -> ``reserve_agent_nickname_with_preference``)."""
+    pool = NicknamePool(["Ada", "Alan"])
+    assert pool.take() == "Ada"
+    pool.release("Ada")
+    assert pool.take("Ada") == "Ada"  # no open agent holds it: verbatim, no ordinal
+    assert pool.take() == "Alan"
+    assert pool.take("Alan") == "Ada the 2nd"  # held by an open agent: the next name
+    pool.release("Ada the 2nd")
+    assert pool.take("Ada the 2nd") == "Ada the 2nd"
+    assert pool.take() == "Alan the 2nd"  # a resumed name of the cycle is not handed out
 
 
 def test_ordinals() -> None:

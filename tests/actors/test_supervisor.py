@@ -140,14 +140,14 @@ async def test_a_slot_is_released_exactly_once_on_every_path(sup: Supervisor) ->
     await trio.testing.wait_all_tasks_blocked()
     assert sup.statistics().live == 1
     await sup.close(hung.id, grace=0)
-    await sup.close(done.id)  # final already: no slot to give back
+    await sup.close(done.id)  # final already: no slot to give back, and it ends Shutdown
     stats = sup.statistics()
     assert (stats.live, stats.peak_live, stats.completed, stats.errored, stats.shutdown) == (
         0,
         4,
         1,
         1,
-        2,
+        3,
     )
 
 
@@ -435,19 +435,54 @@ async def test_close_ends_the_whole_subtree_and_is_idempotent(sup: Supervisor) -
     for agent in (parent, child, grandchild):
         assert sup.status(agent.id) == SHUTDOWN
         assert kinds(events, agent.id)[-1] == "shutdown"
-    assert sup.status(done.id) == Completed("kept")  # a final agent keeps its status
+    assert sup.status(done.id) == SHUTDOWN  # a finished agent closed ends Shutdown too
+    assert kinds(events, done.id)[-2:] == ["completed", "shutdown"]
     finals = [e.agent_id for e in events if isinstance(e, StatusChanged) and e.status == SHUTDOWN]
     assert finals.index(grandchild.id) < finals.index(child.id) < finals.index(parent.id)
     assert sup.statistics().open == 0
 
 
-async def test_closing_a_completed_agent_keeps_its_result(sup: Supervisor) -> None:
-    ref = await sup.spawn(scripted)
-    await sup.send(ref.id, ("finish", "result"))
-    await trio.testing.wait_all_tasks_blocked()
-    assert await sup.close(ref.id) == Completed("result")
-    assert sup.status(ref.id) == Completed("result")
+async def test_closing_a_finished_agent_records_shutdown(sup: Supervisor) -> None:
+    """Codex's ``close_agent`` returns the previous status and shuts the thread down, a
+    finished one included (openai/codex ``codex-rs/core/src/tools/handlers/multi_agents/
+    close_agent.rs``: ``previous_status``; ``agent/control.rs``: ``shutdown_live_agent``
+    sends ``Op::Shutdown`` unless the status is Shutdown already)."""
+    with sup.subscribe(policy="block") as sub:
+        ref = await sup.spawn(scripted)
+        failed = await sup.spawn(scripted)
+        await sup.send(ref.id, ("finish", "result"))
+        await sup.send(failed.id, ("fail", "boom"))
+        await trio.testing.wait_all_tasks_blocked()
+        assert await sup.close(ref.id) == Completed("result")
+        assert isinstance(await sup.close(failed.id), Errored)
+        events = drain(sub)
+    assert sup.status(ref.id) == SHUTDOWN
+    assert sup.status(failed.id) == SHUTDOWN
     assert sup.info(ref.id).closed
+    assert kinds(events, ref.id)[-2:] == ["completed", "shutdown"]
+    assert kinds(events, failed.id)[-2:] == ["errored", "shutdown"]
+    assert await sup.close(ref.id) == SHUTDOWN  # idempotent
+    assert sup.statistics().live == 0
+
+
+async def test_a_closed_child_sends_its_parent_no_finished_notice(sup: Supervisor) -> None:
+    """The parent closed it: a notice would tell it what it already knows."""
+    seen: list[object] = []
+
+    async def parent(ctx: ActorContext) -> None:
+        while True:
+            seen.append(await ctx.receive())
+
+    lead = await sup.spawn(parent)
+    running = await sup.spawn(scripted, parent=lead.id)
+    finished = await sup.spawn(scripted, parent=lead.id)
+    await sup.send(finished.id, ("finish", "done"))
+    await trio.testing.wait_all_tasks_blocked()
+    assert [type(m).__name__ for m in seen] == ["ChildFinished"]  # the one that finished
+    await sup.close(running.id)
+    await sup.close(finished.id)
+    await trio.testing.wait_all_tasks_blocked()
+    assert len(seen) == 1
 
 
 async def test_an_actor_may_close_itself(sup: Supervisor) -> None:
@@ -591,14 +626,17 @@ async def test_retired_records_are_bounded() -> None:
         assert sup.status(ids[0]) == NOT_FOUND
 
 
-async def test_a_nickname_is_freed_when_its_actor_closes() -> None:
+async def test_a_closed_actors_nickname_comes_back_only_to_a_resume() -> None:
+    """Codex: nicknames are not reused until the pool resets; a resume restores its own."""
     async with open_supervisor(config(nicknames=["Solo"])) as sup:
         first = await sup.spawn(scripted)
         second = await sup.spawn(scripted)
         assert (first.nickname, second.nickname) == ("Solo", "Solo the 2nd")
         await sup.close(first.id)
-        assert (await sup.spawn(scripted)).nickname == "Solo"
-        assert (await sup.spawn(scripted, nickname="Solo")).nickname == "Solo the 3rd"
+        assert (await sup.spawn(scripted)).nickname == "Solo the 3rd"
+        back = await sup.spawn(scripted, nickname="Solo", agent_id=first.id)
+        assert back.nickname == "Solo"
+        assert (await sup.spawn(scripted, nickname="Solo")).nickname == "Solo the 4th"
 
 
 async def test_ask_deadlines_out_of_order_each_expire_on_time(
@@ -680,3 +718,21 @@ async def test_a_lossless_subscriber_with_a_small_buffer_sees_every_spawn_event(
     assert sub.dropped == 0
     assert not any(isinstance(e, Lagged) for e in got)
     assert sum(isinstance(e, AgentSpawned) for e in got) == 3
+
+
+async def test_current_agent_names_the_agent_whose_task_is_running(sup: Supervisor) -> None:
+    seen: list[str | None] = []
+
+    async def looks(ctx: ActorContext) -> None:
+        seen.append(sup.current_agent())
+        async with trio.open_nursery() as nursery:  # a task the agent started, as a tool call
+            nursery.start_soon(lambda: _record(seen, sup))
+
+    ref = await sup.spawn(looks)
+    await trio.testing.wait_all_tasks_blocked()
+    assert seen == [ref.id, ref.id]
+    assert sup.current_agent() is None  # the test's own task is no agent's
+
+
+async def _record(seen: list[str | None], sup: Supervisor) -> None:
+    seen.append(sup.current_agent())

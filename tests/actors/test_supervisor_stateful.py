@@ -311,8 +311,7 @@ class KernelMachine(RuleBasedStateMachine):
         for node in subtree:
             entry = self.model[node]
             entry.closed = True
-            if entry.status == "running":
-                entry.status = "shutdown"
+            entry.status = "shutdown"  # a finished agent too, as Codex's close_agent
             entry.hanging = False
 
     @precondition(lambda self: not self.finished)
@@ -403,10 +402,15 @@ class KernelMachine(RuleBasedStateMachine):
         assert seqs == sorted(seqs)
         assert len(set(seqs)) == len(seqs)
         per_agent: dict[str, list[Any]] = {}
+        nicknames: dict[str, str] = {}
         for event in self.events:
             if isinstance(event, AgentSpawned):
                 assert event.agent_id not in per_agent
                 per_agent[event.agent_id] = []
+                # No two agents ever shown under one nickname: a closed agent's name is
+                # not handed out again (Codex's used_agent_nicknames), and the pool's
+                # next cycle carries an ordinal.
+                assert nicknames.setdefault(event.nickname, event.agent_id) == event.agent_id
             elif isinstance(event, StatusChanged):
                 per_agent[event.agent_id].append(event.status)
         for agent_id, statuses in per_agent.items():

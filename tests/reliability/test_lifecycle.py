@@ -145,8 +145,12 @@ async def test_a_flood_of_inputs_to_a_busy_child_fails_fast_and_the_lead_goes_on
 # -- an agent of a process that has ended ---------------------------------------------------
 
 
-async def _earlier_run(world: World) -> tuple[str, str]:
-    """A first process: a lead and its child, both done, then the runtime closed."""
+async def _earlier_run(world: World, *, close_child: bool = False) -> tuple[str, str]:
+    """A first process: a lead and its child, both done, then the runtime closed.
+
+    With ``close_child`` the child is closed on its own first, so a resume of the
+    lead leaves it closed (Codex reopens only the children still open).
+    """
     lead = plans(**{"Start.": []})
     worker = plans(**{"Look.": [], "Again.": []})
     provider = ScriptedProvider(policies={"lead": lead, "*": worker})
@@ -154,6 +158,8 @@ async def _earlier_run(world: World) -> tuple[str, str]:
         parent = (await rt.spawn("lead", "Start.")).agent_id
         child = (await rt.spawn("Explore", "Look.", parent=parent)).agent_id
         await rt.wait([parent, child], timeout=100, mode="all")
+        if close_child:
+            await rt.close(child)
     return parent, child
 
 
@@ -162,7 +168,7 @@ async def test_a_lead_resumed_after_its_process_ended_is_told_its_child_can_be_r
 ) -> None:
     world = World(tmp_path)
     world.agent("lead", tools=LEAD_TOOLS)
-    parent, child = await _earlier_run(world)
+    parent, child = await _earlier_run(world, close_child=True)
     lead = plans(
         **{
             "Check on your helper.": [

@@ -193,7 +193,9 @@ def test_sigterm_shuts_a_resumed_agent_down_cleanly(tmp_path: Path) -> None:
         assert busy.process.returncode == 143, stderr
         assert busy.sleep_gone(), f"the Bash command's sleep {busy.sleep_pid} outlived the resume"
     assert "Traceback" not in stderr, stderr
-    _assert_summary_says_shutdown(stdout, agents=2)  # the lead and its new Explore agent
+    # The lead, its Explore agent of the first run (open when that process ended, so
+    # reopened with the lead, as Codex's resume does) and its new Explore agent.
+    _assert_summary_says_shutdown(stdout, agents=3)
     _assert_transcripts_end_shutdown(tmp_path / "state", agents=3)
 
 

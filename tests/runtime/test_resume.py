@@ -56,6 +56,7 @@ async def test_resume_in_the_same_runtime_after_close(
             "pending_init",
             "running",
             "completed",
+            "shutdown",  # closed once finished: Shutdown, as Codex's close_agent
             "pending_init",
             "running",
             "completed",
@@ -203,8 +204,99 @@ async def test_a_resumed_child_goes_back_under_its_open_parent(
         assert (rt.handle(child).parent_id, rt.handle(child).depth) == (parent, 1)
         await rt.wait([child], timeout=10)
         await rt.close(parent)  # closes the child too
-        assert rt.status(child) == Completed("echo: Back")
+        assert rt.status(child) == Shutdown()
+        assert rt.result(child).text == "echo: Back"  # type: ignore[union-attr]
         await rt.resume(child, "Alone")  # its parent is closed now: top level
         assert (rt.handle(child).parent_id, rt.handle(child).depth) == (None, 0)
         await rt.close(child)
         assert rt.status(child) in (Shutdown(), Completed("echo: Alone"))
+
+
+# -- resume and close as Codex does (issue 15, item 7) -------------------------------
+# Anchors, openai/codex: codex-rs/core/src/agent/control.rs (``resume_agent_from_rollout``
+# reopens the children whose spawn edge is still open, breadth first; ``close_agent``
+# marks only the closed agent's edge closed, then shuts its live subtree down) and
+# codex-rs/core/src/agent/registry.rs (``reserve_agent_nickname``: a resumed agent's
+# stored nickname is the preferred one; used nicknames wait for the pool to reset).
+
+
+async def test_closing_a_finished_agent_records_shutdown_in_its_transcript(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    async with world.open(ScriptedProvider(_echo)) as rt:
+        agent = (await rt.spawn("general-purpose", "First")).agent_id
+        await rt.wait([agent], timeout=10)
+        assert await rt.close(agent) == Completed("echo: First")  # the previous status
+        assert rt.status(agent) == Shutdown()
+        assert rt.result(agent).text == "echo: First"  # type: ignore[union-attr]
+        path = rt.transcript_path(agent)
+    assert path is not None
+    transcript = load_transcript(path)
+    assert transcript.problems == ()
+    assert transcript.closed is not None
+    assert (transcript.closed.status, transcript.closed.root) == ("shutdown", agent)
+    assert [r.status for r in transcript.results] == ["completed"]  # the run did complete
+
+
+async def test_resume_reopens_the_descendants_that_were_open_when_it_stopped(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path, limits={"max_depth": 2})
+    async with world.open(ScriptedProvider(_echo)) as rt:
+        lead = (await rt.spawn("general-purpose", "Lead")).agent_id
+        kept = (await rt.spawn("general-purpose", "Kept", parent=lead)).agent_id
+        grandchild = (await rt.spawn("Explore", "Below", parent=kept)).agent_id
+        dropped = (await rt.spawn("Explore", "Dropped", parent=lead)).agent_id
+        await rt.wait([lead, kept, grandchild, dropped], timeout=10, mode="all")
+        # Let the notices settle (Kept answers its child's "finished" notice with a turn).
+        await trio.sleep(1)
+        before = rt.status(kept)
+        assert isinstance(before, Completed)
+        await rt.close(dropped)  # the lead's own close: it stays closed
+        await rt.close(lead)  # the whole subtree, closed with it
+        assert not any(row.id in (lead, kept, grandchild) for row in rt.list())
+        assert await rt.resume(lead) == Completed("echo: Lead")
+        rows = {row.id: row for row in rt.list()}
+        assert set(rows) == {lead, kept, grandchild}
+        assert (rows[kept].parent_id, rows[grandchild].parent_id) == (lead, kept)
+        assert rt.status(kept) == before  # back idle, as it was
+        assert rt.status(dropped) == Shutdown()
+
+
+async def test_resume_after_the_process_ended_brings_back_the_whole_tree(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    async with world.open(ScriptedProvider(_echo)) as rt:
+        lead = (await rt.spawn("general-purpose", "Lead")).agent_id
+        child = (await rt.spawn("Explore", "Child", parent=lead)).agent_id
+        closed = (await rt.spawn("Explore", "Closed", parent=lead)).agent_id
+        await rt.wait([lead, child, closed], timeout=10, mode="all")
+        await rt.close(closed)
+        nicknames = {row.id: row.nickname for row in rt.list(include_closed=True)}
+    async with world.open(ScriptedProvider(_echo)) as rt:
+        await rt.resume(lead)
+        rows = {row.id: row for row in rt.list()}
+        assert set(rows) == {lead, child}
+        assert rows[child].parent_id == lead
+        assert {i: rows[i].nickname for i in rows} == {i: nicknames[i] for i in rows}
+        await rt.send_input(child, "Again")
+        assert (await rt.wait([child], timeout=10)).statuses[child] == Completed("echo: Again")
+
+
+async def test_resume_gives_back_the_nickname_verbatim_and_no_one_else_gets_it(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path, extra={"nicknames": ["Ada", "Alan"]})
+    async with world.open(ScriptedProvider(_echo)) as rt:
+        first = await rt.spawn("general-purpose", "One")
+        second = await rt.spawn("general-purpose", "Two")
+        assert (first.nickname, second.nickname) == ("Ada", "Alan")
+        await rt.close(first.agent_id)
+        third = await rt.spawn("general-purpose", "Three")
+        assert third.nickname == "Ada the 2nd"  # Ada closed, but not reused before a reset
+        await rt.resume(first.agent_id)
+        assert rt.handle(first.agent_id).nickname == "Ada"  # verbatim, no ordinal
+        shown = [row.nickname for row in rt.list(include_closed=True)]
+        assert len(shown) == len(set(shown)) == 3

@@ -7,6 +7,7 @@ import os
 import time
 from pathlib import Path
 
+import attrs
 import pytest
 import trio
 import trio.testing
@@ -28,10 +29,13 @@ from subagents.runtime import (
     AgentBusy,
     InvalidInputs,
     MetaRecord,
+    ModelRequest,
     Origin,
+    Reply,
     ResultRecord,
     RuntimeClosed,
     ScriptedProvider,
+    ScriptedToolCall,
     TerminateReason,
     TranscriptsConfig,
     TranscriptWriter,
@@ -40,7 +44,7 @@ from subagents.runtime import (
     transcript_path,
 )
 from subagents.tools import ApprovalDecision, ApprovalRequest
-from tests.runtime.world import World, drain, statuses_of
+from tests.runtime.world import LEAD_TOOLS, World, drain, statuses_of, tool_results
 
 
 async def test_an_agent_runs_and_every_message_reaches_its_transcript(tmp_path: Path) -> None:
@@ -458,3 +462,42 @@ async def test_a_codex_agent_takes_its_nicknames_from_its_candidates(
         other = await rt.spawn("Explore", "Look")
         assert names == ["Atlas", "Delta", "Atlas the 2nd"]
         assert other.nickname not in names
+
+
+async def test_a_result_collected_with_wait_is_not_sent_again_as_a_notice(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Codex suppresses the completion notice of an agent its parent's ``wait`` collected
+    (openai/codex ``codex-rs/core/src/agent/collab_wait_tracking.rs``,
+    ``is_collab_wait_suppressed``); a child the parent closed itself sends none either."""
+    world = World(tmp_path)
+    world.agent("lead", "You lead.", tools=LEAD_TOOLS)
+
+    def lead(request: ModelRequest) -> Reply:
+        results = [json.loads(b.content) for b in tool_results(request.messages)]
+        if request.turn == 0:
+            return Reply(
+                tool_calls=tuple(
+                    ScriptedToolCall("spawn_agent", {"agent_type": "Explore", "message": task})
+                    for task in ("Answer", "Hang")
+                )
+            )
+        answers, hangs = (r["agent_id"] for r in results[:2])
+        if request.turn == 1:
+            return testing.call("wait", ids=[answers], timeout_ms=60_000)
+        if request.turn == 2:
+            return testing.call("close_agent", id=hangs)
+        return testing.say("Done.")
+
+    def explore(request: ModelRequest) -> Reply:
+        if any("Hang" in m.text for m in request.messages):
+            return testing.hang()
+        return attrs.evolve(testing.say("The answer."), latency=2.0)
+
+    provider = ScriptedProvider(policies={"lead": lead, "Explore": explore})
+    async with world.open(provider) as rt:
+        handle = await rt.spawn("lead", "Go.")
+        waited = await rt.wait([handle.agent_id], timeout=60)
+        assert waited.statuses[handle.agent_id] == Completed("Done.")
+        messages = list(rt.conversation(handle.agent_id))
+    assert [m.text for m in messages if m.origin is Origin.NOTICE] == []

@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 import trio
 import trio.testing
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 from subagents import testing
 from subagents.actors import (
@@ -62,6 +62,7 @@ class Expected:
     behavior: ScriptedBehavior
     parent: str | None
     closed: bool = False
+    closed_alone: bool = False  # closed as the target of a close, not with an ancestor
     kind: str = "running"  # settled status kind; a closed running agent is shutdown
 
     def settle(self) -> None:
@@ -104,8 +105,9 @@ async def _step(rt: Runtime, op: Any, agents: list[str], model: Model) -> None:
         assert isinstance(outcome, Status), outcome
         for node in model.subtree(target):
             entry = model.agents[node]
-            if not entry.closed and entry.kind == "running":
-                entry.kind = "shutdown"
+            if not entry.closed:
+                entry.kind = "shutdown"  # a finished agent too, as Codex's close_agent
+                entry.closed_alone = node == target
             entry.closed = True
     elif isinstance(op, testing.Resume) and target is not None:
         _resumed(rt, target, op, outcome, model, old_conversation)
@@ -163,14 +165,36 @@ def _resumed(
     assert old is not None
     restored = list(rt.conversation(target))
     assert restored[: len(old)] == old  # the whole conversation, user prompts included
-    entry.closed = False
+    entry.closed = entry.closed_alone = False
     handle = rt.handle(target)
     entry.parent = handle.parent_id
     if op.behavior is not None:
         entry.behavior = op.behavior
-        entry.kind = "running"
-    elif entry.kind == "shutdown":
-        entry.kind = "running"  # stopped mid-run: it carries on
+    entry.kind = kind_of(rt.status(target))
+    _reopened(rt, target, model)
+
+
+def _reopened(rt: Runtime, root: str, model: Model) -> None:
+    """Codex's resume: the descendants open when ``root`` stopped come back with it, and
+    one closed on its own stays closed (unless a limit refused one, which is logged)."""
+    rows = {row.id: row for row in rt.list()}
+    stack = [root]
+    while stack:
+        parent = stack.pop()
+        for child, entry in model.agents.items():
+            if entry.parent != parent or not entry.closed:
+                continue
+            if child in rows:
+                assert not entry.closed_alone, (child, "closed on its own, yet reopened")
+                assert rows[child].parent_id == parent
+                entry.closed = False
+                entry.kind = kind_of(rt.status(child))
+                stack.append(child)
+            else:
+                refused = rt.statistics().supervisor.live >= MAX_THREADS or (
+                    rows[parent].depth >= rt.config.limits.max_depth
+                )
+                assert entry.closed_alone or refused, (child, "open when its parent stopped")
 
 
 def _waited(op: Any, outcome: Any, agents: list[str], model: Model) -> None:
@@ -196,6 +220,9 @@ def _check_settled(rt: Runtime, model: Model) -> None:
         else:
             assert kind_of(actual) == entry.kind, (agent, actual, entry)
     assert rt.statistics().supervisor.live == model.live()
+    # No two agents ever shown under one nickname (a resume keeps its own).
+    shown = [row.nickname for row in rt.list(include_closed=True)]
+    assert len(shown) == len(set(shown)), shown
 
 
 async def _scenario(root: Path, ops: list[Any]) -> None:
@@ -243,6 +270,16 @@ async def _scenario(root: Path, ops: list[Any]) -> None:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(ops=testing.operations(max_size=14, timeouts=(0.0, 2.0)))
+@example(  # a subtree closed with its root comes back with it; a child closed alone does not
+    ops=[
+        testing.Spawn(ScriptedBehavior.FINISH),
+        testing.Spawn(ScriptedBehavior.HANG, parent=0),
+        testing.Spawn(ScriptedBehavior.FINISH, parent=0),
+        testing.Close(2),
+        testing.Close(0),
+        testing.Resume(0),
+    ]
+)
 def test_random_operations_keep_every_promise(ops: list[Any]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / f"example-{next(_counter)}"

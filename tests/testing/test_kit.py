@@ -98,7 +98,7 @@ def test_the_checker_reports_each_broken_promise(tmp_path: Path) -> None:
     )
     # A run ends with no result on disk and no SubagentStop; then an illegal transition.
     checker.handle(StatusChanged(status=Completed("x"), **_envelope("a", 6)))  # type: ignore[arg-type]
-    checker.handle(StatusChanged(status=SHUTDOWN, **_envelope("a", 7)))  # type: ignore[arg-type]
+    checker.handle(StatusChanged(status=PENDING_INIT, **_envelope("a", 7)))  # type: ignore[arg-type]
     checker.handle(StatusChanged(status=RUNNING, **_envelope("b", 5)))  # type: ignore[arg-type]
     checker.handle(Lagged(dropped=3))
     stats = SupervisorStatistics(
@@ -110,7 +110,7 @@ def test_the_checker_reports_each_broken_promise(tmp_path: Path) -> None:
     for fragment in (
         "1 SubagentStart but 0 SubagentStop",
         "its run ended completed with no result on disk",
-        "illegal status transition completed -> shutdown",
+        "illegal status transition completed -> pending_init",
         "seq 5 after 7",
         "a status before its spawn event",
         "3 events were lost",

@@ -30,6 +30,7 @@ from subagents.runtime._exceptions import TranscriptError, TranscriptNotFound
 from subagents.runtime._messages import Conversation
 from subagents.runtime._transcripts.records import (
     FORMAT_VERSION,
+    ClosedRecord,
     MessageRecord,
     MetaRecord,
     ResultRecord,
@@ -89,7 +90,9 @@ class Transcript:
     ``meta`` is the newest meta line (a resume writes one more); ``messages``
     are ordered by ``seq`` with each kept once; ``results`` ordered by run.
     ``problems`` lists the lines left out or repaired, ``notes`` the harmless
-    ones (a torn last line).
+    ones (a torn last line). ``closed`` is the close written after the newest
+    meta line: set when the agent was closed, ``None`` when it was open when
+    its writer stopped.
     """
 
     path: Path
@@ -99,6 +102,7 @@ class Transcript:
     results: tuple[ResultRecord, ...]
     problems: tuple[TranscriptProblem, ...] = ()
     notes: tuple[TranscriptProblem, ...] = ()
+    closed: ClosedRecord | None = None
 
     @property
     def agent_id(self) -> str:
@@ -217,6 +221,7 @@ def _assemble(
     messages: dict[int, tuple[int, MessageRecord]] = {}
     results: dict[int, tuple[int, ResultRecord]] = {}
     top_seq = top_run = -1
+    closed: ClosedRecord | None = None
     for number, record in decoded:
         if record.agent_id != agent_id:
             kind = type(record).__struct_config__.tag
@@ -230,6 +235,7 @@ def _assemble(
             )
         elif type(record) is MetaRecord:
             metas.append(record)
+            closed = None  # a writer went on after any earlier close
             if record.version > FORMAT_VERSION:
                 problems.append(
                     TranscriptProblem(
@@ -245,6 +251,8 @@ def _assemble(
         elif type(record) is ResultRecord:
             _place(file, number, record.run, record, results, top_run, "result of run", problems)
             top_run = max(top_run, record.run)
+        elif type(record) is ClosedRecord:
+            closed = record
     if not metas:
         raise TranscriptError(
             f"Not a transcript: {file} has no metadata record for agent {agent_id!r} "
@@ -269,6 +277,7 @@ def _assemble(
         results=tuple(results[run][1] for run in sorted(results)),
         problems=tuple(sorted(problems, key=lambda p: p.line)),
         notes=tuple(notes),
+        closed=closed,
     )
 
 

@@ -8,6 +8,7 @@ recognised on load) and the wall time it was written::
     {"record":"meta","agent_id":"a1","time":1.7e9,"agent_type":"Explore","nickname":"Ada",...}
     {"record":"message","agent_id":"a1","time":1.7e9,"seq":0,"message":{"role":"user",...}}
     {"record":"result","agent_id":"a1","time":1.7e9,"run":1,"status":"completed",...}
+    {"record":"closed","agent_id":"a1","time":1.7e9,"root":"a1","status":"shutdown"}
 
 Writing is in :mod:`subagents.runtime._transcripts.writer`, reading back in
 :mod:`subagents.runtime._transcripts.load`.
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMAT_VERSION",
+    "ClosedRecord",
     "FinalStatus",
     "MessageRecord",
     "MetaRecord",
@@ -166,7 +168,22 @@ class ResultRecord(_Record, frozen=True, kw_only=True, tag="result", gc=False):
         )
 
 
-TranscriptRecord: TypeAlias = MetaRecord | MessageRecord | ResultRecord
+class ClosedRecord(_Record, frozen=True, kw_only=True, tag="closed", gc=False):
+    """The agent was closed (``close_agent``, ``Runtime.close``): it is Shutdown now.
+
+    ``root`` is the agent the close was asked for: the agent itself, or the
+    ancestor whose subtree it was closed with. Resuming an ancestor reopens a
+    descendant unless its latest close was its own (``root`` is itself), as
+    Codex's ``close_agent`` marks only the closed agent's spawn edge closed
+    (openai/codex ``codex-rs/core/src/agent/control.rs``). An agent still open
+    when its process ended has no such line after its latest meta record.
+    """
+
+    root: str
+    status: FinalStatus = "shutdown"
+
+
+TranscriptRecord: TypeAlias = MetaRecord | MessageRecord | ResultRecord | ClosedRecord
 """One line of a transcript."""
 
 

@@ -54,6 +54,7 @@ from subagents.runtime._transcripts.file import (
 )
 from subagents.runtime._transcripts.lock import lock_file, this_host
 from subagents.runtime._transcripts.records import (
+    ClosedRecord,
     FinalStatus,
     MessageRecord,
     MetaRecord,
@@ -313,6 +314,13 @@ class TranscriptWriter:
         )
         self._emit(_RESULT, _line(record))
         self._runs = max(self._runs, number)
+        return record
+
+    def append_closed(self, root: str) -> ClosedRecord:
+        """Write that the agent was closed, by a close asked for ``root`` (itself or an
+        ancestor), and ``fsync`` it: a later resume of an ancestor reads it."""
+        record = ClosedRecord(agent_id=self._meta.agent_id, root=root)
+        self._emit(_RESULT, _line(record))
         return record
 
     def retry(self) -> bool:
