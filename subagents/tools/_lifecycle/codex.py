@@ -211,9 +211,10 @@ class CloseAgentTool:
 
     name = "close_agent"
     description = (
-        "Close an agent you spawned (and any agents it spawned), freeing its slot. Returns "
-        '{"previous_status": {"kind": ...}}, the status it had before. Closing an agent that '
-        "is already closed is harmless; resume_agent brings it back."
+        "Close an agent you spawned (and any agents it spawned), freeing its slot. Each agent "
+        "closed ends shutdown, a finished one too, and you get no 'finished' notice for it. "
+        'Returns {"previous_status": {"kind": ...}}, the status it had before. Closing an '
+        "agent that is already closed is harmless; resume_agent brings it back."
     )
     arguments_type = CloseAgentArgs
     flags = FLAGS
@@ -238,7 +239,8 @@ class ResumeAgentTool:
 
     name = "resume_agent"
     description = (
-        "Bring back an agent that finished or was closed, with its context, id and nickname. "
+        "Bring back an agent that finished or was closed, with its context, id and nickname, "
+        "and the agents below it that were open when it stopped. "
         "You may resume only agents of your own session lineage: agents of this session, "
         "and agents of an earlier session that the user resumed into this one (such as your "
         "own children from before your process ended); an agent of an unrelated session is "
