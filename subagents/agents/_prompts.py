@@ -11,8 +11,9 @@ Claude Code keeps it: ``~/.claude/agent-memory/<name>/`` (user),
 
 from __future__ import annotations
 
-import itertools
+import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,8 @@ __all__ = [
 
 #: How many lines of ``MEMORY.md`` go into the prompt.
 MEMORY_LINES = 200
+#: The most of a ``MEMORY.md`` read, whatever its lines (a line may be any length).
+MEMORY_BYTES = 256 * 1024
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _UNSAFE_PATH_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
@@ -92,16 +95,27 @@ def read_memory(
     project_root: Path,
     max_lines: int = MEMORY_LINES,
 ) -> str | None:
-    """The first ``max_lines`` lines of the agent's ``MEMORY.md``; ``None`` if absent."""
+    """The first ``max_lines`` lines of the agent's ``MEMORY.md``; ``None`` if absent.
+
+    A project's memory folder is repository content: a FIFO there would block the
+    agent's start for ever and a link to ``/dev/zero`` would never end, so only a
+    regular file is read, opened without blocking, and at most
+    :data:`MEMORY_BYTES` of it.
+    """
     path = memory_file(definition, home=home, project_root=project_root)
-    if path is None or not path.is_file():
+    if path is None:
         return None
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            text = "".join(itertools.islice(handle, max_lines))
+        fd = os.open(path, flags)
     except OSError:
         return None
-    return text.rstrip() or None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        data = handle.read(MEMORY_BYTES)
+    lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+    return "".join(lines[:max_lines]).rstrip() or None
 
 
 def build_system_prompt(

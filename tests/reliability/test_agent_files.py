@@ -176,3 +176,39 @@ def test_tools_with_no_value_gives_the_agent_no_tools(tmp_path: Path) -> None:
     )
     assert requests
     assert all(r.tool_names == [] for r in requests)
+
+
+def test_a_memory_file_that_is_a_fifo_or_endless_does_not_block_the_agents_start(
+    tmp_path: Path,
+) -> None:
+    """``.claude/agent-memory/<agent>/MEMORY.md`` is repository content for a project agent."""
+    from subagents.agents import AgentDefinition, MemoryScope, memory_file, read_memory
+    from subagents.agents._prompts import MEMORY_BYTES
+
+    definition = AgentDefinition("keeper", "keeps notes", "Notes.", memory=MemoryScope.PROJECT)
+    path = memory_file(definition, home=tmp_path / "home", project_root=tmp_path)
+    assert path is not None
+    path.parent.mkdir(parents=True)
+    results: list[str | None] = []
+
+    def read() -> None:
+        results.append(read_memory(definition, home=tmp_path / "home", project_root=tmp_path))
+
+    os.mkfifo(path)
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(20)
+    assert not reader.is_alive(), "reading a FIFO memory file blocked"
+    assert results == [None]
+    path.unlink()
+    path.symlink_to("/dev/zero")
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(20)
+    assert not reader.is_alive(), "reading /dev/zero as memory did not end"
+    assert results == [None, None]  # a character device is not a memory file
+    path.unlink()
+    path.write_text("x" * (5 * 1024 * 1024))  # one 5 MB line: a line count alone bounds nothing
+    read()
+    assert results[-1] is not None
+    assert len(results[-1]) <= MEMORY_BYTES
