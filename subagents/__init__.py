@@ -20,8 +20,9 @@ from ._exceptions import SubagentsError
 
 if TYPE_CHECKING:
     from .runtime import open_runtime
+    from .tools import tool
 
-__all__ = ["SubagentsError", "__version__", "open_runtime"]
+__all__ = ["SubagentsError", "__version__", "open_runtime", "tool"]
 
 
 def __getattr__(name: str) -> Any:
@@ -31,6 +32,10 @@ def __getattr__(name: str) -> Any:
         from .runtime import open_runtime
 
         return open_runtime
+    if name == "tool":
+        from .tools import tool
+
+        return tool
     raise AttributeError(f"module 'subagents' has no attribute {name!r}")
 
 

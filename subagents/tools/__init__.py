@@ -67,6 +67,7 @@ from subagents.tools._filter import (
     pattern_matches,
     tool_policy,
 )
+from subagents.tools._function import FunctionTool, tool
 from subagents.tools._lifecycle import (
     CALLER_RESERVE_SECONDS,
     DEFAULT_AGENT_TYPE,
@@ -126,6 +127,9 @@ __all__ = [
     "ToolContext",
     "ToolFlags",
     "ToolResult",
+    # function tools
+    "FunctionTool",
+    "tool",
     # registry, schemas, validation, dispatch
     "ToolRegistry",
     "decode_arguments",
