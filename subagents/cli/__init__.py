@@ -6,6 +6,7 @@
 ``subagents demo [DIR]`` shows the actor kernel at work on a directory;
 ``subagents agents list|show|validate`` reads agent definitions as Claude Code
 does and reports what it made of every field;
+``subagents tools list`` shows every tool an agent would get, and why not the others;
 ``subagents trust [PATH]`` lets a folder's own files run hooks (see ``--list``);
 ``subagents bench`` measures the runtime against raw Trio (and asyncio and
 autogen-core when installed), from a checkout.
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from subagents import demo as _demo
 from subagents._visible import visible as _visible
-from subagents.cli import _agents, _bench, _resume, _run, _transcripts, _trust
+from subagents.cli import _agents, _bench, _resume, _run, _tools, _transcripts, _trust
 
 __all__ = ["build_parser", "main"]
 
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
             "  subagents transcripts list\n"
             "  subagents resume 2f523ae1-1\n"
             "  subagents agents list\n"
+            "  subagents tools list --agent Explore\n"
             "  subagents demo ~/code/app\n"
             "\n"
             "`subagents COMMAND --help` says more about each command."
@@ -74,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--max-threads", type=int, default=4, metavar="N", help="default: 4")
     demo.set_defaults(func=_demo_command)
     _agents.add_agents_commands(commands)
+    _tools.add_tools_command(commands)
     _trust.add_trust_command(commands)
     _bench.add_bench_command(commands)
     return parser

@@ -96,6 +96,7 @@ from subagents.tools._lifecycle import (
     format_agent_result,
     lifecycle_tools,
 )
+from subagents.tools._listing import TOOL_SOURCES, ToolRow, tool_rows, tool_source
 from subagents.tools._processes import RUN_MARKER_ENV, ProcessSweep, kill_group
 from subagents.tools._protocol import NO_CAPACITY, Tool, ToolFlags, ToolResult
 from subagents.tools._registry import ToolRegistry, validate_tool_name
@@ -130,6 +131,11 @@ __all__ = [
     # function tools
     "FunctionTool",
     "tool",
+    # listing
+    "TOOL_SOURCES",
+    "ToolRow",
+    "tool_rows",
+    "tool_source",
     # registry, schemas, validation, dispatch
     "ToolRegistry",
     "decode_arguments",
