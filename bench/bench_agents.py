@@ -57,7 +57,15 @@ from subagents.runtime import (
     agent_behavior,
     open_runtime,
 )
-from subagents.tools import ToolContext, ToolFlags, ToolPolicy, ToolResult, filter_tools
+from subagents.tools import (
+    ToolContext,
+    ToolFlags,
+    ToolPolicy,
+    ToolRegistry,
+    ToolResult,
+    filter_tools,
+    tool,
+)
 
 TURNS = 10
 LATENCY = 0.1
@@ -229,6 +237,39 @@ async def run_runtime_agents(agents: int, *, transcripts: bool, root: Path) -> f
         first = bad[0]
         detail = "no result" if first is None else first.describe()
         raise SystemExit(f"{len(bad)} agents did not complete: {detail}")
+    return elapsed
+
+
+@tool(read_only=True)
+async def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+async def function_tool_calls(n: int) -> float:
+    """``n`` calls of the ``add`` function tool through a registry (decode, call, encode)."""
+    registry = ToolRegistry([add])
+    ctx = ToolContext(agent_id="bench", depth=0, workspace_root=Path.cwd())
+    arguments = {"a": 1, "b": 2}
+    result = None
+    start = time.perf_counter()
+    for _ in range(n):
+        result = await registry.call("add", arguments, ctx)
+    elapsed = time.perf_counter() - start
+    assert result is not None
+    assert result.content == "3", result
+    return elapsed
+
+
+async def direct_function_calls(n: int) -> float:
+    """``n`` direct awaits of the function behind ``add``: the baseline of the tool's overhead."""
+    function = add.function
+    value = None
+    start = time.perf_counter()
+    for _ in range(n):
+        value = await function(a=1, b=2)
+    elapsed = time.perf_counter() - start
+    assert value == 3, value
     return elapsed
 
 

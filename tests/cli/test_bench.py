@@ -36,6 +36,7 @@ TINY = Sizes(
     latency=0.005,
     efficiency_divisor=100,  # 1, 10 and 100 agents
     transcripts_agents=2,
+    function_calls=20,
 )
 RECORD_KEYS = {"scenario", "impl", "n", "unit", "min", "median", "reps"}
 
@@ -72,6 +73,9 @@ def test_every_scenario_is_written_with_the_documented_schema(tmp_path: Path) ->
         assert {(scenario, "subagents"), (scenario, "trio")} <= pairs
         assert next(r for r in records if r["scenario"] == scenario)["unit"] == "s"
     assert ("idle_memory", "subagents") in pairs
+    # a function tool through the registry against its function awaited directly
+    assert {("function_tool_call", "subagents"), ("function_tool_call", "trio")} <= pairs
+    assert "| function_tool_call | 20 calls (" in output
     for scenario in ("request_reply", "fan_out"):
         assert (scenario, "asyncio") in pairs
         has_autogen = importlib.util.find_spec("autogen_core") is not None

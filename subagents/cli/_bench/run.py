@@ -161,4 +161,19 @@ def run_bench(
 
         values = _collect(sizes.agent_reps, once)
         result.records.append(_record(name, "subagents", n * turns, "s", values))
+
+    if "function_tool_call" in wanted:
+        # A function tool through the registry (validate, call, encode the result) against
+        # awaiting its function directly in Trio, alternating within each repetition.
+        n = sizes.function_calls
+        say(f"  function_tool_call ({n:,} calls) ...")
+        direct_v: list[float] = []
+        tool_v: list[float] = []
+        for _ in range(sizes.reps):
+            gc.collect()
+            direct_v.append(_in_trio(agents_mod.direct_function_calls, n)())
+            gc.collect()
+            tool_v.append(_in_trio(agents_mod.function_tool_calls, n)())
+        result.records.append(_record("function_tool_call", "trio", n, "s", direct_v))
+        result.records.append(_record("function_tool_call", "subagents", n, "s", tool_v))
     return result

@@ -41,6 +41,7 @@ SCENARIOS: Final = (
     "efficiency_10000",
     "transcripts_on",
     "transcripts_off",
+    "function_tool_call",
 )
 IMPLS: Final = ("subagents", "trio", "asyncio", "autogen")
 COMPARED: Final = ("request_reply", "fan_out")
@@ -78,6 +79,8 @@ class Sizes:
     #: Agents per efficiency run are 100, 1,000, 10,000 divided by this (1 but in tests).
     efficiency_divisor: int = 1
     transcripts_agents: int = 200
+    #: Calls of a function tool (and of its function, directly) per ``function_tool_call`` run.
+    function_calls: int = 100_000
 
     @classmethod
     def full(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
@@ -97,6 +100,7 @@ class Sizes:
             turns_agents=200,
             efficiency=(100, 1_000),
             transcripts_agents=100,
+            function_calls=10_000,
         )
 
 
