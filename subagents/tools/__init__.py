@@ -95,6 +95,15 @@ from subagents.tools._lifecycle import (
     format_agent_result,
     lifecycle_tools,
 )
+from subagents.tools._mcp import (
+    McpServer,
+    McpServerConfig,
+    McpServers,
+    McpServerStatus,
+    McpTool,
+    mcp_tool_name,
+    open_mcp_servers,
+)
 from subagents.tools._processes import RUN_MARKER_ENV, ProcessSweep, kill_group
 from subagents.tools._protocol import NO_CAPACITY, Tool, ToolFlags, ToolResult
 from subagents.tools._registry import ToolRegistry, validate_tool_name
@@ -115,6 +124,13 @@ from subagents.tools._validation import decode_arguments
 from subagents.tools._workspace import Workspace, WorkspacePath
 
 __all__ = [
+    "McpServer",
+    "McpServerConfig",
+    "McpServerStatus",
+    "McpServers",
+    "McpTool",
+    "mcp_tool_name",
+    "open_mcp_servers",
     "DEFAULT_AGENT_TYPE",
     "tool_policy",
     # protocol and values
