@@ -280,7 +280,8 @@ class AgentRecord:
             max_depth=services.config.limits.max_depth,
             background=True if self.background else None,
         )
-        self.tools = filter_tools(hook_tools(services.tools, self.site), policy, services.trust)
+        offered = (*services.tools, *await services.mcp.tools())
+        self.tools = filter_tools(hook_tools(offered, self.site), policy, services.trust)
         self.spec = AgentSpec(
             definition=self.definition,
             provider=services.provider,

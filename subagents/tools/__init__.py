@@ -96,6 +96,8 @@ from subagents.tools._lifecycle import (
     lifecycle_tools,
 )
 from subagents.tools._mcp import (
+    MCP_JSON,
+    McpProject,
     McpServer,
     McpServerConfig,
     McpServers,
@@ -103,6 +105,7 @@ from subagents.tools._mcp import (
     McpTool,
     mcp_tool_name,
     open_mcp_servers,
+    read_mcp_json,
 )
 from subagents.tools._processes import RUN_MARKER_ENV, ProcessSweep, kill_group
 from subagents.tools._protocol import NO_CAPACITY, Tool, ToolFlags, ToolResult
@@ -124,6 +127,9 @@ from subagents.tools._validation import decode_arguments
 from subagents.tools._workspace import Workspace, WorkspacePath
 
 __all__ = [
+    "MCP_JSON",
+    "McpProject",
+    "read_mcp_json",
     "McpServer",
     "McpServerConfig",
     "McpServerStatus",

@@ -17,10 +17,14 @@ Tools are named as in Claude Code, ``mcp__<server>__<tool>``
 """
 
 from subagents.tools._mcp.config import McpServerConfig, mcp_tool_name
+from subagents.tools._mcp.project import MCP_JSON, McpProject, read_mcp_json
 from subagents.tools._mcp.server import McpServer, McpServers, McpServerStatus, open_mcp_servers
 from subagents.tools._mcp.tool import McpTool
 
 __all__ = [
+    "MCP_JSON",
+    "McpProject",
+    "read_mcp_json",
     "McpServer",
     "McpServerConfig",
     "McpServerStatus",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 import attrs
@@ -22,6 +22,10 @@ _NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 def _freeze(value: Mapping[str, str]) -> Mapping[str, str]:
     return MappingProxyType(dict(value))
+
+
+def _tuple(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
 
 
 def _check_name(_inst: object, _attr: object, value: str) -> None:
@@ -49,7 +53,7 @@ class McpServerConfig:
 
     name: str = attrs.field(validator=_check_name)
     command: str
-    args: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    args: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     env: Mapping[str, str] = attrs.field(factory=dict, converter=_freeze, eq=False)
     cwd: str | None = None
     auto_approve: bool = False

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import IO, Any, Literal
 
@@ -34,7 +34,7 @@ from subagents.tools._protocol import ToolFlags, ToolResult
 
 __all__ = ["McpServer", "McpServerStatus", "McpServers", "open_mcp_servers"]
 
-Status = Literal["not started", "starting", "running", "failed", "closed"]
+Status = Literal["not started", "starting", "running", "failed", "closed", "not trusted"]
 
 _STDERR_TAIL_BYTES = 2048
 
@@ -261,14 +261,19 @@ class McpServers:
     """The MCP servers of one runtime, by name, sharing one nursery."""
 
     servers: dict[str, McpServer]
+    reported: tuple[McpServerStatus, ...] = ()
 
     def get(self, name: str) -> McpServer | None:
         """The server named ``name``, if configured."""
         return self.servers.get(name)
 
     def statuses(self) -> list[McpServerStatus]:
-        """Every configured server's state, in configuration order."""
-        return [server.status() for server in self.servers.values()]
+        """Every configured server's state, in configuration order, then those not started.
+
+        ``reported`` are the servers that are never started (a project's
+        servers in an untrusted workspace), with the reason in ``error``.
+        """
+        return [*(server.status() for server in self.servers.values()), *self.reported]
 
     async def tools(self, names: list[str] | None = None) -> list[McpTool]:
         """The tools of the named servers (all when ``None``), starting them as needed."""
@@ -284,10 +289,15 @@ class McpServers:
 
 
 @asynccontextmanager
-async def open_mcp_servers(configs: list[McpServerConfig]) -> AsyncIterator[McpServers]:
-    """Servers for ``configs``; none starts before first use, all close on exit."""
+async def open_mcp_servers(
+    configs: Sequence[McpServerConfig], reported: Sequence[McpServerStatus] = ()
+) -> AsyncIterator[McpServers]:
+    """Servers for ``configs``; none starts before first use, all close on exit.
+
+    ``reported`` are servers only shown in :meth:`McpServers.statuses`.
+    """
     async with trio.open_nursery() as nursery:
-        servers = McpServers({c.name: McpServer(c, nursery) for c in configs})
+        servers = McpServers({c.name: McpServer(c, nursery) for c in configs}, tuple(reported))
         try:
             yield servers
         finally:

@@ -1,0 +1,72 @@
+"""A project's ``.mcp.json`` servers reach its agents through the filter, under workspace trust.
+
+Claude Code's project scope (https://docs.claude.com/en/docs/claude-code/mcp):
+``.mcp.json`` at the project root, ``{"mcpServers": {name: {command, args, env}}}``,
+tools named ``mcp__<server>__<tool>``. Real ``mcp-server-time`` (PyPI), so no
+autojump clock.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from subagents import testing
+from subagents.runtime import ScriptedProvider
+from tests.runtime.world import World, tool_results
+from tests.tools.mcp.test_server import _children
+
+pytest.importorskip("mcp_server_time")
+
+
+def _mcp_json(world: World) -> None:
+    server = {
+        "command": sys.executable,
+        "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
+    }
+    (world.project / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"time": server, "bad": {"args": []}}})
+    )
+
+
+async def test_a_trusted_projects_server_gives_its_agents_tools(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    _mcp_json(world)
+    world.agent("clock", tools="mcp__time__*")
+    replies = iter(
+        [testing.call("mcp__time__get_current_time", timezone="Asia/Tokyo"), testing.say("done")]
+    )
+    recorder = testing.RecordingPolicy(lambda request: next(replies))
+    before = _children()
+    async with world.open(ScriptedProvider(recorder)) as rt:
+        assert [(s.name, s.status) for s in rt.mcp_servers()] == [("time", "not started")]
+        agent = (await rt.spawn("clock", "What time is it in Tokyo?")).agent_id
+        await rt.wait([agent], timeout=30)
+        (result,) = tool_results(rt.conversation(agent).messages)
+        assert not result.is_error
+        assert "Asia/Tokyo" in str(result.content)
+        assert {spec["name"] for spec in recorder.requests[0][0].tools} == {
+            "mcp__time__get_current_time",
+            "mcp__time__convert_time",
+        }
+        assert [(s.name, s.status) for s in rt.mcp_servers()] == [("time", "running")]
+    assert _children() - before == set()
+
+
+async def test_an_untrusted_projects_servers_are_not_started(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    _mcp_json(world)
+    recorder = testing.RecordingPolicy(lambda request: testing.say("done"))
+    before = _children()
+    async with world.open(ScriptedProvider(recorder), trust_project=False) as rt:
+        (status,) = rt.mcp_servers()
+        assert (status.name, status.status) == ("time", "not trusted")
+        assert "trust the workspace" in (status.error or "")
+        agent = (await rt.spawn("general-purpose", "Hi")).agent_id
+        await rt.wait([agent], timeout=30)
+        assert _children() - before == set()
+    names = {spec["name"] for spec in recorder.requests[0][0].tools}
+    assert not any(name.startswith("mcp__") for name in names)
