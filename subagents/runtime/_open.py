@@ -124,7 +124,11 @@ def _setup(
 def _mcp_servers(
     config: RuntimeConfig, project: McpProject, log: RuntimeLog
 ) -> contextlib.AbstractAsyncContextManager[McpServers]:
-    """The project's ``.mcp.json`` servers: repository code, so started only when trusted."""
+    """The ``[mcp_servers.NAME]`` servers and the project's ``.mcp.json`` ones.
+
+    ``.mcp.json`` is repository code, started only in a trusted workspace (the
+    project file's ``mcp_servers`` are already left out by the loader then).
+    """
     for problem in project.problems:
         log.logger().warning("MCP server problem", problem=problem)
     if config.project is not None and not config.project.trusted:
@@ -139,8 +143,11 @@ def _mcp_servers(
         ]
         for status in untrusted:
             log.logger().warning("MCP server not started", server=status.name, error=status.error)
-        return open_mcp_servers((), untrusted)
-    return open_mcp_servers(project.servers)
+        return open_mcp_servers(config.mcp_server_configs(), untrusted)
+    # The configured servers first; a .mcp.json server of the same name is the project's.
+    servers = {server.name: server for server in config.mcp_server_configs()}
+    servers.update({server.name: server for server in project.servers})
+    return open_mcp_servers(list(servers.values()))
 
 
 def _log_trust(log: RuntimeLog, config: RuntimeConfig, *, quiet: bool) -> None:

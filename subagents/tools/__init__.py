@@ -103,6 +103,7 @@ from subagents.tools._mcp import (
     McpServers,
     McpServerStatus,
     McpTool,
+    mcp_server_config,
     mcp_tool_name,
     open_mcp_servers,
     read_mcp_json,
@@ -129,6 +130,7 @@ from subagents.tools._workspace import Workspace, WorkspacePath
 __all__ = [
     "MCP_JSON",
     "McpProject",
+    "mcp_server_config",
     "read_mcp_json",
     "McpServer",
     "McpServerConfig",

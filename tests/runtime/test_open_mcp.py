@@ -70,3 +70,18 @@ async def test_an_untrusted_projects_servers_are_not_started(tmp_path: Path) -> 
         assert _children() - before == set()
     names = {spec["name"] for spec in recorder.requests[0][0].tools}
     assert not any(name.startswith("mcp__") for name in names)
+
+
+async def test_the_users_configured_server_runs_in_an_untrusted_project(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    world.extra["mcp_servers"] = {
+        "clock": {"command": sys.executable, "args": ["-m", "mcp_server_time"]}
+    }
+    world.agent("timer", tools="mcp__clock__convert_time")
+    recorder = testing.RecordingPolicy(lambda request: testing.say("done"))
+    async with world.open(ScriptedProvider(recorder), trust_project=False) as rt:
+        agent = (await rt.spawn("timer", "Hi")).agent_id
+        await rt.wait([agent], timeout=30)
+        assert [(s.name, s.status) for s in rt.mcp_servers()] == [("clock", "running")]
+    names = {spec["name"] for spec in recorder.requests[0][0].tools}
+    assert names == {"mcp__clock__convert_time"}

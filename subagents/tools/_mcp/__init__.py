@@ -17,7 +17,7 @@ Tools are named as in Claude Code, ``mcp__<server>__<tool>``
 """
 
 from subagents.tools._mcp.config import McpServerConfig, mcp_tool_name
-from subagents.tools._mcp.project import MCP_JSON, McpProject, read_mcp_json
+from subagents.tools._mcp.project import MCP_JSON, McpProject, mcp_server_config, read_mcp_json
 from subagents.tools._mcp.server import McpServer, McpServers, McpServerStatus, open_mcp_servers
 from subagents.tools._mcp.tool import McpTool
 
@@ -30,6 +30,7 @@ __all__ = [
     "McpServerStatus",
     "McpServers",
     "McpTool",
+    "mcp_server_config",
     "mcp_tool_name",
     "open_mcp_servers",
 ]

@@ -10,6 +10,7 @@ entry is reported as not supported.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import msgspec
 from subagents._small_file import FileRefused, read_small_file
 from subagents.tools._mcp.config import McpServerConfig
 
-__all__ = ["MCP_JSON", "McpProject", "read_mcp_json"]
+__all__ = ["MCP_JSON", "McpProject", "mcp_server_config", "read_mcp_json"]
 
 #: The project file Claude Code reads its project-scope MCP servers from.
 MCP_JSON = ".mcp.json"
@@ -36,14 +37,39 @@ class McpProject:
 
 
 def _strings(value: Any, what: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"{what} must be a list of strings")
     return tuple(value)
 
 
-def _entry(name: str, raw: Any) -> McpServerConfig:
-    if not isinstance(raw, dict):
-        raise TypeError("must be an object with a command (stdio) or a url (http)")
+_KEYS = frozenset(
+    {
+        "type",
+        "command",
+        "args",
+        "env",
+        "cwd",
+        "auto_approve",
+        "startup_timeout_sec",
+        "tool_timeout_sec",
+    }
+)
+
+
+def mcp_server_config(name: str, raw: Any) -> McpServerConfig:
+    """One server entry, in Claude Code's ``.mcp.json`` or Codex's ``[mcp_servers.NAME]`` shape.
+
+    ``command``, ``args``, ``env`` and ``cwd`` as both write them; Codex's
+    ``startup_timeout_sec`` and ``tool_timeout_sec`` (codex-rs
+    ``McpServerConfig``); ``auto_approve`` (ours) lets tools without
+    ``readOnlyHint`` run without approval. Raises ``TypeError``/``ValueError``
+    with what is wrong, for the caller to report with the entry's place.
+    """
+    if not isinstance(raw, Mapping):
+        raise TypeError("must be a table with a command (stdio)")
+    unknown = sorted(str(k) for k in raw if k not in _KEYS)
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_KEYS))}")
     kind = raw.get("type", "stdio")
     if kind != "stdio":
         raise ValueError(f"transport {kind!r} is not supported yet (stdio only)")
@@ -51,12 +77,35 @@ def _entry(name: str, raw: Any) -> McpServerConfig:
     if not isinstance(command, str) or not command:
         raise ValueError("needs a 'command' string")
     env = raw.get("env", {})
-    if not isinstance(env, dict) or not all(
+    if not isinstance(env, Mapping) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in env.items()
     ):
         raise ValueError("'env' must map names to strings")
+    cwd = raw.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        raise ValueError("'cwd' must be a path string")
+    auto_approve = raw.get("auto_approve", False)
+    if not isinstance(auto_approve, bool):
+        raise TypeError("'auto_approve' must be true or false")
+    timeouts: dict[str, float] = {}
+    for key, field in (
+        ("startup_timeout_sec", "startup_timeout"),
+        ("tool_timeout_sec", "call_timeout"),
+    ):
+        value = raw.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            raise ValueError(f"'{key}' must be a number of seconds > 0")
+        timeouts[field] = float(value)
     return McpServerConfig(
-        name=name, command=command, args=_strings(raw.get("args", []), "'args'"), env=env
+        name=name,
+        command=command,
+        args=_strings(raw.get("args", []), "'args'"),
+        env=env,
+        cwd=cwd,
+        auto_approve=auto_approve,
+        **timeouts,
     )
 
 
@@ -76,7 +125,7 @@ def read_mcp_json(root: Path) -> McpProject:
     problems: list[str] = []
     for name, raw in servers.items():
         try:
-            configs.append(_entry(name, raw))
+            configs.append(mcp_server_config(name, raw))
         except (TypeError, ValueError) as exc:
             problems.append(f"{path}: MCP server {name!r} ignored: {exc}")
     return McpProject(tuple(configs), tuple(problems))
