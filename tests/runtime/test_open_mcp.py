@@ -85,3 +85,40 @@ async def test_the_users_configured_server_runs_in_an_untrusted_project(tmp_path
         assert [(s.name, s.status) for s in rt.mcp_servers()] == [("clock", "running")]
     names = {spec["name"] for spec in recorder.requests[0][0].tools}
     assert names == {"mcp__clock__convert_time"}
+
+
+async def test_a_definitions_mcp_servers_give_that_agent_only_those(tmp_path: Path) -> None:
+    """``mcpServers`` (Claude Code's subagent field): an inline server for this agent only."""
+    world = World(tmp_path)
+    world.extra["mcp_servers"] = {
+        "shared": {"command": sys.executable, "args": ["-m", "mcp_server_time"]}
+    }
+    inline = {"command": sys.executable, "args": ["-m", "mcp_server_time"]}
+    world.agent("own", tools="mcp__*", mcpServers=[{"mine": inline}])
+    world.agent("plain", tools="mcp__*")
+    recorder = testing.RecordingPolicy(lambda request: testing.say("done"))
+    before = _children()
+    async with world.open(ScriptedProvider(recorder)) as rt:
+        own = (await rt.spawn("own", "Hi")).agent_id
+        await rt.wait([own], timeout=30)
+        plain = (await rt.spawn("plain", "Hi")).agent_id
+        await rt.wait([plain], timeout=30)
+        assert {(s.name, s.status) for s in rt.mcp_servers()} == {
+            ("shared", "running"),
+            ("mine", "running"),
+        }
+    first, second = ({spec["name"] for spec in r.tools} for r, _ in recorder.requests)
+    assert first == {"mcp__mine__get_current_time", "mcp__mine__convert_time"}
+    assert second == {"mcp__shared__get_current_time", "mcp__shared__convert_time"}
+    assert _children() - before == set()
+
+
+async def test_an_untrusted_project_agents_inline_server_is_not_started(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    world.agent("own", mcpServers=[{"mine": {"command": "sh", "args": ["-c", "exit 1"]}}])
+    recorder = testing.RecordingPolicy(lambda request: testing.say("done"))
+    async with world.open(ScriptedProvider(recorder), trust_project=False) as rt:
+        agent = (await rt.spawn("own", "Hi")).agent_id
+        await rt.wait([agent], timeout=30)
+        (status,) = rt.mcp_servers()
+        assert (status.name, status.status) == ("mine", "not trusted")

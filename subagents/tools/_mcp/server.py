@@ -261,11 +261,32 @@ class McpServers:
     """The MCP servers of one runtime, by name, sharing one nursery."""
 
     servers: dict[str, McpServer]
-    reported: tuple[McpServerStatus, ...] = ()
+    nursery: trio.Nursery | None = None
+    reported: list[McpServerStatus] = attrs.field(factory=list)
+    private: set[str] = attrs.field(factory=set)
 
     def get(self, name: str) -> McpServer | None:
         """The server named ``name``, if configured."""
         return self.servers.get(name)
+
+    def add(self, key: str, config: McpServerConfig) -> McpServer:
+        """Register ``config`` under ``key`` (a definition's inline server); not started yet.
+
+        Such a server is offered only to those who name its key, never by
+        :meth:`tools` without names.
+        """
+        if self.nursery is None:
+            raise RuntimeError("MCP servers are added only inside open_mcp_servers()")
+        server = self.servers.get(key)
+        if server is None:
+            server = self.servers[key] = McpServer(config, self.nursery)
+            self.private.add(key)
+        return server
+
+    def report(self, status: McpServerStatus) -> None:
+        """Show a server that is not started (not trusted, or its entry is wrong)."""
+        if status not in self.reported:
+            self.reported.append(status)
 
     def statuses(self) -> list[McpServerStatus]:
         """Every configured server's state, in configuration order, then those not started.
@@ -276,15 +297,14 @@ class McpServers:
         return [*(server.status() for server in self.servers.values()), *self.reported]
 
     async def tools(self, names: list[str] | None = None) -> list[McpTool]:
-        """The tools of the named servers (all when ``None``), starting them as needed."""
-        chosen = (
-            self.servers
-            if names is None
-            else {n: self.servers[n] for n in names if n in self.servers}
-        )
+        """The tools of the named servers (all shared ones when ``None``), started as needed."""
+        if names is None:
+            wanted = [n for n in self.servers if n not in self.private]
+        else:
+            wanted = [n for n in names if n in self.servers]
         result: list[McpTool] = []
-        for server in chosen.values():
-            result.extend(await server.tools())
+        for name in wanted:
+            result.extend(await self.servers[name].tools())
         return result
 
 
@@ -297,7 +317,9 @@ async def open_mcp_servers(
     ``reported`` are servers only shown in :meth:`McpServers.statuses`.
     """
     async with trio.open_nursery() as nursery:
-        servers = McpServers({c.name: McpServer(c, nursery) for c in configs}, tuple(reported))
+        servers = McpServers(
+            {c.name: McpServer(c, nursery) for c in configs}, nursery, list(reported)
+        )
         try:
             yield servers
         finally:
