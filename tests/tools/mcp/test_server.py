@@ -8,6 +8,7 @@ Real subprocesses, so no autojump clock: the deadlines here are short real ones.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -181,3 +182,42 @@ async def test_a_call_without_an_answer_ends_at_its_deadline(tmp_path: Path) -> 
         assert result.is_error
         assert "deadline" in result.content
         assert result.details["timed_out"] is True
+
+
+def _everything_offline() -> str | None:
+    """Why ``@modelcontextprotocol/server-everything`` cannot run here, or ``None``."""
+    if shutil.which("npx") is None:
+        return "npx is not installed"
+    probe = subprocess.run(
+        ["npx", "--offline", "-y", "@modelcontextprotocol/server-everything", "--help"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    if b"ENOTCACHED" in probe.stderr or b"E404" in probe.stderr:
+        return "@modelcontextprotocol/server-everything is not in the npm cache (offline)"
+    return None
+
+
+@pytest.fixture
+def everything() -> None:
+    reason = _everything_offline()
+    if reason is not None:
+        pytest.skip(reason)
+
+
+@pytest.mark.usefixtures("everything")
+async def test_the_npm_reference_server_everything(tmp_path: Path) -> None:
+    config = McpServerConfig(
+        name="everything",
+        command="npx",
+        args=("--offline", "-y", "@modelcontextprotocol/server-everything", "stdio"),
+    )
+    async with open_mcp_servers([config]) as servers:
+        tools = {tool.name: tool for tool in await servers.tools()}
+        echo = tools["mcp__everything__echo"]
+        result = await echo.call(
+            msgspec.convert({"message": "hi"}, echo.arguments_type), _ctx(tmp_path)
+        )
+        assert "hi" in result.content
