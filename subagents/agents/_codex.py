@@ -48,6 +48,7 @@ from subagents.agents._diagnostics import (
 )
 from subagents.agents._fields import Dialect, interpret
 from subagents.agents._fields.interpreter import Interpreter
+from subagents.agents._fields.mcp import field_mcp_servers
 from subagents.agents._fields.values import INVALID, Invalid, as_choice, as_text, describe
 from subagents.agents._lines import KeyPath, LineIndex
 from subagents.agents._models import ModelAliases
@@ -73,8 +74,6 @@ _IGNORED = {
     "model_provider": "the runtime's provider runs every agent",
     "approval_policy": "approval requests go to the parent (approvalMode), not to a Codex policy",
     "web_search": "subagents gives web search through the WebSearch tool, not a setting",
-    "mcp_servers": "subagents does not start MCP servers per agent; mcp__ tools work "
-    "only when the embedding program registers them",
     "skills": "Codex skill configuration does not apply to subagents",
     "service_tier": "the runtime's provider settings apply",
     "sandbox_workspace_write": "subagents has no OS sandbox; tools are filtered instead",
@@ -141,6 +140,8 @@ CODEX_DIALECT = Dialect(
         "developer_instructions": _field_instructions,
         "nickname_candidates": _field_nicknames,
         "sandbox_mode": _field_sandbox,
+        # [mcp_servers.NAME] tables: this agent's own servers, as mcpServers inline
+        "mcp_servers": field_mcp_servers,
     },
     ignored=_IGNORED,
 )

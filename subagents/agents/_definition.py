@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 __all__ = [
+    "McpServerRef",
     "AgentDefinition",
     "AgentSource",
     "ApprovalMode",
@@ -227,6 +228,25 @@ class HookSpec:
     timeout_seconds: float | None = None
 
 
+def _frozen_config(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    return None if value is None else types.MappingProxyType(dict(value))
+
+
+@attrs.frozen
+class McpServerRef:
+    """One entry of a definition's ``mcpServers``: a configured server's name, or inline.
+
+    ``config`` is the inline server table as written (``{command, args, env}``),
+    checked when the agent starts; ``None`` names a server the runtime has
+    configured (``.mcp.json``, ``[mcp_servers.NAME]``).
+    """
+
+    name: str
+    config: Mapping[str, Any] | None = attrs.field(
+        default=None, converter=_frozen_config, eq=False, hash=False
+    )
+
+
 @attrs.frozen
 class AgentDefinition:
     """Everything the runtime needs to run one agent type.
@@ -269,6 +289,9 @@ class AgentDefinition:
     skills: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     memory: MemoryScope | None = None
     hooks: tuple[HookSpec, ...] = attrs.field(default=(), converter=_tuple)
+    mcp_servers: tuple[McpServerRef, ...] | None = attrs.field(
+        default=None, converter=_tuple_or_none
+    )
     #: First user turn submitted automatically when the agent runs as the lead.
     initial_prompt: str | None = None
     disabled_features: tuple[str, ...] = attrs.field(default=(), converter=_tuple)

@@ -47,6 +47,7 @@ from subagents.runtime._hooks.tools import HookSite, hook_tools
 from subagents.runtime._hooks.values import Hook, HookOutcome
 from subagents.runtime._ledger import RunLedger
 from subagents.runtime._loop import AgentSpec
+from subagents.runtime._mcp import agent_mcp_tools
 from subagents.runtime._messages import Conversation, Message, Origin
 from subagents.runtime._result import AgentResult
 from subagents.runtime._services import Services
@@ -280,7 +281,8 @@ class AgentRecord:
             max_depth=services.config.limits.max_depth,
             background=True if self.background else None,
         )
-        self.tools = filter_tools(hook_tools(services.tools, self.site), policy, services.trust)
+        offered = (*services.tools, *await agent_mcp_tools(services, self.definition))
+        self.tools = filter_tools(hook_tools(offered, self.site), policy, services.trust)
         self.spec = AgentSpec(
             definition=self.definition,
             provider=services.provider,

@@ -43,12 +43,18 @@ from subagents.runtime._runtime import Runtime, RuntimeHost
 from subagents.runtime._services import Services
 from subagents.runtime._transcripts.retention import PrunedSession, clean_old_transcripts
 from subagents.tools import (
+    MCP_JSON,
     ApprovalCallback,
     CallbackApprover,
+    McpProject,
+    McpServers,
+    McpServerStatus,
     SecretRedactor,
     Tool,
     builtin_tools,
     lifecycle_tools,
+    open_mcp_servers,
+    read_mcp_json,
 )
 
 __all__ = ["new_session_id", "open_runtime"]
@@ -113,6 +119,35 @@ def _setup(
     project = ProjectTrust(project_folder(root), trusted, ignored)
     config = attrs.evolve(config, project=project)
     return _Setup(config, catalog, root, home_dir, from_store)
+
+
+def _mcp_servers(
+    config: RuntimeConfig, project: McpProject, log: RuntimeLog
+) -> contextlib.AbstractAsyncContextManager[McpServers]:
+    """The ``[mcp_servers.NAME]`` servers and the project's ``.mcp.json`` ones.
+
+    ``.mcp.json`` is repository code, started only in a trusted workspace (the
+    project file's ``mcp_servers`` are already left out by the loader then).
+    """
+    for problem in project.problems:
+        log.logger().warning("MCP server problem", problem=problem)
+    if config.project is not None and not config.project.trusted:
+        untrusted = [
+            McpServerStatus(
+                server.name,
+                server.transport,
+                "not trusted",
+                f"{MCP_JSON} is repository code; trust the workspace to start it",
+            )
+            for server in project.servers
+        ]
+        for status in untrusted:
+            log.logger().warning("MCP server not started", server=status.name, error=status.error)
+        return open_mcp_servers(config.mcp_server_configs(), untrusted)
+    # The configured servers first; a .mcp.json server of the same name is the project's.
+    servers = {server.name: server for server in config.mcp_server_configs()}
+    servers.update({server.name: server for server in project.servers})
+    return open_mcp_servers(list(servers.values()))
 
 
 def _log_trust(log: RuntimeLog, config: RuntimeConfig, *, quiet: bool) -> None:
@@ -229,6 +264,8 @@ async def open_runtime(
             ),
             redactor=redactor,
         )
+        mcp_project = await trio.to_thread.run_sync(read_mcp_json, root)
+        services.mcp = await stack.enter_async_context(_mcp_servers(config, mcp_project, log))
         follower = ProgressFollower(log)
         runtime = Runtime(services, catalog=catalog, bus=bus, follower=follower)
         services.tools = (

@@ -84,6 +84,7 @@ from subagents.tools import (
     FORK_NOTE,
     SEND_INPUT_WAIT_SECONDS,
     AgentReport,
+    McpServerStatus,
     SpawnedAgent,
     ToolContext,
     WaitBounds,
@@ -635,6 +636,10 @@ class Runtime:
     def agent_types(self) -> Sequence[tuple[str, str]]:
         """Every agent type that can be spawned, as ``(name, description)``."""
         return [(d.name, d.description) for d in self.catalog]
+
+    def mcp_servers(self) -> builtins.list[McpServerStatus]:
+        """Each MCP server's name, transport, status and error (``subagents tools list``)."""
+        return self.services.mcp.statuses()
 
     def statistics(self) -> RuntimeStatistics:
         """A snapshot of the runtime's counters."""

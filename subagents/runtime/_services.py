@@ -18,7 +18,7 @@ from subagents.runtime._config.values import RuntimeConfig
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._logging import RuntimeLog
 from subagents.runtime._providers.base import Provider
-from subagents.tools import Approver, SecretRedactor, Tool, TrustPolicy
+from subagents.tools import Approver, McpServers, SecretRedactor, Tool, TrustPolicy
 
 if TYPE_CHECKING:
     from subagents.runtime._agent_record import AgentRecord
@@ -35,7 +35,8 @@ class Services:
     ``root_approver`` answers the approval requests that climb past the
     top-level agents (``None``: they are denied); ``redactor`` masks the
     values of the secret variables of ``os.environ`` and ``env`` in every tool
-    result and hook output.
+    result and hook output. ``mcp`` are the runtime's MCP servers, shared by
+    its agents (each started on first use).
     """
 
     config: RuntimeConfig
@@ -51,6 +52,7 @@ class Services:
     root_approver: Approver | None = None
     redactor: SecretRedactor = attrs.field(factory=SecretRedactor.from_environ)
     records: dict[str, AgentRecord] = attrs.field(factory=dict)
+    mcp: McpServers = attrs.field(factory=lambda: McpServers({}))
 
     @property
     def transcripts_enabled(self) -> bool:

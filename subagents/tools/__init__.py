@@ -97,6 +97,19 @@ from subagents.tools._lifecycle import (
     lifecycle_tools,
 )
 from subagents.tools._listing import TOOL_SOURCES, ToolRow, tool_rows, tool_source
+from subagents.tools._mcp import (
+    MCP_JSON,
+    McpProject,
+    McpServer,
+    McpServerConfig,
+    McpServers,
+    McpServerStatus,
+    McpTool,
+    mcp_server_config,
+    mcp_tool_name,
+    open_mcp_servers,
+    read_mcp_json,
+)
 from subagents.tools._processes import RUN_MARKER_ENV, ProcessSweep, kill_group
 from subagents.tools._protocol import NO_CAPACITY, Tool, ToolFlags, ToolResult
 from subagents.tools._registry import ToolRegistry, validate_tool_name
@@ -117,6 +130,17 @@ from subagents.tools._validation import decode_arguments
 from subagents.tools._workspace import Workspace, WorkspacePath
 
 __all__ = [
+    "MCP_JSON",
+    "McpProject",
+    "mcp_server_config",
+    "read_mcp_json",
+    "McpServer",
+    "McpServerConfig",
+    "McpServerStatus",
+    "McpServers",
+    "McpTool",
+    "mcp_tool_name",
+    "open_mcp_servers",
     "DEFAULT_AGENT_TYPE",
     "tool_policy",
     # protocol and values

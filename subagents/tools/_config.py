@@ -18,6 +18,10 @@ __all__ = [
     "LS_MAX_ENTRIES",
     "MAX_ARGUMENT_BYTES",
     "MAX_RESULT_CHARS",
+    "MCP_CALL_TIMEOUT_SECONDS",
+    "MCP_RESTART_BACKOFF_MAX_SECONDS",
+    "MCP_RESTART_BACKOFF_SECONDS",
+    "MCP_STARTUP_TIMEOUT_SECONDS",
     "READ_DEFAULT_LINE_LIMIT",
     "READ_MAX_LINE_CHARS",
     "READ_MAX_OUTPUT_CHARS",
@@ -70,3 +74,15 @@ BASH_MAX_TIMEOUT_MS: Final = 600_000
 BASH_OUTPUT_CAP_BYTES: Final = 30_000
 #: After the shell exits, how long its leftover children may keep the output pipe open.
 BASH_KILL_GRACE_SECONDS: Final = 0.5
+
+#: How long an MCP server may take to start and answer ``initialize`` + ``tools/list``.
+MCP_STARTUP_TIMEOUT_SECONDS: Final = 30.0
+
+#: Deadline of one MCP tool call when the calling agent's own deadline is later.
+MCP_CALL_TIMEOUT_SECONDS: Final = 120.0
+
+#: First wait before a crashed MCP server is started again; doubled per failure.
+MCP_RESTART_BACKOFF_SECONDS: Final = 1.0
+
+#: Longest wait between two restarts of a failing MCP server.
+MCP_RESTART_BACKOFF_MAX_SECONDS: Final = 60.0

@@ -176,3 +176,18 @@ def test_diagnostic_lines_skip_multiline_strings_and_tables() -> None:
     assert ignored.line == 6
     (servers,) = [d for d in report.diagnostics if d.field == "mcp_servers"]
     assert servers.line == 7
+    # applied since issue 16: the agent's own [mcp_servers.NAME] servers
+    assert "applied" in servers.message
+
+
+def test_an_agents_own_mcp_servers_tables_are_applied() -> None:
+    """A Codex agent file is a config layer: its ``[mcp_servers.NAME]`` are that agent's own."""
+    report = parse_codex(
+        'name = "r"\ndescription = "d"\ndeveloper_instructions = "x"\n'
+        '[mcp_servers.docs]\ncommand = "docs-mcp"\nargs = ["--stdio"]\n'
+    )
+    (definition,) = report.definitions
+    assert definition.mcp_servers is not None
+    (docs,) = definition.mcp_servers
+    assert docs.name == "docs"
+    assert dict(docs.config or {}) == {"command": "docs-mcp", "args": ["--stdio"]}

@@ -14,6 +14,7 @@ from subagents.agents import (
     FileKind,
     FileReport,
     HookSpec,
+    McpServerRef,
     MemoryScope,
     PermissionMode,
     Severity,
@@ -186,13 +187,41 @@ def test_unknown_and_ignored_fields_are_reported_but_not_fatal() -> None:
     assert report.ok
     assert len(report.definitions) == 1
     warnings = codes(report, Severity.WARNING)
-    assert ("mcpServers", "ignored") in warnings
+    assert ("mcpServers", "ignored") not in warnings  # applied since issue 16
+    assert report.definitions[0].mcp_servers == (McpServerRef("github"),)
     assert ("isolation", "ignored") in warnings
     assert ("effort", "ignored") in warnings
     (unknown,) = [d for d in report.diagnostics if d.code is DiagnosticCode.UNKNOWN_FIELD]
     assert unknown.field == "colour"
     assert unknown.line == 7
     assert "'color'" in unknown.message
+
+
+def test_mcp_servers_name_configured_servers_or_inline_ones() -> None:
+    """Claude Code's subagent ``mcpServers``: names, or ``{name: {command, args}}`` inline."""
+    report = md(
+        """
+        ---
+        name: a
+        description: d
+        mcpServers:
+          - github
+          - clock:
+              command: python
+              args: [-m, mcp_server_time]
+        ---
+        body
+        """
+    )
+    assert report.ok
+    (definition,) = report.definitions
+    assert definition.mcp_servers is not None
+    github, clock = definition.mcp_servers
+    assert (github.name, github.config) == ("github", None)
+    assert clock.name == "clock"
+    assert dict(clock.config or {}) == {"command": "python", "args": ["-m", "mcp_server_time"]}
+    bad = md("---\nname: a\ndescription: d\nmcpServers: [mcp__x__y]\n---\nbody\n")
+    assert [e.field for e in bad.errors] == ["mcpServers.0"]
 
 
 def test_unknown_model_is_a_warning_and_kept() -> None:

@@ -37,6 +37,7 @@ from subagents.agents._fields.config import (
 )
 from subagents.agents._fields.hooks import field_hooks
 from subagents.agents._fields.interpreter import Interpreter
+from subagents.agents._fields.mcp import field_mcp_servers
 from subagents.agents._fields.values import INVALID, as_text
 from subagents.agents._lines import KeyPath, LineIndex
 from subagents.agents._models import ModelAliases
@@ -55,8 +56,6 @@ def _freeze_reasons(value: Mapping[str, str]) -> Mapping[str, str]:
 #: Fields known to Claude Code (or the seeds) that have no effect here, and why.
 IGNORED_FIELDS: Mapping[str, str] = types.MappingProxyType(
     {
-        "mcpServers": "subagents does not start MCP servers per agent; mcp__ tools work "
-        "only when the embedding program registers them",
         "effort": "subagents has no effort setting; use modelConfig.thinkingBudget",
         "isolation": "subagents does not run agents in separate git worktrees; the agent "
         "works in the runtime's working directory",
@@ -88,6 +87,7 @@ APPLIED_FIELDS: tuple[str, ...] = (
     "color",
     "initialPrompt",
     "modelConfig",
+    "mcpServers",
     "runConfig",
     "inputConfig",
     "outputConfig",
@@ -134,6 +134,7 @@ _HANDLERS: dict[str, Handler] = {
     "maxTurns": Interpreter.field_max_turns,
     "skills": Interpreter.field_skills,
     "hooks": field_hooks,
+    "mcpServers": field_mcp_servers,
     "memory": Interpreter.field_memory,
     "background": Interpreter.field_background,
     "color": Interpreter.field_color,

@@ -23,7 +23,7 @@ from subagents.actors import is_count, is_seconds
 from subagents.agents import AgentSource
 from subagents.runtime._exceptions import ConfigError, HookConfigError
 from subagents.runtime._hooks.values import hooks_from_settings
-from subagents.tools import mask_text
+from subagents.tools import mask_text, mcp_server_config
 
 _AGENT_SOURCES: Final = tuple(source.value for source in AgentSource)
 
@@ -187,6 +187,17 @@ def check_hooks(_: Any, __: Any, value: Any) -> None:
         fail("hooks", "a table of hook event = list of hook groups", value)
     for event, groups in value.items():
         check_hook_event(str(event), groups)
+
+
+def check_mcp_servers(_: Any, __: Any, value: Any) -> None:
+    """Each ``[mcp_servers.NAME]`` table must be a server :func:`mcp_server_config` accepts."""
+    if not isinstance(value, Mapping):
+        fail("mcp_servers", "a table of server name = {command, args, env}", value)
+    for name, raw in value.items():
+        try:
+            mcp_server_config(str(name), raw)
+        except (TypeError, ValueError) as exc:
+            fail(f"mcp_servers.{name}", "an MCP server: {command, args, env}", raw, reason=str(exc))
 
 
 def check_hook_event(event: str, groups: Any) -> None:

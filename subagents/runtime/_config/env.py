@@ -32,6 +32,7 @@ def _env_kinds() -> dict[str, _EnvKind]:
         "env_passthrough": "list",
         "model_aliases": "json",
         "hooks": "json",
+        "mcp_servers": "json",
     }
     for section, cls in SECTIONS.items():
         hints = typing.get_type_hints(cls)

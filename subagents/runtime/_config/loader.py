@@ -41,6 +41,10 @@ A file holds any subset of::
     [hooks]                           # the ``hooks`` object of Claude Code settings
     PreToolUse = [{ matcher = "Bash", hooks = [{ type = "command", command = "./check.sh" }] }]
 
+    [mcp_servers.time]                # Codex's shape: an MCP server (stdio)
+    command = "uvx"
+    args = ["mcp-server-time"]
+
     [transcripts]
     retention_days = 30
 
@@ -246,7 +250,7 @@ class _Loader:
                 raise unknown_key(origin, top, TOP_KEYS, "at the top level")
 
     def add_table(self, top: str, value: Any, origin: SettingOrigin) -> None:
-        """Add ``model_aliases`` (entry by entry) or ``hooks`` (concatenated per event)."""
+        """Add ``model_aliases``, ``mcp_servers`` (entry by entry) or ``hooks`` (per event)."""
         if top == "model_aliases":
             if not isinstance(value, Mapping):
                 raise shape_error(origin, top, "a table of alias = model id", value)
@@ -254,6 +258,12 @@ class _Loader:
                 if not isinstance(alias, str) or not alias.strip():
                     raise shape_error(origin, top, "aliases written as non-empty text", alias)
                 self.set((top, alias.strip().lower()), model, origin)
+            return
+        if top == "mcp_servers":  # a higher source replaces a server whole
+            if not isinstance(value, Mapping):
+                raise shape_error(origin, top, "a table of [mcp_servers.NAME] servers", value)
+            for name, server in value.items():
+                self.set((top, str(name)), server, origin)
             return
         if not isinstance(value, Mapping):
             raise shape_error(origin, top, "a table of hook event = list of hook groups", value)

@@ -24,6 +24,7 @@ from subagents.agents import ModelAliases
 from subagents.runtime._config.checks import (
     check_aliases,
     check_hooks,
+    check_mcp_servers,
     check_model,
     check_nicknames,
     check_passthrough,
@@ -68,7 +69,7 @@ from subagents.runtime._config.defaults import (
 from subagents.runtime._config.limits import Limits
 from subagents.runtime._config.trust import ProjectTrust, untrusted_folder_reason
 from subagents.runtime._hooks.values import Hook, hooks_from_settings
-from subagents.tools import TrustPolicy
+from subagents.tools import McpServerConfig, TrustPolicy, mcp_server_config
 
 __all__ = ["LimitsConfig", "LoggingConfig", "RuntimeConfig", "TranscriptsConfig"]
 
@@ -237,6 +238,9 @@ class RuntimeConfig:
     hooks: Mapping[str, Any] = attrs.field(
         factory=dict, converter=to_mapping, validator=check_hooks, hash=False
     )
+    mcp_servers: Mapping[str, Any] = attrs.field(
+        factory=dict, converter=to_mapping, validator=check_mcp_servers, hash=False
+    )
     trusted_sources: frozenset[str] = attrs.field(
         default=DEFAULT_TRUSTED_SOURCES, converter=to_frozenset, validator=check_sources
     )
@@ -293,6 +297,10 @@ class RuntimeConfig:
         policy: TrustPolicy = TrustPolicy(cast(Any, self.trusted_sources), withheld)
         return policy
 
+    def mcp_server_configs(self) -> tuple[McpServerConfig, ...]:
+        """The ``[mcp_servers.NAME]`` servers (Codex's shape), checked when the config was made."""
+        return tuple(mcp_server_config(name, raw) for name, raw in self.mcp_servers.items())
+
     def global_hooks(self) -> tuple[Hook, ...]:
         """The configured hooks, ready for a :class:`~subagents.runtime.HookRunner`."""
         return hooks_from_settings({"hooks": self.hooks})
@@ -343,7 +351,7 @@ SECTIONS: Final[Mapping[str, type]] = types.MappingProxyType(
     {"limits": LimitsConfig, "transcripts": TranscriptsConfig, "logging": LoggingConfig}
 )
 #: Free tables: merged entry by entry (aliases) or concatenated per entry (hooks).
-TABLES: Final = ("model_aliases", "hooks")
+TABLES: Final = ("model_aliases", "hooks", "mcp_servers")
 SCALARS: Final = (
     "state_dir",
     "provider",

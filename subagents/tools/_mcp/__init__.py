@@ -1,0 +1,36 @@
+"""MCP servers as tools, through the official ``mcp`` Python SDK.
+
+How it runs under Trio: the SDK is written against ``anyio``, and anyio picks
+its backend from the running event loop (``sniffio``), so ``stdio_client`` and
+``ClientSession`` called inside ``trio.run`` run on anyio's Trio backend: their
+task groups are Trio nurseries, their streams Trio memory channels, and a Trio
+cancel scope (``trio.move_on_after``) cancels a pending request. Checked with
+``mcp`` 2.3 against the reference server ``mcp-server-time``
+(tests/tools/mcp/test_server.py). One rule matters: the SDK's context managers
+must be entered and left in the same task, so each server's connection lives
+in one task of its own (:class:`McpServer`), and calls from other tasks use the
+session it opened.
+
+Tools are named as in Claude Code, ``mcp__<server>__<tool>``
+(https://docs.claude.com/en/docs/claude-code/mcp), so ``mcp__github__*`` in
+``tools:``/``disallowedTools:`` selects them with the usual patterns.
+"""
+
+from subagents.tools._mcp.config import McpServerConfig, mcp_tool_name
+from subagents.tools._mcp.project import MCP_JSON, McpProject, mcp_server_config, read_mcp_json
+from subagents.tools._mcp.server import McpServer, McpServers, McpServerStatus, open_mcp_servers
+from subagents.tools._mcp.tool import McpTool
+
+__all__ = [
+    "MCP_JSON",
+    "McpProject",
+    "read_mcp_json",
+    "McpServer",
+    "McpServerConfig",
+    "McpServerStatus",
+    "McpServers",
+    "McpTool",
+    "mcp_server_config",
+    "mcp_tool_name",
+    "open_mcp_servers",
+]

@@ -1,0 +1,327 @@
+"""MCP server connections: started on first use, shared, restarted, closed with their scope.
+
+Each server's connection (``stdio_client`` + ``ClientSession``) lives in one
+task of the :class:`McpServers` nursery, because the SDK's context managers
+must be left in the task that entered them. The first caller starts it and
+waits, at most ``startup_timeout``, for ``initialize`` and ``tools/list``;
+later callers share the session. A call runs under the earlier of the agent's
+deadline and ``call_timeout``. A server whose process dies gives tool errors,
+and the next use after a backoff (doubled per failure) starts it again. A
+startup failure is one line (:attr:`McpServerStatus.error`) and never raises
+into the run. Leaving :func:`open_mcp_servers` closes every connection, and the
+SDK ends each server's process (stdin closed, then terminate, then kill).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import IO, Any, Literal
+
+import attrs
+import trio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
+from mcp.types import CONNECTION_CLOSED
+
+from subagents.tools._mcp.config import McpServerConfig
+from subagents.tools._mcp.tool import McpTool, arguments_struct
+from subagents.tools._protocol import ToolFlags, ToolResult
+
+__all__ = ["McpServer", "McpServerStatus", "McpServers", "open_mcp_servers"]
+
+Status = Literal["not started", "starting", "running", "failed", "closed", "not trusted"]
+
+_STDERR_TAIL_BYTES = 2048
+
+
+@attrs.frozen
+class McpServerStatus:
+    """What ``subagents tools list`` shows of a server."""
+
+    name: str
+    transport: str
+    status: Status
+    error: str | None = None
+
+
+def _stderr_tail(log: IO[str]) -> str:
+    try:
+        log.flush()
+        size = log.seek(0, os.SEEK_END)
+        log.seek(max(0, size - _STDERR_TAIL_BYTES))
+        lines = [line.strip() for line in log.read().splitlines() if line.strip()]
+    except (OSError, ValueError):
+        return ""
+    return lines[-1][:300] if lines else ""
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _one_line(exc: BaseException) -> str:
+    exc = _leaf(exc)
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:300]}" if text else type(exc).__name__
+
+
+def _result_text(result: Any) -> str:
+    parts: list[str] = []
+    for block in result.content:
+        text = getattr(block, "text", None)
+        if isinstance(text, str):
+            parts.append(text)
+        else:
+            parts.append(f"[{getattr(block, 'type', 'content')} content omitted]")
+    if not parts and result.structured_content is not None:
+        import json
+
+        parts.append(json.dumps(result.structured_content))
+    return "\n".join(parts)
+
+
+class McpServer:
+    """One configured MCP server, its connection task and its tools."""
+
+    def __init__(self, config: McpServerConfig, nursery: trio.Nursery) -> None:
+        self.config = config
+        self._nursery = nursery
+        self._status: Status = "not started"
+        self._error: str | None = None
+        self._session: ClientSession | None = None
+        self._tools: tuple[McpTool, ...] = ()
+        self._ready: trio.Event | None = None
+        self._stop: trio.CancelScope | None = None
+        self._failures = 0
+        self._retry_at = -math.inf
+        self._closed = False
+
+    @property
+    def name(self) -> str:
+        """The server's configured name."""
+        return self.config.name
+
+    def status(self) -> McpServerStatus:
+        """The server's state now."""
+        return McpServerStatus(self.name, self.config.transport, self._status, self._error)
+
+    async def tools(self) -> tuple[McpTool, ...]:
+        """The server's tools, starting it if needed; ``()`` when it cannot start."""
+        await self._ensure_started()
+        return self._tools if self._status == "running" else ()
+
+    async def call_tool(
+        self, tool: str, arguments: Mapping[str, Any], *, deadline: float = math.inf
+    ) -> ToolResult:
+        """Call ``tool``; every failure (crash, deadline, protocol) is an error result."""
+        await self._ensure_started()
+        session = self._session
+        if session is None or self._status != "running":
+            return ToolResult.error(
+                f"MCP server {self.name!r} is not available ({self._error or self._status}); "
+                "try again later or use another tool"
+            )
+        limit = min(deadline, trio.current_time() + self.config.call_timeout)
+        with trio.move_on_at(limit) as scope:
+            try:
+                result = await session.call_tool(tool, dict(arguments))
+            except MCPError as exc:
+                if exc.code == CONNECTION_CLOSED:
+                    self._crashed(f"server stopped during the call ({exc})")
+                    return ToolResult.error(
+                        f"MCP server {self.name!r} stopped during the call; "
+                        "it is restarted on the next use after a short wait",
+                        server=self.name,
+                    )
+                return ToolResult.error(f"MCP server {self.name!r}: {exc}", server=self.name)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                self._crashed(_one_line(exc))
+                return ToolResult.error(
+                    f"MCP server {self.name!r} stopped during the call ({_one_line(exc)}); "
+                    "it is restarted on the next use after a short wait",
+                    server=self.name,
+                )
+        if scope.cancelled_caught:
+            if not self._connection_alive():
+                self._crashed("server stopped during the call")
+            return ToolResult.error(
+                f"MCP tool {tool!r} on server {self.name!r} gave no answer before its deadline",
+                server=self.name,
+                timed_out=True,
+            )
+        text = _result_text(result)
+        if result.is_error:
+            return ToolResult.error(text or f"MCP tool {tool!r} failed", server=self.name)
+        return ToolResult.ok(text, server=self.name)
+
+    def close(self) -> None:
+        """Stop the connection (the SDK ends the process); no restart after this."""
+        self._closed = True
+        if self._stop is not None:
+            self._stop.cancel()
+        self._status = "closed"
+
+    def _connection_alive(self) -> bool:
+        return self._status == "running" and self._stop is not None and not self._stop.cancel_called
+
+    def _crashed(self, why: str) -> None:
+        self._failures += 1
+        delay = min(
+            self.config.restart_backoff * 2 ** (self._failures - 1), self.config.restart_backoff_max
+        )
+        self._retry_at = trio.current_time() + delay
+        self._status = "failed"
+        self._error = why
+        self._session = None
+        if self._stop is not None:
+            self._stop.cancel()
+
+    async def _ensure_started(self) -> None:
+        if self._closed or self._status == "running":
+            return
+        if self._ready is not None and self._status == "starting":
+            await self._ready.wait()
+            return
+        if trio.current_time() < self._retry_at:
+            return
+        self._ready = trio.Event()
+        self._status = "starting"
+        self._error = None
+        self._nursery.start_soon(self._run, self._ready)
+        await self._ready.wait()
+
+    async def _run(self, ready: trio.Event) -> None:
+        config = self.config
+        params = StdioServerParameters(
+            command=config.command,
+            args=list(config.args),
+            env={**os.environ, **config.env} if config.env else None,
+            cwd=config.cwd,
+        )
+        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
+            stop = self._stop = trio.CancelScope()
+            try:
+                with stop:
+                    async with (
+                        stdio_client(params, errlog=log) as (read, write),
+                        ClientSession(read, write) as session,
+                    ):
+                        with trio.fail_after(config.startup_timeout):
+                            await session.initialize()
+                            listed = await session.list_tools()
+                        self._tools = tuple(self._adapt(tool) for tool in listed.tools)
+                        self._session = session
+                        self._status = "running"
+                        self._failures = 0
+                        ready.set()
+                        await trio.sleep_forever()
+            except Exception as exc:
+                tail = _stderr_tail(log)
+                if isinstance(_leaf(exc), trio.TooSlowError):
+                    why = f"no answer to initialize within {config.startup_timeout:g}s"
+                else:
+                    why = _one_line(exc)
+                if self._stop is stop:
+                    self._crashed(why + (f" (stderr: {tail})" if tail else ""))
+            finally:
+                if self._stop is stop:
+                    self._session = None
+                    if self._closed:
+                        self._status = "closed"
+                    elif self._status in ("running", "starting"):
+                        self._crashed("server exited")
+                ready.set()
+
+    def _adapt(self, tool: Any) -> McpTool:
+        hints = tool.annotations
+        read_only = bool(hints is not None and hints.read_only_hint)
+        description = (tool.description or tool.title or tool.name).strip()
+        return McpTool(
+            server=self,
+            tool_name=tool.name,
+            description=description,
+            arguments_type=arguments_struct(f"mcp_{self.name}_{tool.name}", tool.input_schema),
+            flags=ToolFlags(
+                read_only=read_only,
+                background_safe=read_only or self.config.auto_approve,
+                needs_approval=not (read_only or self.config.auto_approve),
+            ),
+        )
+
+
+@attrs.define
+class McpServers:
+    """The MCP servers of one runtime, by name, sharing one nursery."""
+
+    servers: dict[str, McpServer]
+    nursery: trio.Nursery | None = None
+    reported: list[McpServerStatus] = attrs.field(factory=list)
+    private: set[str] = attrs.field(factory=set)
+
+    def get(self, name: str) -> McpServer | None:
+        """The server named ``name``, if configured."""
+        return self.servers.get(name)
+
+    def add(self, key: str, config: McpServerConfig) -> McpServer:
+        """Register ``config`` under ``key`` (a definition's inline server); not started yet.
+
+        Such a server is offered only to those who name its key, never by
+        :meth:`tools` without names.
+        """
+        if self.nursery is None:
+            raise RuntimeError("MCP servers are added only inside open_mcp_servers()")
+        server = self.servers.get(key)
+        if server is None:
+            server = self.servers[key] = McpServer(config, self.nursery)
+            self.private.add(key)
+        return server
+
+    def report(self, status: McpServerStatus) -> None:
+        """Show a server that is not started (not trusted, or its entry is wrong)."""
+        if status not in self.reported:
+            self.reported.append(status)
+
+    def statuses(self) -> list[McpServerStatus]:
+        """Every configured server's state, in configuration order, then those not started.
+
+        ``reported`` are the servers that are never started (a project's
+        servers in an untrusted workspace), with the reason in ``error``.
+        """
+        return [*(server.status() for server in self.servers.values()), *self.reported]
+
+    async def tools(self, names: list[str] | None = None) -> list[McpTool]:
+        """The tools of the named servers (all shared ones when ``None``), started as needed."""
+        if names is None:
+            wanted = [n for n in self.servers if n not in self.private]
+        else:
+            wanted = [n for n in names if n in self.servers]
+        result: list[McpTool] = []
+        for name in wanted:
+            result.extend(await self.servers[name].tools())
+        return result
+
+
+@asynccontextmanager
+async def open_mcp_servers(
+    configs: Sequence[McpServerConfig], reported: Sequence[McpServerStatus] = ()
+) -> AsyncIterator[McpServers]:
+    """Servers for ``configs``; none starts before first use, all close on exit.
+
+    ``reported`` are servers only shown in :meth:`McpServers.statuses`.
+    """
+    async with trio.open_nursery() as nursery:
+        servers = McpServers(
+            {c.name: McpServer(c, nursery) for c in configs}, nursery, list(reported)
+        )
+        try:
+            yield servers
+        finally:
+            for server in servers.servers.values():
+                server.close()

@@ -1,0 +1,124 @@
+"""A project's ``.mcp.json`` servers reach its agents through the filter, under workspace trust.
+
+Claude Code's project scope (https://docs.claude.com/en/docs/claude-code/mcp):
+``.mcp.json`` at the project root, ``{"mcpServers": {name: {command, args, env}}}``,
+tools named ``mcp__<server>__<tool>``. Real ``mcp-server-time`` (PyPI), so no
+autojump clock.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from subagents import testing
+from subagents.runtime import ScriptedProvider
+from tests.runtime.world import World, tool_results
+from tests.tools.mcp.test_server import _children
+
+pytest.importorskip("mcp_server_time")
+
+
+def _mcp_json(world: World) -> None:
+    server = {
+        "command": sys.executable,
+        "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
+    }
+    (world.project / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"time": server, "bad": {"args": []}}})
+    )
+
+
+async def test_a_trusted_projects_server_gives_its_agents_tools(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    _mcp_json(world)
+    world.agent("clock", tools="mcp__time__*")
+    replies = iter(
+        [testing.call("mcp__time__get_current_time", timezone="Asia/Tokyo"), testing.say("done")]
+    )
+    recorder = testing.RecordingPolicy(lambda request: next(replies))
+    before = _children()
+    async with world.open(ScriptedProvider(recorder)) as rt:
+        assert [(s.name, s.status) for s in rt.mcp_servers()] == [("time", "not started")]
+        agent = (await rt.spawn("clock", "What time is it in Tokyo?")).agent_id
+        await rt.wait([agent], timeout=30)
+        (result,) = tool_results(rt.conversation(agent).messages)
+        assert not result.is_error
+        assert "Asia/Tokyo" in str(result.content)
+        assert {spec["name"] for spec in recorder.requests[0][0].tools} == {
+            "mcp__time__get_current_time",
+            "mcp__time__convert_time",
+        }
+        assert [(s.name, s.status) for s in rt.mcp_servers()] == [("time", "running")]
+    assert _children() - before == set()
+
+
+async def test_an_untrusted_projects_servers_are_not_started(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    _mcp_json(world)
+    recorder = testing.RecordingPolicy(lambda request: testing.say("done"))
+    before = _children()
+    async with world.open(ScriptedProvider(recorder), trust_project=False) as rt:
+        (status,) = rt.mcp_servers()
+        assert (status.name, status.status) == ("time", "not trusted")
+        assert "trust the workspace" in (status.error or "")
+        agent = (await rt.spawn("general-purpose", "Hi")).agent_id
+        await rt.wait([agent], timeout=30)
+        assert _children() - before == set()
+    names = {spec["name"] for spec in recorder.requests[0][0].tools}
+    assert not any(name.startswith("mcp__") for name in names)
+
+
+async def test_the_users_configured_server_runs_in_an_untrusted_project(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    world.extra["mcp_servers"] = {
+        "clock": {"command": sys.executable, "args": ["-m", "mcp_server_time"]}
+    }
+    world.agent("timer", tools="mcp__clock__convert_time")
+    recorder = testing.RecordingPolicy(lambda request: testing.say("done"))
+    async with world.open(ScriptedProvider(recorder), trust_project=False) as rt:
+        agent = (await rt.spawn("timer", "Hi")).agent_id
+        await rt.wait([agent], timeout=30)
+        assert [(s.name, s.status) for s in rt.mcp_servers()] == [("clock", "running")]
+    names = {spec["name"] for spec in recorder.requests[0][0].tools}
+    assert names == {"mcp__clock__convert_time"}
+
+
+async def test_a_definitions_mcp_servers_give_that_agent_only_those(tmp_path: Path) -> None:
+    """``mcpServers`` (Claude Code's subagent field): an inline server for this agent only."""
+    world = World(tmp_path)
+    world.extra["mcp_servers"] = {
+        "shared": {"command": sys.executable, "args": ["-m", "mcp_server_time"]}
+    }
+    inline = {"command": sys.executable, "args": ["-m", "mcp_server_time"]}
+    world.agent("own", tools="mcp__*", mcpServers=[{"mine": inline}])
+    world.agent("plain", tools="mcp__*")
+    recorder = testing.RecordingPolicy(lambda request: testing.say("done"))
+    before = _children()
+    async with world.open(ScriptedProvider(recorder)) as rt:
+        own = (await rt.spawn("own", "Hi")).agent_id
+        await rt.wait([own], timeout=30)
+        plain = (await rt.spawn("plain", "Hi")).agent_id
+        await rt.wait([plain], timeout=30)
+        assert {(s.name, s.status) for s in rt.mcp_servers()} == {
+            ("shared", "running"),
+            ("mine", "running"),
+        }
+    first, second = ({spec["name"] for spec in r.tools} for r, _ in recorder.requests)
+    assert first == {"mcp__mine__get_current_time", "mcp__mine__convert_time"}
+    assert second == {"mcp__shared__get_current_time", "mcp__shared__convert_time"}
+    assert _children() - before == set()
+
+
+async def test_an_untrusted_project_agents_inline_server_is_not_started(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    world.agent("own", mcpServers=[{"mine": {"command": "sh", "args": ["-c", "exit 1"]}}])
+    recorder = testing.RecordingPolicy(lambda request: testing.say("done"))
+    async with world.open(ScriptedProvider(recorder), trust_project=False) as rt:
+        agent = (await rt.spawn("own", "Hi")).agent_id
+        await rt.wait([agent], timeout=30)
+        (status,) = rt.mcp_servers()
+        assert (status.name, status.status) == ("mine", "not trusted")
