@@ -90,6 +90,7 @@ IMPLEMENTED_TOOLS: tuple[str, ...] = (
     "Grep",
     "LS",
     "Bash",
+    "WebFetch",
     "Task",
     "Agent",
     "TaskOutput",

@@ -98,6 +98,7 @@ from subagents.runtime._config.values import (
     LoggingConfig,
     RuntimeConfig,
     TranscriptsConfig,
+    WebConfig,
 )
 from subagents.runtime._events import (
     ActivationStarted,
@@ -267,6 +268,7 @@ __all__ = [
     "LimitsConfig",
     "LoggingConfig",
     "TranscriptsConfig",
+    "WebConfig",
     "ProviderChoice",
     "LogLevel",
     "load_config",

@@ -25,6 +25,9 @@ __all__ = [
     "REGEX_WORK_PER_CALL",
     "TOOL_NAME_PATTERN",
     "VCS_DIRECTORIES",
+    "WEBFETCH_MAX_BYTES",
+    "WEBFETCH_MAX_REDIRECTS",
+    "WEBFETCH_TIMEOUT_SECONDS",
 ]
 
 #: Tool names the Anthropic tools API accepts; ``mcp__server__tool`` fits.
@@ -70,3 +73,10 @@ BASH_MAX_TIMEOUT_MS: Final = 600_000
 BASH_OUTPUT_CAP_BYTES: Final = 30_000
 #: After the shell exits, how long its leftover children may keep the output pipe open.
 BASH_KILL_GRACE_SECONDS: Final = 0.5
+
+#: WebFetch reads at most this much of a response body and cuts the rest.
+WEBFETCH_MAX_BYTES: Final = 5 * 1024 * 1024
+#: Redirect hops WebFetch follows (each one checked) before it gives up.
+WEBFETCH_MAX_REDIRECTS: Final = 10
+#: Deadline of one whole WebFetch call, every hop and the body included.
+WEBFETCH_TIMEOUT_SECONDS: Final = 30.0

@@ -37,7 +37,6 @@ def parent(fake_tool: Any) -> ToolRegistry:
         registry.register(fake_tool(name, flags=INTERACTIVE))
     for name in ("Task", "spawn_agent", "wait"):
         registry.register(fake_tool(name, flags=WRITES))
-    registry.register(fake_tool("WebFetch", flags=READ_ONLY))
     registry.register(fake_tool("NotebookEdit", flags=WRITES))
     registry.register(fake_tool("LSP", flags=INTERACTIVE))
     registry.register(fake_tool("mcp__github__list_issues", flags=READ_ONLY))

@@ -60,6 +60,7 @@ UNTRUSTED_PROJECT_KEYS: Final[Mapping[str, str]] = types.MappingProxyType(
         "transcripts.retention_days": "decides which transcripts are deleted",
         "trusted_sources": "decides which definitions may write and execute",
         "env_passthrough": "passes secret environment variables to tools and hooks",
+        "web.allow_private_addresses": "lets WebFetch reach loopback and private networks",
     }
 )
 

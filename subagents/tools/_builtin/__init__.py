@@ -1,4 +1,5 @@
-"""The built-in tools: ``Read``, ``Write``, ``Edit``, ``Glob``, ``Grep``, ``LS`` and ``Bash``.
+"""The built-in tools: ``Read``, ``Write``, ``Edit``, ``Glob``, ``Grep``, ``LS``,
+``Bash`` and ``WebFetch``.
 
 One module per tool, plus what only they use: glob patterns (:mod:`.globbing`),
 the linear-time regex engine (:mod:`.regex`), text helpers (:mod:`.text`) and
@@ -16,12 +17,19 @@ from subagents.tools._builtin.glob import GlobArgs, GlobTool
 from subagents.tools._builtin.grep import GrepArgs, GrepTool
 from subagents.tools._builtin.ls import LSArgs, LSTool
 from subagents.tools._builtin.read import ReadArgs, ReadTool
+from subagents.tools._builtin.webfetch import (
+    WEB_DATA_NOTE,
+    WebFetchArgs,
+    WebFetchTool,
+    format_web_content,
+)
 from subagents.tools._builtin.write import WriteArgs, WriteTool
 from subagents.tools._protocol import Tool
 from subagents.tools._registry import ToolRegistry
 
 __all__ = [
     "BUILTIN_TOOL_NAMES",
+    "WEB_DATA_NOTE",
     "BashArgs",
     "BashTool",
     "CommandOutcome",
@@ -35,23 +43,30 @@ __all__ = [
     "LSTool",
     "ReadArgs",
     "ReadTool",
+    "WebFetchArgs",
+    "WebFetchTool",
     "WriteArgs",
     "WriteTool",
     "builtin_registry",
     "builtin_tools",
+    "format_web_content",
     "run_command",
 ]
 
-BUILTIN_TOOL_NAMES: Final = ("Read", "Write", "Edit", "Glob", "Grep", "LS", "Bash")
+BUILTIN_TOOL_NAMES: Final = ("Read", "Write", "Edit", "Glob", "Grep", "LS", "Bash", "WebFetch")
 
 
-def builtin_tools(*, env_passthrough: Collection[str] = ()) -> tuple[Tool, ...]:
+def builtin_tools(
+    *, env_passthrough: Collection[str] = (), allow_private_addresses: bool = False
+) -> tuple[Tool, ...]:
     """A fresh instance of every built-in tool, with default limits.
 
-    ``env_passthrough`` names the secret environment variables ``Bash`` still passes on.
+    ``env_passthrough`` names the secret environment variables ``Bash`` still passes on;
+    ``allow_private_addresses`` lets ``WebFetch`` reach non-global addresses.
     """
     bash = BashTool(env_passthrough=env_passthrough)
-    return (ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), LSTool(), bash)
+    web = WebFetchTool(allow_private_addresses=allow_private_addresses)
+    return (ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), LSTool(), bash, web)
 
 
 def builtin_registry() -> ToolRegistry:
