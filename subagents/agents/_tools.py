@@ -91,6 +91,7 @@ IMPLEMENTED_TOOLS: tuple[str, ...] = (
     "LS",
     "Bash",
     "WebFetch",
+    "WebSearch",
     "Task",
     "Agent",
     "TaskOutput",

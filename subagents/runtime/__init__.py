@@ -183,10 +183,14 @@ from subagents.runtime._messages import (
     Message,
     Origin,
     RedactedThinkingBlock,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    WebFetchToolResultBlock,
+    WebSearchToolResultBlock,
 )
 from subagents.runtime._model import ModelChoice, ModelSource, resolve_model
 from subagents.runtime._open import new_session_id, open_runtime
@@ -388,10 +392,14 @@ __all__ = [
     "Message",
     "Origin",
     "RedactedThinkingBlock",
+    "ServerToolResultBlock",
+    "ServerToolUseBlock",
     "TextBlock",
     "ThinkingBlock",
     "ToolResultBlock",
     "ToolUseBlock",
+    "WebFetchToolResultBlock",
+    "WebSearchToolResultBlock",
     # providers
     "Provider",
     "ModelRequest",

@@ -73,6 +73,7 @@ def test_explore_as_in_the_multi_agent_design(parent: ToolRegistry) -> None:
         "LS",
         "Bash",
         "WebFetch",
+        "WebSearch",
         "LSP",
         "mcp__github__list_issues",
         "mcp__github__create_issue",

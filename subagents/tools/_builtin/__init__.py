@@ -1,5 +1,5 @@
 """The built-in tools: ``Read``, ``Write``, ``Edit``, ``Glob``, ``Grep``, ``LS``,
-``Bash`` and ``WebFetch``.
+``Bash``, ``WebFetch`` and ``WebSearch`` (a tool error unless the provider runs it).
 
 One module per tool, plus what only they use: glob patterns (:mod:`.globbing`),
 the linear-time regex engine (:mod:`.regex`), text helpers (:mod:`.text`) and
@@ -23,12 +23,14 @@ from subagents.tools._builtin.webfetch import (
     WebFetchTool,
     format_web_content,
 )
+from subagents.tools._builtin.websearch import NO_SEARCH_PROVIDER, WebSearchArgs, WebSearchTool
 from subagents.tools._builtin.write import WriteArgs, WriteTool
 from subagents.tools._protocol import Tool
 from subagents.tools._registry import ToolRegistry
 
 __all__ = [
     "BUILTIN_TOOL_NAMES",
+    "NO_SEARCH_PROVIDER",
     "WEB_DATA_NOTE",
     "BashArgs",
     "BashTool",
@@ -45,6 +47,8 @@ __all__ = [
     "ReadTool",
     "WebFetchArgs",
     "WebFetchTool",
+    "WebSearchArgs",
+    "WebSearchTool",
     "WriteArgs",
     "WriteTool",
     "builtin_registry",
@@ -53,7 +57,17 @@ __all__ = [
     "run_command",
 ]
 
-BUILTIN_TOOL_NAMES: Final = ("Read", "Write", "Edit", "Glob", "Grep", "LS", "Bash", "WebFetch")
+BUILTIN_TOOL_NAMES: Final = (
+    "Read",
+    "Write",
+    "Edit",
+    "Glob",
+    "Grep",
+    "LS",
+    "Bash",
+    "WebFetch",
+    "WebSearch",
+)
 
 
 def builtin_tools(
@@ -66,7 +80,8 @@ def builtin_tools(
     """
     bash = BashTool(env_passthrough=env_passthrough)
     web = WebFetchTool(allow_private_addresses=allow_private_addresses)
-    return (ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), LSTool(), bash, web)
+    files = (ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), LSTool())
+    return (*files, bash, web, WebSearchTool())
 
 
 def builtin_registry() -> ToolRegistry:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 import pytest
 import trio
 
-from subagents.tools import ToolContext, WebFetchArgs, WebFetchTool
+from subagents.tools import ToolContext, WebFetchArgs, WebFetchTool, builtin_registry
 
 Route = tuple[int, Mapping[str, str], bytes]
 
@@ -181,3 +181,13 @@ async def test_other_schemes_are_refused(make_ctx) -> None:
         result = await WebFetchTool().call(WebFetchArgs(url=url, prompt=""), make_ctx())
         assert result.is_error
         assert "only http and https" in str(result.content)
+
+
+async def test_websearch_without_a_provider_that_runs_it_is_a_clear_tool_error(make_ctx) -> None:
+    """Not a missing tool: the model learns why nothing was searched and what to do."""
+    registry = builtin_registry()
+    assert "WebSearch" in registry
+    result = await registry.call("WebSearch", {"query": "trio nurseries"}, make_ctx())
+    assert result.is_error
+    assert "does not run it" in str(result.content)
+    assert "WebFetch" in str(result.content)
