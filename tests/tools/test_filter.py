@@ -33,7 +33,7 @@ INTERACTIVE = ToolFlags(read_only=True, background_safe=False)
 def parent(fake_tool: Any) -> ToolRegistry:
     """A lead's toolset: the built-ins, session tools, spawn tools, web and MCP tools."""
     registry = ToolRegistry(builtin_tools())
-    for name in ("AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "TodoWrite", "TodoRead"):
+    for name in ("AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "TodoRead"):
         registry.register(fake_tool(name, flags=INTERACTIVE))
     for name in ("Task", "spawn_agent", "wait"):
         registry.register(fake_tool(name, flags=WRITES))
@@ -57,10 +57,19 @@ EXPLORE_DENY = (
     "EnterPlanMode",
     "AskUserQuestion",
     "Edit",
+    "MultiEdit",
     "Write",
     "NotebookEdit",
 )
-PLAN_DENY = ("Task", "ExitPlanMode", "EnterPlanMode", "Edit", "Write", "NotebookEdit")
+PLAN_DENY = (
+    "Task",
+    "ExitPlanMode",
+    "EnterPlanMode",
+    "Edit",
+    "MultiEdit",
+    "Write",
+    "NotebookEdit",
+)
 
 
 def test_explore_as_in_the_multi_agent_design(parent: ToolRegistry) -> None:

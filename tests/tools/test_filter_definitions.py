@@ -30,7 +30,17 @@ def test_a_project_agent_with_all_tools_but_bash() -> None:
         name="writer", description="d", tools=None, disallowed_tools=("Bash",),
         source=AgentSource.PROJECT,
     )  # fmt: skip
-    assert kept(agent) == {"Read", "Write", "Edit", "Glob", "Grep", "LS", "WebFetch", "WebSearch"}
+    assert kept(agent) == {
+        "Read",
+        "Write",
+        "Edit",
+        "MultiEdit",
+        "Glob",
+        "Grep",
+        "LS",
+        "WebFetch",
+        "WebSearch",
+    }
 
 
 def test_a_user_agent_keeps_the_write_tool_it_lists() -> None:

@@ -1,5 +1,6 @@
-"""The built-in tools: ``Read``, ``Write``, ``Edit``, ``Glob``, ``Grep``, ``LS``,
-``Bash``, ``WebFetch`` and ``WebSearch`` (a tool error unless the provider runs it).
+"""The built-in tools: ``Read``, ``Write``, ``Edit``, ``MultiEdit``, ``Glob``, ``Grep``, ``LS``,
+``Bash``, ``WebFetch``, ``WebSearch`` (a tool error unless the provider runs it) and
+``TodoWrite``.
 
 One module per tool, plus what only they use: glob patterns (:mod:`.globbing`),
 the linear-time regex engine (:mod:`.regex`), text helpers (:mod:`.text`) and
@@ -16,7 +17,9 @@ from subagents.tools._builtin.edit import EditArgs, EditTool
 from subagents.tools._builtin.glob import GlobArgs, GlobTool
 from subagents.tools._builtin.grep import GrepArgs, GrepTool
 from subagents.tools._builtin.ls import LSArgs, LSTool
+from subagents.tools._builtin.multiedit import MultiEditArgs, MultiEditTool
 from subagents.tools._builtin.read import ReadArgs, ReadTool
+from subagents.tools._builtin.todowrite import TodoItem, TodoWriteArgs, TodoWriteTool
 from subagents.tools._builtin.webfetch import (
     WEB_DATA_NOTE,
     WebFetchArgs,
@@ -43,8 +46,13 @@ __all__ = [
     "GrepTool",
     "LSArgs",
     "LSTool",
+    "MultiEditArgs",
+    "MultiEditTool",
     "ReadArgs",
     "ReadTool",
+    "TodoItem",
+    "TodoWriteArgs",
+    "TodoWriteTool",
     "WebFetchArgs",
     "WebFetchTool",
     "WebSearchArgs",
@@ -61,12 +69,14 @@ BUILTIN_TOOL_NAMES: Final = (
     "Read",
     "Write",
     "Edit",
+    "MultiEdit",
     "Glob",
     "Grep",
     "LS",
     "Bash",
     "WebFetch",
     "WebSearch",
+    "TodoWrite",
 )
 
 
@@ -80,8 +90,8 @@ def builtin_tools(
     """
     bash = BashTool(env_passthrough=env_passthrough)
     web = WebFetchTool(allow_private_addresses=allow_private_addresses)
-    files = (ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), LSTool())
-    return (*files, bash, web, WebSearchTool())
+    files = (ReadTool(), WriteTool(), EditTool(), MultiEditTool(), GlobTool(), GrepTool(), LSTool())
+    return (*files, bash, web, WebSearchTool(), TodoWriteTool())
 
 
 def builtin_registry() -> ToolRegistry:
