@@ -126,6 +126,8 @@ class WebFetchTool:
                 url, content_type, body, cut = await self._fetch(args.url)
             except FetchRefused as exc:
                 return ToolResult.error(f"WebFetch refused {args.url}: {exc}")
+            except httpx2.InvalidURL as exc:
+                return ToolResult.error(f"WebFetch refused {args.url}: not a valid URL ({exc})")
             except httpx2.HTTPError as exc:
                 return ToolResult.error(f"WebFetch could not fetch {args.url}: {exc}")
         if scope.cancelled_caught:
@@ -171,7 +173,7 @@ class WebFetchTool:
         port = url.port or (443 if url.scheme == "https" else 80)
         try:
             infos = await trio.socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except OSError as exc:
+        except (OSError, UnicodeError) as exc:
             raise FetchRefused(f"the host {host} could not be resolved ({exc})") from exc
         addresses = [str(info[4][0]) for info in infos]
         if not addresses:

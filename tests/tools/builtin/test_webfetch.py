@@ -176,6 +176,13 @@ async def test_a_redirect_to_a_private_address_is_refused(server, make_ctx) -> N
         assert f"non-public address {address}" in str(result.content)
 
 
+async def test_malformed_urls_are_a_tool_error(make_ctx) -> None:
+    for url in ("http://[zz]/", "http:///nohost", "not a url"):
+        result = await WebFetchTool().call(WebFetchArgs(url=url, prompt=""), make_ctx())
+        assert result.is_error, url
+        assert "WebFetch refused" in str(result.content)
+
+
 async def test_other_schemes_are_refused(make_ctx) -> None:
     for url in ("file:///etc/passwd", "ftp://example.com/x", "gopher://h/"):
         result = await WebFetchTool().call(WebFetchArgs(url=url, prompt=""), make_ctx())
