@@ -33,6 +33,7 @@ from subagents.runtime import (
     PrunedSession,
     RedactedThinkingBlock,
     ResultRecord,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -41,6 +42,8 @@ from subagents.runtime import (
     TranscriptInfo,
     TranscriptNotFound,
     TranscriptProblem,
+    WebFetchToolResultBlock,
+    WebSearchToolResultBlock,
     clean_old_transcripts,
     find_transcript,
     list_transcripts,
@@ -359,6 +362,15 @@ def _message_lines(records: Iterable[MessageRecord]) -> list[str]:
                 lines.append(f"    (thinking, {len(block.thinking)} characters)")
             elif type(block) is RedactedThinkingBlock:
                 lines.append("    (redacted thinking)")
+            elif type(block) is ServerToolUseBlock:
+                names[block.id] = block.name
+                lines.append(f"    -> {block.name} (run by the provider) {_input(block.input)}")
+            elif isinstance(block, WebSearchToolResultBlock | WebFetchToolResultBlock):
+                name = names.get(block.tool_use_id, block.tool_use_id)
+                found = block.content
+                failed = isinstance(found, dict) and str(found.get("type", "")).endswith("_error")
+                what = f"{len(found)} results" if isinstance(found, list) else "1 result"
+                lines.append(f"    <- {name}{' ERROR' if failed else ''} ({what})")
     return lines
 
 

@@ -98,6 +98,7 @@ from subagents.runtime._config.values import (
     LoggingConfig,
     RuntimeConfig,
     TranscriptsConfig,
+    WebConfig,
 )
 from subagents.runtime._events import (
     ActivationStarted,
@@ -182,10 +183,14 @@ from subagents.runtime._messages import (
     Message,
     Origin,
     RedactedThinkingBlock,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    WebFetchToolResultBlock,
+    WebSearchToolResultBlock,
 )
 from subagents.runtime._model import ModelChoice, ModelSource, resolve_model
 from subagents.runtime._open import new_session_id, open_runtime
@@ -267,6 +272,7 @@ __all__ = [
     "LimitsConfig",
     "LoggingConfig",
     "TranscriptsConfig",
+    "WebConfig",
     "ProviderChoice",
     "LogLevel",
     "load_config",
@@ -386,10 +392,14 @@ __all__ = [
     "Message",
     "Origin",
     "RedactedThinkingBlock",
+    "ServerToolResultBlock",
+    "ServerToolUseBlock",
     "TextBlock",
     "ThinkingBlock",
     "ToolResultBlock",
     "ToolUseBlock",
+    "WebFetchToolResultBlock",
+    "WebSearchToolResultBlock",
     # providers
     "Provider",
     "ModelRequest",

@@ -63,9 +63,12 @@ from subagents.runtime._messages import (
     Conversation,
     Message,
     Origin,
+    ServerToolUseBlock,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
+    WebFetchToolResultBlock,
+    WebSearchToolResultBlock,
 )
 from subagents.runtime._providers.base import (
     ModelRequest,
@@ -432,9 +435,15 @@ class _Run:
             calls, text = _split(response.content)
             if text:
                 self._last_text = text
+            if self.publisher.active:
+                await self._server_calls(response.content)
             if not calls:
                 if self.publisher.active:
                     await self._turn_completed(response, 0)
+                if response.stop_reason == "pause_turn":
+                    # A long server-side tool turn paused: sent back as is, it continues
+                    # (https://docs.claude.com/en/docs/build-with-claude/handling-stop-reasons).
+                    continue
                 if self.complete:
                     return _Outcome(TerminateReason.NO_COMPLETE_TASK_CALL, text=self._last_text)
                 return _Outcome(TerminateReason.GOAL, text=text or self._last_text or "")
@@ -545,6 +554,33 @@ class _Run:
             self.publisher.publish_nowait(TextChunk, text=event.text)  # type: ignore[union-attr]
         elif kind is ThinkingDelta:
             self.publisher.publish_nowait(ThoughtChunk, text=event.thinking)  # type: ignore[union-attr]
+
+    async def _server_calls(self, content: Sequence[object]) -> None:
+        """Progress for the tools the provider ran in this response, like any tool's."""
+        names: dict[str, str] = {}
+        for block in content:
+            if type(block) is ServerToolUseBlock:
+                names[block.id] = block.name
+                await self.publisher.publish(
+                    ToolCallStarted,
+                    turn=self.turns,
+                    tool_use_id=block.id,
+                    tool_name=block.name,
+                    input=block.input,
+                )
+            elif isinstance(block, WebSearchToolResultBlock | WebFetchToolResultBlock):
+                content_ = block.content
+                failed = isinstance(content_, dict) and str(content_.get("type", "")).endswith(
+                    "_error"
+                )
+                await self.publisher.publish(
+                    ToolCallEnded,
+                    turn=self.turns,
+                    tool_use_id=block.tool_use_id,
+                    tool_name=names.get(block.tool_use_id, "server tool"),
+                    is_error=failed,
+                    duration=0.0,
+                )
 
     async def _turn_completed(self, response: ModelResponse, calls: int) -> None:
         await self.publisher.publish(

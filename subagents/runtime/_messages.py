@@ -24,10 +24,14 @@ __all__ = [
     "Message",
     "Origin",
     "RedactedThinkingBlock",
+    "ServerToolResultBlock",
+    "ServerToolUseBlock",
     "TextBlock",
     "ThinkingBlock",
     "ToolResultBlock",
     "ToolUseBlock",
+    "WebFetchToolResultBlock",
+    "WebSearchToolResultBlock",
 ]
 
 
@@ -70,7 +74,50 @@ class ToolResultBlock(
     is_error: bool = False
 
 
-Block = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock
+class ServerToolUseBlock(
+    msgspec.Struct, frozen=True, tag_field="type", tag="server_tool_use", gc=False
+):
+    """A call of a tool the provider runs itself (Anthropic's ``web_search``, ``web_fetch``).
+
+    The API runs it within the same response; nothing here answers it.
+    """
+
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+class WebSearchToolResultBlock(
+    msgspec.Struct, frozen=True, tag_field="type", tag="web_search_tool_result", gc=False
+):
+    """The provider's answer to a ``web_search`` call, kept verbatim to be sent back."""
+
+    tool_use_id: str
+    content: Any
+
+
+class WebFetchToolResultBlock(
+    msgspec.Struct, frozen=True, tag_field="type", tag="web_fetch_tool_result", gc=False
+):
+    """The provider's answer to a ``web_fetch`` call, kept verbatim to be sent back."""
+
+    tool_use_id: str
+    content: Any
+
+
+#: The provider-side results: each answers one :class:`ServerToolUseBlock`.
+ServerToolResultBlock = WebSearchToolResultBlock | WebFetchToolResultBlock
+
+Block = (
+    TextBlock
+    | ThinkingBlock
+    | RedactedThinkingBlock
+    | ToolUseBlock
+    | ToolResultBlock
+    | ServerToolUseBlock
+    | WebSearchToolResultBlock
+    | WebFetchToolResultBlock
+)
 """One piece of a message's content."""
 
 

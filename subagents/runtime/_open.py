@@ -269,7 +269,10 @@ async def open_runtime(
         follower = ProgressFollower(log)
         runtime = Runtime(services, catalog=catalog, bus=bus, follower=follower)
         services.tools = (
-            *builtin_tools(env_passthrough=config.env_passthrough),
+            *builtin_tools(
+                env_passthrough=config.env_passthrough,
+                allow_private_addresses=config.web.allow_private_addresses,
+            ),
             *tools,
             *lifecycle_tools(RuntimeHost(runtime)),
         )

@@ -122,9 +122,11 @@ from subagents.testing._wire import (
     error_body,
     message_body,
     message_events,
+    server_tool_use,
     text,
     thinking,
     tool_use,
+    web_search_tool_result,
 )
 
 __all__ = [
@@ -172,7 +174,9 @@ __all__ = [
     "text",
     "thinking",
     "tool_loop",
+    "server_tool_use",
     "tool_use",
+    "web_search_tool_result",
 ]
 
 

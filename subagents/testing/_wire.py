@@ -1,7 +1,8 @@
 """The loopback server's wire format: Anthropic Messages API bodies, events and replies.
 
 Builders (:func:`message_events`, :func:`message_body`, :func:`error_body`,
-:func:`text`, :func:`tool_use`, :func:`thinking`) make the JSON objects and
+:func:`text`, :func:`tool_use`, :func:`thinking`, :func:`server_tool_use`,
+:func:`web_search_tool_result`) make the JSON objects and
 server-sent events the API sends; the reply values (:class:`JSONReply`,
 :class:`SSEReply`, :class:`ErrorReply`, :class:`Pause`, :class:`Stall`,
 :class:`Disconnect`) say what the server in :mod:`subagents.testing._loopback`
@@ -35,7 +36,9 @@ __all__ = [
     "message_events",
     "text",
     "thinking",
+    "server_tool_use",
     "tool_use",
+    "web_search_tool_result",
 ]
 
 #: The model name the builders put in responses.
@@ -58,6 +61,32 @@ def thinking(value: str, signature: str = "sig-loopback") -> dict[str, Any]:
 def tool_use(id: str, name: str, input: Mapping[str, Any] | str) -> dict[str, Any]:
     """A tool_use content block; a ``str`` input is streamed as raw (possibly invalid) JSON."""
     return {"type": "tool_use", "id": id, "name": name, "input": input}
+
+
+def server_tool_use(id: str, name: str, input: Mapping[str, Any]) -> dict[str, Any]:
+    """A server_tool_use block: a call the API runs itself (``web_search``, ``web_fetch``)."""
+    return {"type": "server_tool_use", "id": id, "name": name, "input": input}
+
+
+def web_search_tool_result(
+    tool_use_id: str, results: Sequence[tuple[str, str]] | str
+) -> dict[str, Any]:
+    """A web_search_tool_result block: ``(title, url)`` results, or an error code string."""
+    content: Any
+    if isinstance(results, str):
+        content = {"type": "web_search_tool_result_error", "error_code": results}
+    else:
+        content = [
+            {
+                "type": "web_search_result",
+                "title": title,
+                "url": url,
+                "encrypted_content": f"enc-{index}",
+                "page_age": None,
+            }
+            for index, (title, url) in enumerate(results)
+        ]
+    return {"type": "web_search_tool_result", "tool_use_id": tool_use_id, "content": content}
 
 
 def _usage(usage: Usage | None) -> dict[str, int]:
@@ -171,8 +200,8 @@ def message_events(
                 {"type": "thinking_delta", "thinking": p} for p in _pieces(block["thinking"], chunk)
             ]
             deltas.append({"type": "signature_delta", "signature": block["signature"]})
-        elif kind == "tool_use":
-            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+        elif kind in ("tool_use", "server_tool_use"):
+            start = {"type": kind, "id": block["id"], "name": block["name"], "input": {}}
             raw = block["input"]
             raw_text = raw if isinstance(raw, str) else json.dumps(raw)
             deltas = [

@@ -29,6 +29,9 @@ __all__ = [
     "REGEX_WORK_PER_CALL",
     "TOOL_NAME_PATTERN",
     "VCS_DIRECTORIES",
+    "WEBFETCH_MAX_BYTES",
+    "WEBFETCH_MAX_REDIRECTS",
+    "WEBFETCH_TIMEOUT_SECONDS",
 ]
 
 #: Tool names the Anthropic tools API accepts; ``mcp__server__tool`` fits.
@@ -86,3 +89,10 @@ MCP_RESTART_BACKOFF_SECONDS: Final = 1.0
 
 #: Longest wait between two restarts of a failing MCP server.
 MCP_RESTART_BACKOFF_MAX_SECONDS: Final = 60.0
+
+#: WebFetch reads at most this much of a response body and cuts the rest.
+WEBFETCH_MAX_BYTES: Final = 5 * 1024 * 1024
+#: Redirect hops WebFetch follows (each one checked) before it gives up.
+WEBFETCH_MAX_REDIRECTS: Final = 10
+#: Deadline of one whole WebFetch call, every hop and the body included.
+WEBFETCH_TIMEOUT_SECONDS: Final = 30.0

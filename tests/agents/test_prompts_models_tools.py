@@ -183,6 +183,28 @@ def test_unimplemented_claude_code_tools_get_a_note_naming_them(write, tmp_path:
     assert named == ["TaskCreate", "TaskUpdate", "TaskList", "TeamCreate"]
     assert all("not implement" in d.message for d in notes)
     assert all(d.severity is Severity.NOTE for d in notes)
+    # Why not, and what to use instead, for those the corpora list.
+    assert "agent teams; use TodoWrite" in notes[0].message
+
+
+def test_web_multiedit_and_todowrite_are_implemented_and_notebookedit_says_why_not(
+    write, tmp_path: Path
+) -> None:
+    path = write(
+        tmp_path / "a.md",
+        """
+        ---
+        name: a
+        description: Edits.
+        tools: WebFetch, WebSearch, MultiEdit, TodoWrite, NotebookEdit
+        ---
+        A.
+        """,
+    )
+    report = load_file(path)
+    notes = [d for d in report.diagnostics if d.code is DiagnosticCode.NOT_IMPLEMENTED_TOOL]
+    assert [d.message.split("'")[1] for d in notes] == ["NotebookEdit"]
+    assert "Edit or Write change the .ipynb file as text" in notes[0].message
 
 
 def test_comma_strings_keep_parenthesised_arguments_together() -> None:

@@ -33,11 +33,10 @@ INTERACTIVE = ToolFlags(read_only=True, background_safe=False)
 def parent(fake_tool: Any) -> ToolRegistry:
     """A lead's toolset: the built-ins, session tools, spawn tools, web and MCP tools."""
     registry = ToolRegistry(builtin_tools())
-    for name in ("AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "TodoWrite", "TodoRead"):
+    for name in ("AskUserQuestion", "EnterPlanMode", "ExitPlanMode", "TodoRead"):
         registry.register(fake_tool(name, flags=INTERACTIVE))
     for name in ("Task", "spawn_agent", "wait"):
         registry.register(fake_tool(name, flags=WRITES))
-    registry.register(fake_tool("WebFetch", flags=READ_ONLY))
     registry.register(fake_tool("NotebookEdit", flags=WRITES))
     registry.register(fake_tool("LSP", flags=INTERACTIVE))
     registry.register(fake_tool("mcp__github__list_issues", flags=READ_ONLY))
@@ -58,10 +57,19 @@ EXPLORE_DENY = (
     "EnterPlanMode",
     "AskUserQuestion",
     "Edit",
+    "MultiEdit",
     "Write",
     "NotebookEdit",
 )
-PLAN_DENY = ("Task", "ExitPlanMode", "EnterPlanMode", "Edit", "Write", "NotebookEdit")
+PLAN_DENY = (
+    "Task",
+    "ExitPlanMode",
+    "EnterPlanMode",
+    "Edit",
+    "MultiEdit",
+    "Write",
+    "NotebookEdit",
+)
 
 
 def test_explore_as_in_the_multi_agent_design(parent: ToolRegistry) -> None:
@@ -74,6 +82,7 @@ def test_explore_as_in_the_multi_agent_design(parent: ToolRegistry) -> None:
         "LS",
         "Bash",
         "WebFetch",
+        "WebSearch",
         "LSP",
         "mcp__github__list_issues",
         "mcp__github__create_issue",

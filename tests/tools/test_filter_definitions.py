@@ -30,7 +30,17 @@ def test_a_project_agent_with_all_tools_but_bash() -> None:
         name="writer", description="d", tools=None, disallowed_tools=("Bash",),
         source=AgentSource.PROJECT,
     )  # fmt: skip
-    assert kept(agent) == {"Read", "Write", "Edit", "Glob", "Grep", "LS"}
+    assert kept(agent) == {
+        "Read",
+        "Write",
+        "Edit",
+        "MultiEdit",
+        "Glob",
+        "Grep",
+        "LS",
+        "WebFetch",
+        "WebSearch",
+    }
 
 
 def test_a_user_agent_keeps_the_write_tool_it_lists() -> None:
@@ -44,7 +54,7 @@ def test_plan_mode_and_background_narrow_the_tools() -> None:
     planner = AgentDefinition(
         name="p", description="d", permission_mode=PermissionMode.PLAN, source=AgentSource.PROJECT
     )
-    assert kept(planner) == {"Read", "Glob", "Grep", "LS"}
+    assert kept(planner) == {"Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch"}
     policy = tool_policy(planner, background=True, depth=2, max_depth=3)
     assert (policy.background, policy.depth, policy.max_depth, policy.read_only) == (
         True,

@@ -31,7 +31,7 @@ from subagents.agents._fields.values import (
 )
 from subagents.agents._lines import KeyPath, LineIndex
 from subagents.agents._models import ModelAliases
-from subagents.agents._tools import classify_tool
+from subagents.agents._tools import NOT_IMPLEMENTED_REASONS, classify_tool
 
 __all__ = ["Interpreter"]
 
@@ -201,7 +201,8 @@ class Interpreter:
                     DiagnosticCode.NOT_IMPLEMENTED_TOOL,
                     keys,
                     f"{name!r} is a Claude Code tool that subagents does not implement: kept "
-                    f"in {key}, but no agent here has it",
+                    f"in {key}, but no agent here has it"
+                    + (f" ({why})" if (why := NOT_IMPLEMENTED_REASONS.get(name)) else ""),
                 )
             elif kind.kind == "mcp":
                 self.note(

@@ -61,6 +61,7 @@ UNTRUSTED_PROJECT_KEYS: Final[Mapping[str, str]] = types.MappingProxyType(
         "trusted_sources": "decides which definitions may write and execute",
         "env_passthrough": "passes secret environment variables to tools and hooks",
         "mcp_servers": "starts MCP server programs",
+        "web.allow_private_addresses": "lets WebFetch reach loopback and private networks",
     }
 )
 

@@ -71,7 +71,7 @@ from subagents.runtime._config.trust import ProjectTrust, untrusted_folder_reaso
 from subagents.runtime._hooks.values import Hook, hooks_from_settings
 from subagents.tools import McpServerConfig, TrustPolicy, mcp_server_config
 
-__all__ = ["LimitsConfig", "LoggingConfig", "RuntimeConfig", "TranscriptsConfig"]
+__all__ = ["LimitsConfig", "LoggingConfig", "RuntimeConfig", "TranscriptsConfig", "WebConfig"]
 
 _PROVIDERS: Final = typing.get_args(ProviderChoice)
 _DISK_ERROR_POLICIES: Final = typing.get_args(DiskErrorPolicy)
@@ -178,6 +178,20 @@ class TranscriptsConfig:
 
 
 @attrs.frozen(kw_only=True)
+class WebConfig:
+    """What the local ``WebFetch`` may reach.
+
+    ``allow_private_addresses`` lets it connect to loopback, private, link-local
+    and other non-global addresses (a local docs server); off, such hosts are
+    refused (SSRF). A project file cannot set it (``UNTRUSTED_PROJECT_KEYS``).
+    """
+
+    allow_private_addresses: bool = attrs.field(
+        default=False, validator=flag_check("web.allow_private_addresses")
+    )
+
+
+@attrs.frozen(kw_only=True)
 class LoggingConfig:
     """Where log lines go: a JSON-lines file under the state folder, and stderr.
 
@@ -251,6 +265,7 @@ class RuntimeConfig:
         default=DEFAULT_ENV_PASSTHROUGH, converter=to_frozenset, validator=check_passthrough
     )
     transcripts: TranscriptsConfig = attrs.field(factory=TranscriptsConfig)
+    web: WebConfig = attrs.field(factory=WebConfig)
     logging: LoggingConfig = attrs.field(factory=LoggingConfig)
     sources: Mapping[str, str] = attrs.field(
         factory=dict, converter=_read_only, eq=False, hash=False, repr=False
@@ -348,7 +363,12 @@ class RuntimeConfig:
 # --------------------------------------------------------------------------- the schema
 
 SECTIONS: Final[Mapping[str, type]] = types.MappingProxyType(
-    {"limits": LimitsConfig, "transcripts": TranscriptsConfig, "logging": LoggingConfig}
+    {
+        "limits": LimitsConfig,
+        "transcripts": TranscriptsConfig,
+        "web": WebConfig,
+        "logging": LoggingConfig,
+    }
 )
 #: Free tables: merged entry by entry (aliases) or concatenated per entry (hooks).
 TABLES: Final = ("model_aliases", "hooks", "mcp_servers")

@@ -46,9 +46,12 @@ from subagents.runtime._messages import (
     Block,
     Message,
     RedactedThinkingBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolUseBlock,
+    WebFetchToolResultBlock,
+    WebSearchToolResultBlock,
 )
 from subagents.runtime._providers.base import (
     ModelRequest,
@@ -68,7 +71,21 @@ if TYPE_CHECKING:
     import anthropic
     import httpx2
 
-__all__ = ["AnthropicProvider", "encode_messages", "request_params"]
+__all__ = ["SERVER_TOOLS", "AnthropicProvider", "encode_messages", "request_params"]
+
+#: Claude Code's web tools, as the Messages API's server tools (the type names of
+#: ``anthropic.types.WebSearchTool20250305Param`` and ``WebFetchTool20250910Param``):
+#: the API runs them, so their local specs are replaced in the request.
+SERVER_TOOLS: Final[Mapping[str, Mapping[str, str]]] = {
+    "WebSearch": {"type": "web_search_20250305", "name": "web_search"},
+    "WebFetch": {"type": "web_fetch_20250910", "name": "web_fetch"},
+}
+_SERVER_RESULTS: Final[
+    Mapping[str, type[WebSearchToolResultBlock] | type[WebFetchToolResultBlock]]
+] = {
+    "web_search_tool_result": WebSearchToolResultBlock,
+    "web_fetch_tool_result": WebFetchToolResultBlock,
+}
 
 _EPHEMERAL: Final = {"type": "ephemeral"}
 _CONNECT_TIMEOUT: Final = 5.0
@@ -107,7 +124,7 @@ def request_params(request: ModelRequest) -> dict[str, Any]:
     if request.system:
         params["system"] = [{"type": "text", "text": request.system, "cache_control": _EPHEMERAL}]
     if request.tools:
-        tools = [dict(spec) for spec in request.tools]
+        tools = [dict(SERVER_TOOLS.get(spec["name"], spec)) for spec in request.tools]
         tools[-1]["cache_control"] = _EPHEMERAL
         params["tools"] = tools
     settings = request.settings
@@ -373,8 +390,11 @@ class _Assembler:
             self._blocks[index] = partial
         elif kind == "redacted_thinking":
             self.content[index] = RedactedThinkingBlock(block.data)
-        elif kind == "tool_use":
-            self._blocks[index] = _Partial("tool_use", id=block.id, name=block.name)
+        elif kind in ("tool_use", "server_tool_use"):
+            self._blocks[index] = _Partial(kind, id=block.id, name=block.name)
+        elif kind in _SERVER_RESULTS:
+            content = block.model_dump(mode="json", exclude_none=True)["content"]
+            self.content[index] = _SERVER_RESULTS[kind](block.tool_use_id, content)
         else:
             raise StreamError(
                 f"The Anthropic API sent a {kind!r} content block, which this runtime does "
@@ -415,6 +435,9 @@ class _Assembler:
                 self.content[index] = TextBlock(text)
         elif partial.kind == "thinking":
             self.content[index] = ThinkingBlock(text, partial.signature)
+        elif partial.kind == "server_tool_use":
+            arguments, _ = _arguments(text)
+            self.content[index] = ServerToolUseBlock(partial.id, partial.name, arguments)
         else:
             arguments, problem = _arguments(text)
             if problem is not None:

@@ -285,3 +285,16 @@ def test_the_notice_is_one_line_with_a_command_that_can_be_pasted(tmp_path: Path
     assert "\\n" in hostile
     assert "\\x1b" in hostile
     assert attrs.has(TrustStore)
+
+
+def test_an_untrusted_project_cannot_open_webfetch_to_private_addresses(project: Path) -> None:
+    """A repository could aim WebFetch at the cloud metadata address: only the user decides."""
+    home = project.parent / "home"
+    (project / "subagents.toml").write_text("[web]\nallow_private_addresses = true\n")
+    config = load_config(cwd=project, home=home, env={})
+    assert config.web.allow_private_addresses is False
+    assert config.project is not None
+    assert config.project.ignored == ("subagents.toml web.allow_private_addresses",)
+    (home / ".subagents" / "config.toml").write_text("[web]\nallow_private_addresses = true\n")
+    (project / "subagents.toml").unlink()
+    assert load_config(cwd=project, home=home, env={}).web.allow_private_addresses is True

@@ -220,6 +220,41 @@ async def test_edit_refuses_files_over_the_size_limit(tmp_path: Path, make_ctx: 
     assert "too large to edit" in result.content
 
 
+# -- MultiEdit --------------------------------------------------------------------------
+
+
+async def test_multiedit_applies_edits_in_order_each_on_the_last_result(
+    registry: ToolRegistry, ctx: ToolContext, tmp_path: Path
+) -> None:
+    """Claude Code's MultiEdit: in sequence, atomically (code.claude.com tools reference)."""
+    (tmp_path / "code.py").write_text("a = 1\nb = 1\n")
+    edits = [
+        {"old_string": "a = 1", "new_string": "a = 2"},
+        {"old_string": "a = 2\nb", "new_string": "a = 2\nc"},
+        {"old_string": "1", "new_string": "3", "replace_all": True},
+    ]
+    result = await call(registry, ctx, "MultiEdit", file_path="code.py", edits=edits)
+    assert result.content == "Applied 3 edits (3 replacements) to 'code.py'."
+    assert (tmp_path / "code.py").read_text() == "a = 2\nc = 3\n"
+
+
+async def test_multiedit_writes_nothing_if_one_edit_fails(
+    registry: ToolRegistry, ctx: ToolContext, tmp_path: Path
+) -> None:
+    (tmp_path / "x.txt").write_text("one two two")
+    edits = [
+        {"old_string": "one", "new_string": "1"},
+        {"old_string": "two", "new_string": "2"},
+    ]
+    result = await call(registry, ctx, "MultiEdit", file_path="x.txt", edits=edits)
+    assert result.is_error
+    assert "Edit 2 of 2: old_string occurs 2 times" in result.content
+    assert "Nothing was written." in result.content
+    assert (tmp_path / "x.txt").read_text() == "one two two"
+    none = await call(registry, ctx, "MultiEdit", file_path="x.txt", edits=[])
+    assert none.is_error
+
+
 # -- Glob -------------------------------------------------------------------------------
 
 
@@ -532,3 +567,30 @@ async def test_ls_caps_entries(tmp_path: Path, make_ctx: Any) -> None:
         "  f04",
         "[25 more entries not shown]",
     ]
+
+
+# -- TodoWrite --------------------------------------------------------------------------
+
+
+async def test_todowrite_replaces_the_list_and_shows_it_back(
+    registry: ToolRegistry, ctx: ToolContext
+) -> None:
+    """Claude Code's TodoWrite shape: ``todos`` of content, status, activeForm."""
+    todos = [
+        {"content": "Read the code", "status": "completed", "activeForm": "Reading the code"},
+        {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
+        {"content": "Run the tests", "status": "pending", "activeForm": "Running the tests"},
+    ]
+    result = await call(registry, ctx, "TodoWrite", todos=todos)
+    assert not result.is_error
+    assert result.content.splitlines() == [
+        "Todo list updated (1 of 3 completed):",
+        "1. [x] Read the code",
+        "2. [~] Fixing the bug",
+        "3. [ ] Run the tests",
+    ]
+    bad = await call(
+        registry, ctx, "TodoWrite", todos=[{"content": "x", "status": "done", "activeForm": "x"}]
+    )
+    assert bad.is_error
+    assert "status" in bad.content
