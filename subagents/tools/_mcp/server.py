@@ -1,15 +1,17 @@
 """MCP server connections: started on first use, shared, restarted, closed with their scope.
 
-Each server's connection (``stdio_client`` + ``ClientSession``) lives in one
-task of the :class:`McpServers` nursery, because the SDK's context managers
-must be left in the task that entered them. The first caller starts it and
-waits, at most ``startup_timeout``, for ``initialize`` and ``tools/list``;
-later callers share the session. A call runs under the earlier of the agent's
-deadline and ``call_timeout``. A server whose process dies gives tool errors,
-and the next use after a backoff (doubled per failure) starts it again. A
-startup failure is one line (:attr:`McpServerStatus.error`) and never raises
-into the run. Leaving :func:`open_mcp_servers` closes every connection, and the
-SDK ends each server's process (stdin closed, then terminate, then kill).
+Each server's connection (``stdio_client`` or ``streamable_http_client``, then
+``ClientSession``) lives in one task of the :class:`McpServers` nursery,
+because the SDK's context managers must be left in the task that entered
+them. The first caller starts it and waits, at most ``startup_timeout``, for
+``initialize`` and ``tools/list``; later callers share the session. A call runs
+under the earlier of the agent's deadline and ``call_timeout``. A server whose
+process dies (or whose HTTP endpoint stops answering) gives tool errors, and
+the next use after a backoff (doubled per failure) starts it again. A startup
+failure is one line (:attr:`McpServerStatus.error`) and never raises into the
+run. Leaving :func:`open_mcp_servers` closes every
+connection: the SDK ends a stdio server's process (stdin closed, then
+terminate, then kill) and ends an HTTP session with ``DELETE``.
 """
 
 from __future__ import annotations
@@ -18,13 +20,16 @@ import math
 import os
 import tempfile
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
-from typing import IO, Any, Literal
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import IO, Any, Literal, TextIO
 
 import attrs
+import httpx2
 import trio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED
 
@@ -70,6 +75,51 @@ def _one_line(exc: BaseException) -> str:
     exc = _leaf(exc)
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0][:300]}" if text else type(exc).__name__
+
+
+def _http_headers(config: McpServerConfig) -> dict[str, str]:
+    """The headers of an HTTP server: static ones, then those read from the environment now."""
+    headers = dict(config.headers)
+    for header, variable in config.env_headers.items():
+        value = os.environ.get(variable)
+        if value:
+            headers[header] = value
+    if config.bearer_token_env_var is not None:
+        token = os.environ.get(config.bearer_token_env_var)
+        if not token:
+            raise ValueError(
+                f"environment variable {config.bearer_token_env_var} "
+                "(bearer_token_env_var) is not set; set it to the server's token"
+            )
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
+@asynccontextmanager
+async def _http_transport(config: McpServerConfig, log: TextIO) -> AsyncIterator[Any]:
+    """The SDK's streamable HTTP transport over a client this connection owns and closes.
+
+    Connect, write and pool waits are bounded by ``startup_timeout``; a read
+    may wait up to ``call_timeout`` (a call's own deadline is applied above
+    this by a Trio cancel scope). An HTTP error status goes to ``log`` (the
+    SDK reports a 401 only as "Server returned an error response").
+    """
+    assert config.url is not None
+    timeout = httpx2.Timeout(config.startup_timeout, read=config.call_timeout)
+
+    async def note_error(response: httpx2.Response) -> None:
+        if response.status_code >= 400:
+            log.write(
+                f"HTTP {response.status_code} {response.reason_phrase} "
+                f"on {response.request.method}\n"
+            )
+
+    async with (
+        create_mcp_http_client(headers=_http_headers(config), timeout=timeout) as client,
+        streamable_http_client(config.url, http_client=client) as streams,
+    ):
+        client.event_hooks["response"].append(note_error)
+        yield streams
 
 
 def _result_text(result: Any) -> str:
@@ -141,7 +191,12 @@ class McpServer:
                         server=self.name,
                     )
                 return ToolResult.error(f"MCP server {self.name!r}: {exc}", server=self.name)
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            except (
+                trio.BrokenResourceError,
+                trio.ClosedResourceError,
+                OSError,
+                httpx2.TransportError,
+            ) as exc:
                 self._crashed(_one_line(exc))
                 return ToolResult.error(
                     f"MCP server {self.name!r} stopped during the call ({_one_line(exc)}); "
@@ -197,20 +252,27 @@ class McpServer:
         self._nursery.start_soon(self._run, self._ready)
         await self._ready.wait()
 
-    async def _run(self, ready: trio.Event) -> None:
+    def _transport(self, log: TextIO) -> AbstractAsyncContextManager[Any]:
         config = self.config
+        if config.url is not None:
+            return _http_transport(config, log)
+        assert config.command is not None
         params = StdioServerParameters(
             command=config.command,
             args=list(config.args),
             env={**os.environ, **config.env} if config.env else None,
             cwd=config.cwd,
         )
+        return stdio_client(params, errlog=log)
+
+    async def _run(self, ready: trio.Event) -> None:
+        config = self.config
         with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
             stop = self._stop = trio.CancelScope()
             try:
                 with stop:
                     async with (
-                        stdio_client(params, errlog=log) as (read, write),
+                        self._transport(log) as (read, write),
                         ClientSession(read, write) as session,
                     ):
                         with trio.fail_after(config.startup_timeout):
@@ -229,7 +291,8 @@ class McpServer:
                 else:
                     why = _one_line(exc)
                 if self._stop is stop:
-                    self._crashed(why + (f" (stderr: {tail})" if tail else ""))
+                    label = "stderr" if config.command is not None else "http"
+                    self._crashed(why + (f" ({label}: {tail})" if tail else ""))
             finally:
                 if self._stop is stop:
                     self._session = None
