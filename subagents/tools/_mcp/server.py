@@ -9,7 +9,10 @@ under the earlier of the agent's deadline and ``call_timeout``. A server whose
 process dies (or whose HTTP endpoint stops answering) gives tool errors, and
 the next use after a backoff (doubled per failure) starts it again. A startup
 failure is one line (:attr:`McpServerStatus.error`) and never raises into the
-run. Leaving :func:`open_mcp_servers` closes every
+run. ``notifications/tools/list_changed`` marks the list stale and the
+connection task lists the tools again (notifications that arrive meanwhile are
+folded into one more listing, so nothing queues up); a tool the server no
+longer offers gives a tool error. Leaving :func:`open_mcp_servers` closes every
 connection: the SDK ends a stdio server's process (stdin closed, then
 terminate, then kill) and ends an HTTP session with ``DELETE``.
 """
@@ -31,7 +34,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import CONNECTION_CLOSED
+from mcp.types import CONNECTION_CLOSED, ToolListChangedNotification
 
 from subagents.tools._mcp.config import McpServerConfig
 from subagents.tools._mcp.tool import McpTool, arguments_struct
@@ -152,6 +155,9 @@ class McpServer:
         self._failures = 0
         self._retry_at = -math.inf
         self._closed = False
+        self._listings = 0
+        self._listed = trio.Event()
+        self._stale = False
 
     @property
     def name(self) -> str:
@@ -163,9 +169,31 @@ class McpServer:
         return McpServerStatus(self.name, self.config.transport, self._status, self._error)
 
     async def tools(self) -> tuple[McpTool, ...]:
-        """The server's tools, starting it if needed; ``()`` when it cannot start."""
+        """The server's tools, starting it if needed; ``()`` when it cannot start.
+
+        After a ``list_changed`` the new list is waited for (at most
+        ``call_timeout``), so the caller never gets the list the server replaced.
+        """
         await self._ensure_started()
+        if self._stale and self._status == "running":
+            await self.wait_listings(self._listings + 1)
         return self._tools if self._status == "running" else ()
+
+    @property
+    def listings(self) -> int:
+        """How many tool lists this server has given (a start, or a ``list_changed``)."""
+        return self._listings
+
+    async def wait_listings(self, count: int) -> bool:
+        """Wait, at most ``call_timeout``, until :attr:`listings` reaches ``count``.
+
+        For a caller that knows the server changed its tools (it sent
+        ``notifications/tools/list_changed``) and must see the new list.
+        """
+        with trio.move_on_after(self.config.call_timeout):
+            while self._listings < count and self._status in ("running", "starting"):
+                await self._listed.wait()
+        return self._listings >= count
 
     async def call_tool(
         self, tool: str, arguments: Mapping[str, Any], *, deadline: float = math.inf
@@ -177,6 +205,13 @@ class McpServer:
             return ToolResult.error(
                 f"MCP server {self.name!r} is not available ({self._error or self._status}); "
                 "try again later or use another tool"
+            )
+        if all(known.tool_name != tool for known in self._tools):
+            offered = ", ".join(known.tool_name for known in self._tools) or "none"
+            return ToolResult.error(
+                f"MCP server {self.name!r} no longer offers tool {tool!r} (its tool list "
+                f"changed); its tools now: {offered}",
+                server=self.name,
             )
         limit = min(deadline, trio.current_time() + self.config.call_timeout)
         with trio.move_on_at(limit) as scope:
@@ -222,6 +257,7 @@ class McpServer:
         if self._stop is not None:
             self._stop.cancel()
         self._status = "closed"
+        self._wake_listeners()
 
     def _connection_alive(self) -> bool:
         return self._status == "running" and self._stop is not None and not self._stop.cancel_called
@@ -235,6 +271,7 @@ class McpServer:
         self._status = "failed"
         self._error = why
         self._session = None
+        self._wake_listeners()
         if self._stop is not None:
             self._stop.cancel()
 
@@ -265,29 +302,57 @@ class McpServer:
         )
         return stdio_client(params, errlog=log)
 
+    def _took_list(self, listed: Any) -> None:
+        self._tools = tuple(self._adapt(tool) for tool in listed.tools)
+        self._listings += 1
+        self._stale = False
+        self._wake_listeners()
+
+    def _wake_listeners(self) -> None:
+        self._listed.set()
+        self._listed = trio.Event()
+
     async def _run(self, ready: trio.Event) -> None:
         config = self.config
+        changed = trio.Event()
         with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
             stop = self._stop = trio.CancelScope()
+
+            async def on_message(message: Any) -> None:
+                # run by the SDK in a task of its own: only mark the list stale here,
+                # the connection task below lists again (never from this callback)
+                if isinstance(message, ToolListChangedNotification) and self._stop is stop:
+                    self._stale = True
+                    changed.set()
+
             try:
                 with stop:
                     async with (
                         self._transport(log) as (read, write),
-                        ClientSession(read, write) as session,
+                        ClientSession(read, write, message_handler=on_message) as session,
                     ):
                         with trio.fail_after(config.startup_timeout):
                             await session.initialize()
                             listed = await session.list_tools()
-                        self._tools = tuple(self._adapt(tool) for tool in listed.tools)
+                        self._took_list(listed)
                         self._session = session
                         self._status = "running"
                         self._failures = 0
                         ready.set()
-                        await trio.sleep_forever()
+                        while True:
+                            await changed.wait()
+                            changed = trio.Event()
+                            with trio.fail_after(config.call_timeout):
+                                listed = await session.list_tools()
+                            self._took_list(listed)
             except Exception as exc:
                 tail = _stderr_tail(log)
                 if isinstance(_leaf(exc), trio.TooSlowError):
-                    why = f"no answer to initialize within {config.startup_timeout:g}s"
+                    why = (
+                        f"no answer to tools/list within {config.call_timeout:g}s"
+                        if self._status == "running"
+                        else f"no answer to initialize within {config.startup_timeout:g}s"
+                    )
                 else:
                     why = _one_line(exc)
                 if self._stop is stop:
