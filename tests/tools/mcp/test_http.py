@@ -25,6 +25,8 @@ import msgspec
 import pytest
 import trio
 
+from subagents import testing
+from subagents.runtime import ScriptedProvider, open_runtime
 from subagents.tools import (
     McpServerConfig,
     ToolContext,
@@ -32,6 +34,7 @@ from subagents.tools import (
     open_mcp_servers,
     read_mcp_json,
 )
+from tests.runtime.world import World, tool_results
 
 pytest.importorskip("uvicorn")
 
@@ -229,3 +232,45 @@ def test_a_config_is_either_stdio_or_http() -> None:
     http = McpServerConfig(name="x", url="https://example.com/mcp", headers={"A": "secret"})
     assert http.transport == "http"
     assert "secret" not in repr(http)
+
+
+async def test_a_trusted_projects_mcp_json_reaches_an_http_server_through_its_variables(
+    tmp_path: Path,
+) -> None:
+    """The runtime expands ``${VAR}`` from its environment for a trusted workspace only."""
+    world = World(tmp_path)
+    entry = {
+        "type": "http",
+        "url": "http://127.0.0.1:${FIXTURE_PORT}/mcp",
+        "headers": {"Authorization": "Bearer ${FIXTURE_TOKEN}", "X-Tenant": "${T:-dflt}"},
+    }
+    (world.project / ".mcp.json").write_text(json.dumps({"mcpServers": {"remote": entry}}))
+    world.agent("caller", tools="mcp__remote__echo")
+    replies = iter([testing.call("mcp__remote__echo", text="hey"), testing.say("done")])
+    provider = ScriptedProvider(testing.RecordingPolicy(lambda request: next(replies)))
+    async with _serve("--token", "s3cret") as (_served, port):
+        env = {"FIXTURE_PORT": str(port), "FIXTURE_TOKEN": "s3cret"}
+        async with open_runtime(
+            world.config(),
+            cwd=world.project,
+            home=world.home,
+            env=env,
+            provider=provider,
+            trust_project=True,
+        ) as rt:
+            agent = (await rt.spawn("caller", "Echo hey")).agent_id
+            await rt.wait([agent], timeout=30)
+            (result,) = tool_results(rt.conversation(agent).messages)
+            assert not result.is_error
+            assert "hey tenant=dflt" in str(result.content)
+            assert [(s.transport, s.status) for s in rt.mcp_servers()] == [("http", "running")]
+        async with open_runtime(
+            world.config(),
+            cwd=world.project,
+            home=world.home,
+            env=env,
+            provider=provider,
+            trust_project=False,
+        ) as rt:
+            (status,) = rt.mcp_servers()
+            assert (status.transport, status.status) == ("http", "not trusted")
