@@ -32,7 +32,7 @@ import trio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED, ToolListChangedNotification
 
@@ -103,12 +103,15 @@ async def _http_transport(config: McpServerConfig, log: TextIO) -> AsyncIterator
     """The SDK's streamable HTTP transport over a client this connection owns and closes.
 
     Connect, write and pool waits are bounded by ``startup_timeout``; a read
-    may wait up to ``call_timeout`` (a call's own deadline is applied above
-    this by a Trio cancel scope). An HTTP error status goes to ``log`` (the
+    by the SDK's own limit for its long-lived event streams (the standalone
+    GET stream is idle between server messages, and the SDK stops reopening it
+    after a few failures), at least ``call_timeout``; a call's own deadline is
+    a Trio cancel scope above this. An HTTP error status goes to ``log`` (the
     SDK reports a 401 only as "Server returned an error response").
     """
     assert config.url is not None
-    timeout = httpx2.Timeout(config.startup_timeout, read=config.call_timeout)
+    read = max(config.call_timeout, MCP_DEFAULT_SSE_READ_TIMEOUT)
+    timeout = httpx2.Timeout(config.startup_timeout, read=read)
 
     async def note_error(response: httpx2.Response) -> None:
         if response.status_code >= 400:
