@@ -264,7 +264,9 @@ async def open_runtime(
             ),
             redactor=redactor,
         )
-        mcp_project = await trio.to_thread.run_sync(read_mcp_json, root)
+        # ${VAR} in .mcp.json is expanded only for a trusted workspace's file
+        trusted = config.project is None or config.project.trusted
+        mcp_project = await trio.to_thread.run_sync(read_mcp_json, root, env if trusted else None)
         services.mcp = await stack.enter_async_context(_mcp_servers(config, mcp_project, log))
         follower = ProgressFollower(log)
         runtime = Runtime(services, catalog=catalog, bus=bus, follower=follower)

@@ -9,7 +9,14 @@ cancel scope (``trio.move_on_after``) cancels a pending request. Checked with
 (tests/tools/mcp/test_server.py). One rule matters: the SDK's context managers
 must be entered and left in the same task, so each server's connection lives
 in one task of its own (:class:`McpServer`), and calls from other tasks use the
-session it opened.
+session it opened. The same holds for ``streamable_http_client`` (a server
+configured by ``url``): its ``httpx2`` client runs on anyio's Trio backend too,
+is made by the connection task with connect/read timeouts and closed by it, and
+a call's deadline is still a Trio cancel scope (checked against the SDK's own
+``MCPServer`` served by uvicorn on loopback, tests/tools/mcp/test_http.py).
+Notifications reach the session's ``message_handler`` in a task the SDK starts;
+``tools/list_changed`` only marks the list stale there, and the connection task
+lists again.
 
 Tools are named as in Claude Code, ``mcp__<server>__<tool>``
 (https://docs.claude.com/en/docs/claude-code/mcp), so ``mcp__github__*`` in

@@ -1,15 +1,20 @@
 """MCP server connections: started on first use, shared, restarted, closed with their scope.
 
-Each server's connection (``stdio_client`` + ``ClientSession``) lives in one
-task of the :class:`McpServers` nursery, because the SDK's context managers
-must be left in the task that entered them. The first caller starts it and
-waits, at most ``startup_timeout``, for ``initialize`` and ``tools/list``;
-later callers share the session. A call runs under the earlier of the agent's
-deadline and ``call_timeout``. A server whose process dies gives tool errors,
-and the next use after a backoff (doubled per failure) starts it again. A
-startup failure is one line (:attr:`McpServerStatus.error`) and never raises
-into the run. Leaving :func:`open_mcp_servers` closes every connection, and the
-SDK ends each server's process (stdin closed, then terminate, then kill).
+Each server's connection (``stdio_client`` or ``streamable_http_client``, then
+``ClientSession``) lives in one task of the :class:`McpServers` nursery,
+because the SDK's context managers must be left in the task that entered
+them. The first caller starts it and waits, at most ``startup_timeout``, for
+``initialize`` and ``tools/list``; later callers share the session. A call runs
+under the earlier of the agent's deadline and ``call_timeout``. A server whose
+process dies (or whose HTTP endpoint stops answering) gives tool errors, and
+the next use after a backoff (doubled per failure) starts it again. A startup
+failure is one line (:attr:`McpServerStatus.error`) and never raises into the
+run. ``notifications/tools/list_changed`` marks the list stale and the
+connection task lists the tools again (notifications that arrive meanwhile are
+folded into one more listing, so nothing queues up); a tool the server no
+longer offers gives a tool error. Leaving :func:`open_mcp_servers` closes every
+connection: the SDK ends a stdio server's process (stdin closed, then
+terminate, then kill) and ends an HTTP session with ``DELETE``.
 """
 
 from __future__ import annotations
@@ -18,15 +23,18 @@ import math
 import os
 import tempfile
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
-from typing import IO, Any, Literal
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import IO, Any, Literal, TextIO
 
 import attrs
+import httpx2
 import trio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import CONNECTION_CLOSED
+from mcp.types import CONNECTION_CLOSED, ToolListChangedNotification
 
 from subagents.tools._mcp.config import McpServerConfig
 from subagents.tools._mcp.tool import McpTool, arguments_struct
@@ -72,6 +80,54 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0][:300]}" if text else type(exc).__name__
 
 
+def _http_headers(config: McpServerConfig) -> dict[str, str]:
+    """The headers of an HTTP server: static ones, then those read from the environment now."""
+    headers = dict(config.headers)
+    for header, variable in config.env_headers.items():
+        value = os.environ.get(variable)
+        if value:
+            headers[header] = value
+    if config.bearer_token_env_var is not None:
+        token = os.environ.get(config.bearer_token_env_var)
+        if not token:
+            raise ValueError(
+                f"environment variable {config.bearer_token_env_var} "
+                "(bearer_token_env_var) is not set; set it to the server's token"
+            )
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
+@asynccontextmanager
+async def _http_transport(config: McpServerConfig, log: TextIO) -> AsyncIterator[Any]:
+    """The SDK's streamable HTTP transport over a client this connection owns and closes.
+
+    Connect, write and pool waits are bounded by ``startup_timeout``; a read
+    by the SDK's own limit for its long-lived event streams (the standalone
+    GET stream is idle between server messages, and the SDK stops reopening it
+    after a few failures), at least ``call_timeout``; a call's own deadline is
+    a Trio cancel scope above this. An HTTP error status goes to ``log`` (the
+    SDK reports a 401 only as "Server returned an error response").
+    """
+    assert config.url is not None
+    read = max(config.call_timeout, MCP_DEFAULT_SSE_READ_TIMEOUT)
+    timeout = httpx2.Timeout(config.startup_timeout, read=read)
+
+    async def note_error(response: httpx2.Response) -> None:
+        if response.status_code >= 400:
+            log.write(
+                f"HTTP {response.status_code} {response.reason_phrase} "
+                f"on {response.request.method}\n"
+            )
+
+    async with (
+        create_mcp_http_client(headers=_http_headers(config), timeout=timeout) as client,
+        streamable_http_client(config.url, http_client=client) as streams,
+    ):
+        client.event_hooks["response"].append(note_error)
+        yield streams
+
+
 def _result_text(result: Any) -> str:
     parts: list[str] = []
     for block in result.content:
@@ -102,6 +158,9 @@ class McpServer:
         self._failures = 0
         self._retry_at = -math.inf
         self._closed = False
+        self._listings = 0
+        self._listed = trio.Event()
+        self._stale = False
 
     @property
     def name(self) -> str:
@@ -113,9 +172,31 @@ class McpServer:
         return McpServerStatus(self.name, self.config.transport, self._status, self._error)
 
     async def tools(self) -> tuple[McpTool, ...]:
-        """The server's tools, starting it if needed; ``()`` when it cannot start."""
+        """The server's tools, starting it if needed; ``()`` when it cannot start.
+
+        After a ``list_changed`` the new list is waited for (at most
+        ``call_timeout``), so the caller never gets the list the server replaced.
+        """
         await self._ensure_started()
+        if self._stale and self._status == "running":
+            await self.wait_listings(self._listings + 1)
         return self._tools if self._status == "running" else ()
+
+    @property
+    def listings(self) -> int:
+        """How many tool lists this server has given (a start, or a ``list_changed``)."""
+        return self._listings
+
+    async def wait_listings(self, count: int) -> bool:
+        """Wait, at most ``call_timeout``, until :attr:`listings` reaches ``count``.
+
+        For a caller that knows the server changed its tools (it sent
+        ``notifications/tools/list_changed``) and must see the new list.
+        """
+        with trio.move_on_after(self.config.call_timeout):
+            while self._listings < count and self._status in ("running", "starting"):
+                await self._listed.wait()
+        return self._listings >= count
 
     async def call_tool(
         self, tool: str, arguments: Mapping[str, Any], *, deadline: float = math.inf
@@ -127,6 +208,13 @@ class McpServer:
             return ToolResult.error(
                 f"MCP server {self.name!r} is not available ({self._error or self._status}); "
                 "try again later or use another tool"
+            )
+        if all(known.tool_name != tool for known in self._tools):
+            offered = ", ".join(known.tool_name for known in self._tools) or "none"
+            return ToolResult.error(
+                f"MCP server {self.name!r} no longer offers tool {tool!r} (its tool list "
+                f"changed); its tools now: {offered}",
+                server=self.name,
             )
         limit = min(deadline, trio.current_time() + self.config.call_timeout)
         with trio.move_on_at(limit) as scope:
@@ -141,7 +229,12 @@ class McpServer:
                         server=self.name,
                     )
                 return ToolResult.error(f"MCP server {self.name!r}: {exc}", server=self.name)
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            except (
+                trio.BrokenResourceError,
+                trio.ClosedResourceError,
+                OSError,
+                httpx2.TransportError,
+            ) as exc:
                 self._crashed(_one_line(exc))
                 return ToolResult.error(
                     f"MCP server {self.name!r} stopped during the call ({_one_line(exc)}); "
@@ -167,6 +260,7 @@ class McpServer:
         if self._stop is not None:
             self._stop.cancel()
         self._status = "closed"
+        self._wake_listeners()
 
     def _connection_alive(self) -> bool:
         return self._status == "running" and self._stop is not None and not self._stop.cancel_called
@@ -180,6 +274,7 @@ class McpServer:
         self._status = "failed"
         self._error = why
         self._session = None
+        self._wake_listeners()
         if self._stop is not None:
             self._stop.cancel()
 
@@ -197,39 +292,75 @@ class McpServer:
         self._nursery.start_soon(self._run, self._ready)
         await self._ready.wait()
 
-    async def _run(self, ready: trio.Event) -> None:
+    def _transport(self, log: TextIO) -> AbstractAsyncContextManager[Any]:
         config = self.config
+        if config.url is not None:
+            return _http_transport(config, log)
+        assert config.command is not None
         params = StdioServerParameters(
             command=config.command,
             args=list(config.args),
             env={**os.environ, **config.env} if config.env else None,
             cwd=config.cwd,
         )
+        return stdio_client(params, errlog=log)
+
+    def _took_list(self, listed: Any) -> None:
+        self._tools = tuple(self._adapt(tool) for tool in listed.tools)
+        self._listings += 1
+        self._stale = False
+        self._wake_listeners()
+
+    def _wake_listeners(self) -> None:
+        self._listed.set()
+        self._listed = trio.Event()
+
+    async def _run(self, ready: trio.Event) -> None:
+        config = self.config
+        changed = trio.Event()
         with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
             stop = self._stop = trio.CancelScope()
+
+            async def on_message(message: Any) -> None:
+                # run by the SDK in a task of its own: only mark the list stale here,
+                # the connection task below lists again (never from this callback)
+                if isinstance(message, ToolListChangedNotification) and self._stop is stop:
+                    self._stale = True
+                    changed.set()
+
             try:
                 with stop:
                     async with (
-                        stdio_client(params, errlog=log) as (read, write),
-                        ClientSession(read, write) as session,
+                        self._transport(log) as (read, write),
+                        ClientSession(read, write, message_handler=on_message) as session,
                     ):
                         with trio.fail_after(config.startup_timeout):
                             await session.initialize()
                             listed = await session.list_tools()
-                        self._tools = tuple(self._adapt(tool) for tool in listed.tools)
+                        self._took_list(listed)
                         self._session = session
                         self._status = "running"
                         self._failures = 0
                         ready.set()
-                        await trio.sleep_forever()
+                        while True:
+                            await changed.wait()
+                            changed = trio.Event()
+                            with trio.fail_after(config.call_timeout):
+                                listed = await session.list_tools()
+                            self._took_list(listed)
             except Exception as exc:
                 tail = _stderr_tail(log)
                 if isinstance(_leaf(exc), trio.TooSlowError):
-                    why = f"no answer to initialize within {config.startup_timeout:g}s"
+                    why = (
+                        f"no answer to tools/list within {config.call_timeout:g}s"
+                        if self._status == "running"
+                        else f"no answer to initialize within {config.startup_timeout:g}s"
+                    )
                 else:
                     why = _one_line(exc)
                 if self._stop is stop:
-                    self._crashed(why + (f" (stderr: {tail})" if tail else ""))
+                    label = "stderr" if config.command is not None else "http"
+                    self._crashed(why + (f" ({label}: {tail})" if tail else ""))
             finally:
                 if self._stop is stop:
                     self._session = None

@@ -1,6 +1,8 @@
 """``[mcp_servers.NAME]`` in our config files, in Codex's shape (codex-rs ``McpServerConfig``:
-``command``, ``args``, ``env``, ``cwd``, ``startup_timeout_sec``, ``tool_timeout_sec``),
-checked once, merged server by server, and left out of an untrusted project file."""
+``command``, ``args``, ``env``, ``cwd``, ``startup_timeout_sec``, ``tool_timeout_sec``; and
+``McpServerTransportConfig::StreamableHttp``: ``url``, ``http_headers``,
+``bearer_token_env_var``, ``env_http_headers``), checked once, merged server by server,
+and left out of an untrusted project file."""
 
 from __future__ import annotations
 
@@ -31,6 +33,28 @@ def test_a_server_table_becomes_a_server_config(tmp_path: Path) -> None:
     assert config.sources["mcp_servers.time"].endswith("config.toml")
 
 
+def test_a_url_table_becomes_a_streamable_http_server(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _user(
+        home,
+        '[mcp_servers.figma]\nurl = "https://mcp.example.com/mcp"\n'
+        'bearer_token_env_var = "FIGMA_TOKEN"\n'
+        'http_headers = { "X-Team" = "design" }\n'
+        'env_http_headers = { "X-Org" = "FIGMA_ORG" }\n',
+    )
+    config = load_config(cwd=tmp_path, home=home, env={})
+    (server,) = config.mcp_server_configs()
+    assert (server.name, server.transport, server.url) == (
+        "figma",
+        "http",
+        "https://mcp.example.com/mcp",
+    )
+    assert server.command is None
+    assert dict(server.headers) == {"X-Team": "design"}
+    assert server.bearer_token_env_var == "FIGMA_TOKEN"
+    assert dict(server.env_headers) == {"X-Org": "FIGMA_ORG"}
+
+
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
@@ -38,6 +62,9 @@ def test_a_server_table_becomes_a_server_config(tmp_path: Path) -> None:
         ('command = "x"\ncomand = "y"\n', "unknown key(s) comand"),
         ('command = "x"\ntool_timeout_sec = 0\n', "tool_timeout_sec"),
         ('command = "x"\ntype = "sse"\n', "not supported"),
+        ('url = "ftp://h/mcp"\n', "http:// or https://"),
+        ('url = "https://h/mcp"\nargs = ["x"]\n', "args apply only to a 'command' server"),
+        ('url = "https://h/mcp"\nbearer_token_env_var = 1\n', "bearer_token_env_var"),
     ],
 )
 def test_a_bad_server_is_a_config_error_naming_it(tmp_path: Path, body: str, reason: str) -> None:
