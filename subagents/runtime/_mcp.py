@@ -6,23 +6,30 @@ configured servers and its inline ones (Claude Code's subagent field). An
 inline server is registered once per agent type and shared by the agents of
 that type. A project agent's inline server is repository code: in an
 untrusted workspace it is not started and is reported as ``not trusted``.
-The tools still go through the agent's filter afterwards.
+An agent with at least one server also gets ``ListMcpResourcesTool`` and
+``ReadMcpResourceTool`` over those servers. The tools still go through the
+agent's filter afterwards.
 """
 
 from __future__ import annotations
 
 from subagents.agents import AgentDefinition, AgentSource
 from subagents.runtime._services import Services
-from subagents.tools import McpServerStatus, McpTool, mcp_server_config
+from subagents.tools import McpServerStatus, Tool, mcp_resource_tools, mcp_server_config
 
 __all__ = ["agent_mcp_tools"]
 
 
-async def agent_mcp_tools(services: Services, definition: AgentDefinition) -> list[McpTool]:
-    """The MCP tools offered to an agent of ``definition``, starting its servers if needed."""
+async def agent_mcp_tools(services: Services, definition: AgentDefinition) -> list[Tool]:
+    """The MCP tools offered to an agent of ``definition``, starting its servers if needed.
+
+    Its servers' tools, then the two resource tools when it has any server.
+    """
+    mcp = services.mcp
     refs = definition.mcp_servers
     if refs is None:
-        return await services.mcp.tools()
+        shared = [server for key, server in mcp.servers.items() if key not in mcp.private]
+        return [*await mcp.tools(), *mcp_resource_tools(shared)]
     project = services.config.project
     untrusted = (
         definition.source is AgentSource.PROJECT and project is not None and not project.trusted
@@ -57,4 +64,5 @@ async def agent_mcp_tools(services: Services, definition: AgentDefinition) -> li
         key = f"{definition.name}:{ref.name}"
         services.mcp.add(key, config)
         keys.append(key)
-    return await services.mcp.tools(keys)
+    servers = [server for key in keys if (server := mcp.get(key)) is not None]
+    return [*await mcp.tools(keys), *mcp_resource_tools(servers)]
