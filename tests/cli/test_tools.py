@@ -67,6 +67,8 @@ def test_without_an_agent_every_offered_tool_is_listed_and_given(
     }
     assert rows["Bash"]["needs_approval"] is True
     assert rows["spawn_agent"]["source"] == "lifecycle"
+    for name in ("MultiEdit", "WebFetch", "WebSearch", "TodoWrite"):  # every tool we ship
+        assert rows[name]["source"] == "builtin", name
     assert all(row["reason"] is None for row in rows.values())
 
 
