@@ -58,12 +58,14 @@ from subagents.runtime import (
     open_runtime,
 )
 from subagents.tools import (
+    McpServerConfig,
     ToolContext,
     ToolFlags,
     ToolPolicy,
     ToolRegistry,
     ToolResult,
     filter_tools,
+    open_mcp_servers,
     tool,
 )
 
@@ -337,6 +339,42 @@ def main(argv: list[str] | None = None) -> int:
     for line in failed:
         print(f"MISSED TARGET {line}", file=sys.stderr)
     return 0
+
+
+#: The stdio MCP server of the mcp_call scenario (its one tool is ``add``).
+MCP_ADD_SERVER = Path(__file__).with_name("mcp_add_server.py")
+
+
+class McpServerUnavailable(RuntimeError):
+    """The mcp_call scenario's server did not start; the message says why."""
+
+
+async def mcp_tool_calls(n: int) -> float:
+    """``n`` calls of the ``add`` tool of a stdio MCP server through a registry, round trips.
+
+    The server (bench/mcp_add_server.py) is started and called once before the
+    clock starts, so only the calls are measured: encode, pipe to the server
+    process, its answer, decode, the tool result.
+    """
+    config = McpServerConfig(name="bench", command=sys.executable, args=(str(MCP_ADD_SERVER),))
+    result = None
+    async with open_mcp_servers([config]) as servers:
+        tools = await servers.tools()
+        (status,) = servers.statuses()
+        if tools:
+            registry = ToolRegistry(tools)
+            ctx = ToolContext(agent_id="bench", depth=0, workspace_root=Path.cwd())
+            arguments = {"a": 1, "b": 2}
+            result = await registry.call("mcp__bench__add", arguments, ctx)  # warm-up
+            start = time.perf_counter()
+            for _ in range(n):
+                result = await registry.call("mcp__bench__add", arguments, ctx)
+            elapsed = time.perf_counter() - start
+    # Raised outside the servers' nursery, so the caller gets it as it is (no group).
+    if result is None:
+        raise McpServerUnavailable(status.error or status.status)
+    assert result.content == "3", result
+    return elapsed
 
 
 if __name__ == "__main__":

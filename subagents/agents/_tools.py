@@ -97,6 +97,8 @@ IMPLEMENTED_TOOLS: tuple[str, ...] = (
     "WebFetch",
     "WebSearch",
     "TodoWrite",
+    "ListMcpResourcesTool",
+    "ReadMcpResourceTool",
     "Task",
     "Agent",
     "TaskOutput",

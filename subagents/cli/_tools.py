@@ -3,14 +3,20 @@
 The toolset is the one a run offers (the built-in tools, then the lifecycle
 tools); with ``--agent NAME`` it goes through the same five filter layers as
 that agent's, spawned by the lead, and each removed tool carries the filter's
-reason. The runtime's configuration holds no MCP servers yet, so ``servers``
-is empty. Names and reasons come from repository content, so they are shown
-by :func:`~subagents._visible.visible`.
+reason. MCP servers are the run's (``[mcp_servers.NAME]``, a trusted
+workspace's ``.mcp.json``, the agent's ``mcpServers``): as ``claude mcp list``
+does, the listing starts them (each bounded by its startup timeout) to list
+their tools, ``mcp:<server>``, filtered like the rest, and shows every
+server's state; a project's servers in an untrusted workspace are shown as
+``not trusted`` and never started. Names and reasons come from repository
+content, so they are shown by :func:`~subagents._visible.visible`.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,14 +24,23 @@ from typing import TextIO
 
 import attrs
 import msgspec
+import trio
 
 from subagents._visible import json_safe, visible
 from subagents.actors import Status, WaitResult
-from subagents.agents import AgentCatalog, UnknownAgentError, discover_agents
-from subagents.runtime import ConfigError, RuntimeConfig, load_config
+from subagents.agents import AgentCatalog, AgentDefinition, UnknownAgentError, discover_agents
+from subagents.runtime import (
+    ConfigError,
+    RuntimeConfig,
+    definition_mcp_tools,
+    load_config,
+    runtime_mcp_servers,
+)
 from subagents.tools import (
     AgentHost,
     AgentReport,
+    McpServerConfig,
+    McpServerStatus,
     SpawnedAgent,
     Tool,
     ToolContext,
@@ -35,6 +50,8 @@ from subagents.tools import (
     builtin_tools,
     filter_tools,
     lifecycle_tools,
+    open_mcp_servers,
+    read_mcp_json,
     tool_policy,
     tool_rows,
 )
@@ -176,20 +193,45 @@ def offered_tools(config: RuntimeConfig, catalog: AgentCatalog) -> tuple[Tool, .
     )
 
 
+async def _mcp_tools(
+    configs: Sequence[McpServerConfig],
+    reported: Sequence[McpServerStatus],
+    definition: AgentDefinition | None,
+    *,
+    trusted: bool,
+) -> tuple[list[Tool], list[McpServerStatus]]:
+    """The agent's MCP tools and every server's state, the servers started and closed again."""
+    async with open_mcp_servers(configs, reported) as mcp:
+        # Started together: a slow server costs its own startup timeout, not the sum.
+        async with trio.open_nursery() as nursery:
+            for server in mcp.servers.values():
+                nursery.start_soon(server.tools)
+        tools = await definition_mcp_tools(mcp, definition, project_trusted=trusted)
+        return tools, mcp.statuses()
+
+
 def _listing(args: argparse.Namespace) -> ToolsListing:
-    cwd = args.cwd or Path.cwd()
+    cwd = Path(os.path.abspath(args.cwd or Path.cwd()))
     config = load_config(cwd=cwd, home=args.home)
     catalog = discover_agents(cwd=cwd, home=args.home, agents_json=args.agents_json)
-    tools = offered_tools(config, catalog)
+    definition = None if args.agent is None else catalog.get(args.agent)
     trust = config.trust_policy()
-    if args.agent is None:
+    if definition is None:
         # The lead's view: depth 0, every offered tool, no definition to narrow it.
         policy = ToolPolicy(depth=0, max_depth=config.limits.max_depth)
     else:
-        definition = catalog.get(args.agent)
         policy = tool_policy(definition, depth=1, max_depth=config.limits.max_depth)
+    trusted = config.project is None or config.project.trusted
+    # ${VAR} in .mcp.json is expanded only for a trusted workspace's file, as in open_runtime
+    mcp_project = read_mcp_json(cwd, dict(os.environ) if trusted else None)
+    configs, reported = runtime_mcp_servers(config, mcp_project)
+    mcp_tools, statuses = trio.run(
+        functools.partial(_mcp_tools, configs, reported, definition, trusted=trusted)
+    )
+    tools = (*offered_tools(config, catalog), *mcp_tools)
     selection = filter_tools(tools, policy, trust)
-    return ToolsListing(tools=tool_rows(selection, tools), servers=[])
+    servers = [ServerRow(s.name, s.transport, s.status, s.error) for s in statuses]
+    return ToolsListing(tools=tool_rows(selection, tools), servers=servers)
 
 
 def _cmd_list(args: argparse.Namespace) -> int:

@@ -177,6 +177,7 @@ from subagents.runtime._logging import (
     redact,
 )
 from subagents.runtime._loop import AgentSpec, RunControl, grace_notice, run_agent
+from subagents.runtime._mcp import definition_mcp_tools, runtime_mcp_servers
 from subagents.runtime._messages import (
     Block,
     Conversation,
@@ -267,6 +268,8 @@ __all__ = [
     "RuntimeStatistics",
     "AgentHandle",
     "new_session_id",
+    "definition_mcp_tools",
+    "runtime_mcp_servers",
     # configuration
     "RuntimeConfig",
     "LimitsConfig",

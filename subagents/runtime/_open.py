@@ -35,6 +35,7 @@ from subagents.runtime._exceptions import TranscriptError
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._hooks.values import Hook
 from subagents.runtime._logging import RuntimeLog, open_log
+from subagents.runtime._mcp import runtime_mcp_servers
 from subagents.runtime._progress.follower import ProgressFollower
 from subagents.runtime._providers.anthropic import AnthropicProvider
 from subagents.runtime._providers.base import Provider
@@ -43,12 +44,10 @@ from subagents.runtime._runtime import Runtime, RuntimeHost
 from subagents.runtime._services import Services
 from subagents.runtime._transcripts.retention import PrunedSession, clean_old_transcripts
 from subagents.tools import (
-    MCP_JSON,
     ApprovalCallback,
     CallbackApprover,
     McpProject,
     McpServers,
-    McpServerStatus,
     SecretRedactor,
     Tool,
     builtin_tools,
@@ -131,23 +130,10 @@ def _mcp_servers(
     """
     for problem in project.problems:
         log.logger().warning("MCP server problem", problem=problem)
-    if config.project is not None and not config.project.trusted:
-        untrusted = [
-            McpServerStatus(
-                server.name,
-                server.transport,
-                "not trusted",
-                f"{MCP_JSON} is repository code; trust the workspace to start it",
-            )
-            for server in project.servers
-        ]
-        for status in untrusted:
-            log.logger().warning("MCP server not started", server=status.name, error=status.error)
-        return open_mcp_servers(config.mcp_server_configs(), untrusted)
-    # The configured servers first; a .mcp.json server of the same name is the project's.
-    servers = {server.name: server for server in config.mcp_server_configs()}
-    servers.update({server.name: server for server in project.servers})
-    return open_mcp_servers(list(servers.values()))
+    configs, untrusted = runtime_mcp_servers(config, project)
+    for status in untrusted:
+        log.logger().warning("MCP server not started", server=status.name, error=status.error)
+    return open_mcp_servers(configs, untrusted)
 
 
 def _log_trust(log: RuntimeLog, config: RuntimeConfig, *, quiet: bool) -> None:

@@ -119,6 +119,14 @@ from subagents.tools._mcp import (
     open_mcp_servers,
     read_mcp_json,
 )
+from subagents.tools._mcp.resources import (
+    MCP_RESOURCE_TOOL_NAMES,
+    ListMcpResourcesArgs,
+    ListMcpResourcesTool,
+    ReadMcpResourceArgs,
+    ReadMcpResourceTool,
+    mcp_resource_tools,
+)
 from subagents.tools._processes import RUN_MARKER_ENV, ProcessSweep, kill_group
 from subagents.tools._protocol import NO_CAPACITY, Tool, ToolFlags, ToolResult
 from subagents.tools._registry import ToolRegistry, validate_tool_name
@@ -150,6 +158,12 @@ __all__ = [
     "McpTool",
     "mcp_tool_name",
     "open_mcp_servers",
+    "MCP_RESOURCE_TOOL_NAMES",
+    "ListMcpResourcesArgs",
+    "ListMcpResourcesTool",
+    "ReadMcpResourceArgs",
+    "ReadMcpResourceTool",
+    "mcp_resource_tools",
     "DEFAULT_AGENT_TYPE",
     "tool_policy",
     # protocol and values

@@ -19,6 +19,8 @@ __all__ = [
     "MAX_ARGUMENT_BYTES",
     "MAX_RESULT_CHARS",
     "MCP_CALL_TIMEOUT_SECONDS",
+    "MCP_RESOURCE_LIST_MAX",
+    "MCP_RESOURCE_MAX_CHARS",
     "MCP_RESTART_BACKOFF_MAX_SECONDS",
     "MCP_RESTART_BACKOFF_SECONDS",
     "MCP_STARTUP_TIMEOUT_SECONDS",
@@ -96,3 +98,8 @@ WEBFETCH_MAX_BYTES: Final = 5 * 1024 * 1024
 WEBFETCH_MAX_REDIRECTS: Final = 10
 #: Deadline of one whole WebFetch call, every hop and the body included.
 WEBFETCH_TIMEOUT_SECONDS: Final = 30.0
+
+#: Most resources ListMcpResourcesTool shows from one server (its pages are followed up to this).
+MCP_RESOURCE_LIST_MAX: Final = 1000
+#: Most characters ReadMcpResourceTool returns of one read (every content block together).
+MCP_RESOURCE_MAX_CHARS: Final = 100_000

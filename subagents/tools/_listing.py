@@ -15,15 +15,6 @@ from typing import Final
 import msgspec
 
 from subagents.agents import LIFECYCLE_TOOLS
-from subagents.tools._builtin import (
-    BashTool,
-    EditTool,
-    GlobTool,
-    GrepTool,
-    LSTool,
-    ReadTool,
-    WriteTool,
-)
 from subagents.tools._filter import ToolSelection
 from subagents.tools._protocol import Tool
 
@@ -32,7 +23,8 @@ __all__ = ["TOOL_SOURCES", "ToolRow", "tool_rows", "tool_source"]
 #: Every source a tool may have; ``mcp`` stands for ``mcp:<server>``.
 TOOL_SOURCES: Final = ("builtin", "lifecycle", "python", "mcp", "server")
 
-_BUILTIN_TYPES: Final = (ReadTool, WriteTool, EditTool, GlobTool, GrepTool, LSTool, BashTool)
+#: The package of the tools we ship (file, shell, web, todo); each is a type of its own.
+_BUILTIN_PACKAGE: Final = "subagents.tools._builtin"
 
 
 class ToolRow(msgspec.Struct, frozen=True):
@@ -50,7 +42,7 @@ def tool_source(tool: Tool) -> str:
     declared = getattr(tool, "source", None)
     if isinstance(declared, str) and declared:
         return declared
-    if isinstance(tool, _BUILTIN_TYPES):
+    if type(tool).__module__.startswith(_BUILTIN_PACKAGE + "."):
         return "builtin"
     if tool.name in LIFECYCLE_TOOLS and type(tool).__module__.startswith(
         "subagents.tools._lifecycle"

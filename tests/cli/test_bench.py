@@ -37,6 +37,7 @@ TINY = Sizes(
     efficiency_divisor=100,  # 1, 10 and 100 agents
     transcripts_agents=2,
     function_calls=20,
+    mcp_calls=10,
 )
 RECORD_KEYS = {"scenario", "impl", "n", "unit", "min", "median", "reps"}
 
@@ -76,6 +77,9 @@ def test_every_scenario_is_written_with_the_documented_schema(tmp_path: Path) ->
     # a function tool through the registry against its function awaited directly
     assert {("function_tool_call", "subagents"), ("function_tool_call", "trio")} <= pairs
     assert "| function_tool_call | 20 calls (" in output
+    # round trips to a stdio MCP server against the same function tool, in one run
+    assert {("mcp_call", "subagents"), ("mcp_call", "trio")} <= pairs
+    assert "| mcp_call | 10 round trips (" in output
     for scenario in ("request_reply", "fan_out"):
         assert (scenario, "asyncio") in pairs
         has_autogen = importlib.util.find_spec("autogen_core") is not None
@@ -127,3 +131,17 @@ def test_the_chart_is_drawn(tmp_path: Path) -> None:
     )
     assert code == 0, output
     assert chart.read_bytes().startswith(b"\x89PNG")
+
+
+def test_mcp_call_is_skipped_with_a_note_when_its_server_cannot_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = find_bench_dir()
+    assert folder is not None
+    agents = load_scenarios(folder)["bench_agents"]
+    monkeypatch.setattr(agents, "MCP_ADD_SERVER", tmp_path / "no-such-server.py")
+    path = tmp_path / "bench.json"
+    code, output = bench("--only", "mcp_call", "--json", str(path))
+    assert code == 0, output
+    assert "note: mcp_call: skipped (the MCP server did not start:" in output
+    assert json.loads(path.read_text())["records"] == []

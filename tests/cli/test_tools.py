@@ -67,6 +67,8 @@ def test_without_an_agent_every_offered_tool_is_listed_and_given(
     }
     assert rows["Bash"]["needs_approval"] is True
     assert rows["spawn_agent"]["source"] == "lifecycle"
+    for name in ("MultiEdit", "WebFetch", "WebSearch", "TodoWrite"):  # every tool we ship
+        assert rows[name]["source"] == "builtin", name
     assert all(row["reason"] is None for row in rows.values())
 
 
@@ -142,3 +144,91 @@ def test_sources_of_python_mcp_and_declared_tools() -> None:
         ("WebSearch", "server", False, False),
         ("mcp__github__list_issues", "mcp:github", False, True),
     ]
+
+
+# -- MCP servers -----------------------------------------------------------------------------
+
+CLOCK = (
+    "---\nname: clock\ndescription: Tells the time\n"
+    "tools: mcp__time__get_current_time, ListMcpResourcesTool\n---\nTell the time.\n"
+)
+
+
+def _mcp_project(project: Path) -> None:
+    """A project ``.mcp.json`` (Claude Code's shape) with mcp-server-time and a broken server."""
+    import sys
+
+    servers = {
+        "time": {"command": sys.executable, "args": ["-m", "mcp_server_time"]},
+        "broken": {"command": str(project / "no-such-server")},
+    }
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    (project / ".claude" / "agents" / "clock.md").write_text(CLOCK)
+
+
+def _trust(project: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(home))
+    assert main(["trust", str(project)]) == 0
+
+
+def test_a_trusted_projects_servers_are_started_and_their_tools_listed(
+    project: Path, home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As ``claude mcp list``: every server's state, each MCP tool with ``mcp:<server>``."""
+    pytest.importorskip("mcp_server_time")
+    _mcp_project(project)
+    _trust(project, home, monkeypatch)
+    capsys.readouterr()
+    data = _json(capsys, "--cwd", str(project), "--home", str(home))
+    servers = {row["name"]: row for row in data["servers"]}  # type: ignore[attr-defined]
+    assert servers["time"] == {
+        "name": "time",
+        "transport": "stdio",
+        "status": "running",
+        "error": None,
+    }
+    assert servers["broken"]["status"] == "failed"
+    assert "no-such-server" in servers["broken"]["error"]
+    rows = {row["name"]: row for row in data["tools"]}  # type: ignore[attr-defined]
+    assert rows["mcp__time__get_current_time"] == {
+        "name": "mcp__time__get_current_time",
+        "source": "mcp:time",
+        "read_only": True,
+        "needs_approval": False,
+        "reason": None,
+    }
+    assert rows["mcp__time__convert_time"]["source"] == "mcp:time"
+    assert rows["ListMcpResourcesTool"]["reason"] is None
+    assert rows["ReadMcpResourceTool"]["read_only"] is True
+
+    agent = _json(capsys, "--cwd", str(project), "--home", str(home), "--agent", "clock")
+    reasons = {row["name"]: row["reason"] for row in agent["tools"]}  # type: ignore[attr-defined]
+    assert reasons["mcp__time__get_current_time"] is None
+    assert reasons["ListMcpResourcesTool"] is None
+    assert reasons["mcp__time__convert_time"].startswith("removed by layer 3, allow list")
+    assert reasons["ReadMcpResourceTool"].startswith("removed by layer 3, allow list")
+
+    assert main(["tools", "list", "--cwd", str(project), "--home", str(home)]) == 0
+    out = capsys.readouterr().out
+    assert "mcp__time__get_current_time  mcp:time" in out
+    assert "  time: stdio, running" in out
+    assert "  broken: stdio, failed (" in out
+
+
+def test_an_untrusted_projects_servers_are_shown_and_never_started(
+    project: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.tools.mcp.test_server import _children
+
+    _mcp_project(project)
+    before = _children()
+    data = _json(capsys, "--cwd", str(project), "--home", str(home))
+    assert _children() - before == set()
+    assert {row["name"]: row["status"] for row in data["servers"]} == {  # type: ignore[attr-defined]
+        "time": "not trusted",
+        "broken": "not trusted",
+    }
+    assert all("trust the workspace" in row["error"] for row in data["servers"])  # type: ignore[attr-defined]
+    names = {row["name"] for row in data["tools"]}  # type: ignore[attr-defined]
+    assert not any(name.startswith("mcp__") for name in names)
+    assert "ListMcpResourcesTool" not in names

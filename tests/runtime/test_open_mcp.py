@@ -122,3 +122,41 @@ async def test_an_untrusted_project_agents_inline_server_is_not_started(tmp_path
         await rt.wait([agent], timeout=30)
         (status,) = rt.mcp_servers()
         assert (status.name, status.status) == ("mine", "not trusted")
+
+
+async def test_an_agent_with_servers_gets_the_resource_tools_through_its_filter(
+    tmp_path: Path,
+) -> None:
+    """ListMcpResourcesTool/ReadMcpResourceTool (Claude Code's names) come with a server.
+
+    They are filtered like every tool: granted by ``tools:``, removed by
+    ``disallowedTools:``, and absent for an agent whose ``mcpServers`` is empty.
+    """
+    world = World(tmp_path)
+    server = Path(__file__).resolve().parents[1] / "fixtures" / "mcp" / "resources_server.py"
+    world.extra["mcp_servers"] = {"res": {"command": sys.executable, "args": [str(server)]}}
+    world.agent("reader", tools="ListMcpResourcesTool, ReadMcpResourceTool")
+    world.agent("lister", disallowedTools="ReadMcpResourceTool")
+    world.agent("none", mcpServers=[])
+    replies = iter(
+        [
+            testing.call("ReadMcpResourceTool", server="res", uri="note://readme"),
+            testing.say("done"),
+            testing.say("done"),
+            testing.say("done"),
+        ]
+    )
+    recorder = testing.RecordingPolicy(lambda request: next(replies))
+    async with world.open(ScriptedProvider(recorder)) as rt:
+        for name in ("reader", "lister", "none"):
+            agent = (await rt.spawn(name, "Hi")).agent_id
+            await rt.wait([agent], timeout=30)
+            if name == "reader":
+                (result,) = tool_results(rt.conversation(agent).messages)
+                assert not result.is_error
+                assert "hello from a resource" in str(result.content)
+    reader, _, lister, none = ({spec["name"] for spec in r.tools} for r, _ in recorder.requests)
+    assert reader == {"ListMcpResourcesTool", "ReadMcpResourceTool"}
+    assert "ListMcpResourcesTool" in lister
+    assert "ReadMcpResourceTool" not in lister
+    assert not none & {"ListMcpResourcesTool", "ReadMcpResourceTool"}

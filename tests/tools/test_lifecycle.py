@@ -33,6 +33,7 @@ from subagents.runtime import COMPLETE_TASK, LimitsConfig
 from subagents.tools import (
     BUILTIN_TOOL_NAMES,
     CALLER_RESERVE_SECONDS,
+    MCP_RESOURCE_TOOL_NAMES,
     SEND_INPUT_WAIT_SECONDS,
     SPAWN_TOOL_NAMES,
     AgentHost,
@@ -235,7 +236,12 @@ def test_lifecycle_tools_are_the_nine_spawn_tools(host: FakeHost) -> None:
 
 def test_the_implemented_tool_names_are_the_tools_layer_s(host: FakeHost) -> None:
     """What the agents layer calls implemented is what the tools layer ships."""
-    shipped = {*BUILTIN_TOOL_NAMES, *(tool.name for tool in lifecycle_tools(host)), COMPLETE_TASK}
+    shipped = {
+        *BUILTIN_TOOL_NAMES,
+        *(tool.name for tool in lifecycle_tools(host)),
+        COMPLETE_TASK,
+        *MCP_RESOURCE_TOOL_NAMES,
+    }
     assert set(IMPLEMENTED_TOOLS) == shipped
     assert set(IMPLEMENTED_TOOLS) <= set(KNOWN_TOOLS)
 

@@ -176,4 +176,23 @@ def run_bench(
             tool_v.append(_in_trio(agents_mod.function_tool_calls, n)())
         result.records.append(_record("function_tool_call", "trio", n, "s", direct_v))
         result.records.append(_record("function_tool_call", "subagents", n, "s", tool_v))
+
+    if "mcp_call" in wanted:
+        # The same add tool through the registry: on a stdio MCP server (a round trip to
+        # bench/mcp_add_server.py) against a @subagents.tool function tool ("trio" column).
+        n = sizes.mcp_calls
+        say(f"  mcp_call ({n:,} round trips) ...")
+        mcp_v: list[float] = []
+        local_v: list[float] = []
+        try:
+            for _ in range(sizes.reps):
+                gc.collect()
+                local_v.append(_in_trio(agents_mod.function_tool_calls, n)())
+                gc.collect()
+                mcp_v.append(_in_trio(agents_mod.mcp_tool_calls, n)())
+        except agents_mod.McpServerUnavailable as exc:
+            result.notes.append(f"mcp_call: skipped (the MCP server did not start: {exc})")
+        else:
+            result.records.append(_record("mcp_call", "trio", n, "s", local_v))
+            result.records.append(_record("mcp_call", "subagents", n, "s", mcp_v))
     return result

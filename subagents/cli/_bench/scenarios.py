@@ -42,6 +42,7 @@ SCENARIOS: Final = (
     "transcripts_on",
     "transcripts_off",
     "function_tool_call",
+    "mcp_call",
 )
 IMPLS: Final = ("subagents", "trio", "asyncio", "autogen")
 COMPARED: Final = ("request_reply", "fan_out")
@@ -81,6 +82,8 @@ class Sizes:
     transcripts_agents: int = 200
     #: Calls of a function tool (and of its function, directly) per ``function_tool_call`` run.
     function_calls: int = 100_000
+    #: Round trips to a stdio MCP server (and calls of a function tool) per ``mcp_call`` run.
+    mcp_calls: int = 5_000
 
     @classmethod
     def full(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
@@ -101,6 +104,7 @@ class Sizes:
             efficiency=(100, 1_000),
             transcripts_agents=100,
             function_calls=10_000,
+            mcp_calls=1_000,
         )
 
 

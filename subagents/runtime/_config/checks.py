@@ -192,12 +192,21 @@ def check_hooks(_: Any, __: Any, value: Any) -> None:
 def check_mcp_servers(_: Any, __: Any, value: Any) -> None:
     """Each ``[mcp_servers.NAME]`` table must be a server :func:`mcp_server_config` accepts."""
     if not isinstance(value, Mapping):
-        fail("mcp_servers", "a table of server name = {command, args, env}", value)
+        fail(
+            "mcp_servers",
+            "a table of server name = {command, args, env} or {url, http_headers}",
+            value,
+        )
     for name, raw in value.items():
         try:
             mcp_server_config(str(name), raw)
         except (TypeError, ValueError) as exc:
-            fail(f"mcp_servers.{name}", "an MCP server: {command, args, env}", raw, reason=str(exc))
+            fail(
+                f"mcp_servers.{name}",
+                "an MCP server: {command, args, env} or {url, http_headers}",
+                raw,
+                reason=str(exc),
+            )
 
 
 def check_hook_event(event: str, groups: Any) -> None:

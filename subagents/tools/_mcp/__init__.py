@@ -20,11 +20,21 @@ lists again.
 
 Tools are named as in Claude Code, ``mcp__<server>__<tool>``
 (https://docs.claude.com/en/docs/claude-code/mcp), so ``mcp__github__*`` in
-``tools:``/``disallowedTools:`` selects them with the usual patterns.
+``tools:``/``disallowedTools:`` selects them with the usual patterns. An agent
+with at least one server also gets ``ListMcpResourcesTool`` and
+``ReadMcpResourceTool`` (:func:`mcp_resource_tools`).
 """
 
 from subagents.tools._mcp.config import McpServerConfig, mcp_tool_name
 from subagents.tools._mcp.project import MCP_JSON, McpProject, mcp_server_config, read_mcp_json
+from subagents.tools._mcp.resources import (
+    MCP_RESOURCE_TOOL_NAMES,
+    ListMcpResourcesArgs,
+    ListMcpResourcesTool,
+    ReadMcpResourceArgs,
+    ReadMcpResourceTool,
+    mcp_resource_tools,
+)
 from subagents.tools._mcp.server import McpServer, McpServers, McpServerStatus, open_mcp_servers
 from subagents.tools._mcp.tool import McpTool
 
@@ -39,5 +49,11 @@ __all__ = [
     "McpTool",
     "mcp_server_config",
     "mcp_tool_name",
+    "MCP_RESOURCE_TOOL_NAMES",
+    "ListMcpResourcesArgs",
+    "ListMcpResourcesTool",
+    "ReadMcpResourceArgs",
+    "ReadMcpResourceTool",
+    "mcp_resource_tools",
     "open_mcp_servers",
 ]

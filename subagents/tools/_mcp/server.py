@@ -22,8 +22,9 @@ from __future__ import annotations
 import math
 import os
 import tempfile
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from functools import partial
 from typing import IO, Any, Literal, TextIO
 
 import attrs
@@ -34,8 +35,16 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import CONNECTION_CLOSED, ToolListChangedNotification
+from mcp.types import (
+    CONNECTION_CLOSED,
+    PaginatedRequestParams,
+    ReadResourceResult,
+    Resource,
+    ToolListChangedNotification,
+)
 
+from subagents.tools._config import MCP_RESOURCE_LIST_MAX
+from subagents.tools._exceptions import ToolError
 from subagents.tools._mcp.config import McpServerConfig
 from subagents.tools._mcp.tool import McpTool, arguments_struct
 from subagents.tools._protocol import ToolFlags, ToolResult
@@ -384,6 +393,90 @@ class McpServer:
                 background_safe=read_only or self.config.auto_approve,
                 needs_approval=not (read_only or self.config.auto_approve),
             ),
+        )
+
+    # Resources, for ListMcpResourcesTool and ReadMcpResourceTool (tools/_mcp/resources.py).
+
+    async def list_resources(self, *, deadline: float = math.inf) -> tuple[Resource, ...]:
+        """The server's resources (``resources/list``, pages followed), a bounded number.
+
+        At most ``MCP_RESOURCE_LIST_MAX``; a server without the ``resources`` capability has none
+        (``()``). Raises :class:`ToolError` when the server is not available,
+        refuses, stops, or gives no answer before the earlier of ``deadline``
+        and ``call_timeout``.
+        """
+        session = await self._resource_session()
+        capabilities = session.server_capabilities
+        if capabilities is None or capabilities.resources is None:
+            return ()
+        limit = min(deadline, trio.current_time() + self.config.call_timeout)
+        found: list[Resource] = []
+        cursor: str | None = None
+        while len(found) < MCP_RESOURCE_LIST_MAX:
+            params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
+            page = await self._resource_request(
+                "list its resources", partial(session.list_resources, params=params), limit
+            )
+            found.extend(page.resources)
+            cursor = page.next_cursor
+            # An empty page that still names a cursor would loop until the deadline.
+            if not cursor or not page.resources:
+                break
+        return tuple(found[:MCP_RESOURCE_LIST_MAX])
+
+    async def read_resource(self, uri: str, *, deadline: float = math.inf) -> ReadResourceResult:
+        """The contents of resource ``uri`` (``resources/read``) under the call's deadline.
+
+        Raises :class:`ToolError` as :meth:`list_resources` does, and when the
+        server refuses the URI (unknown, unreadable).
+        """
+        session = await self._resource_session()
+        limit = min(deadline, trio.current_time() + self.config.call_timeout)
+        result: ReadResourceResult = await self._resource_request(
+            f"read {uri!r}", lambda: session.read_resource(uri), limit
+        )
+        return result
+
+    async def _resource_session(self) -> ClientSession:
+        await self._ensure_started()
+        session = self._session
+        if session is None or self._status != "running":
+            raise ToolError(
+                f"MCP server {self.name!r} is not available ({self._error or self._status}); "
+                "try again later or use another tool"
+            )
+        return session
+
+    async def _resource_request(
+        self, what: str, request: Callable[[], Awaitable[Any]], limit: float
+    ) -> Any:
+        """``request()`` under ``limit``; every failure a :class:`ToolError` (a crash noted)."""
+        with trio.move_on_at(limit):
+            try:
+                return await request()
+            except MCPError as exc:
+                if exc.code == CONNECTION_CLOSED:
+                    self._crashed(f"server stopped during a request ({exc})")
+                    raise ToolError(
+                        f"MCP server {self.name!r} stopped while asked to {what}; "
+                        "it is restarted on the next use after a short wait"
+                    ) from None
+                raise ToolError(f"MCP server {self.name!r} could not {what}: {exc}") from None
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                self._crashed(_one_line(exc))
+                raise ToolError(
+                    f"MCP server {self.name!r} stopped while asked to {what} "
+                    f"({_one_line(exc)}); it is restarted on the next use after a short wait"
+                ) from None
+            except ValueError as exc:  # a reply that does not match the protocol's types
+                raise ToolError(
+                    f"MCP server {self.name!r} gave a malformed answer when asked to {what}: "
+                    f"{_one_line(exc)}"
+                ) from None
+        if not self._connection_alive():
+            self._crashed("server stopped during a request")
+        raise ToolError(
+            f"MCP server {self.name!r} gave no answer when asked to {what} before its deadline"
         )
 
 
