@@ -41,7 +41,7 @@ A file holds any subset of::
     [hooks]                           # the ``hooks`` object of Claude Code settings
     PreToolUse = [{ matcher = "Bash", hooks = [{ type = "command", command = "./check.sh" }] }]
 
-    [mcp_servers.time]                # Codex's shape: an MCP server (stdio, or url = "..." for HTTP)
+    [mcp_servers.time]  # Codex's shape: an MCP server (stdio, or url = "..." for HTTP)
     command = "uvx"
     args = ["mcp-server-time"]
 
