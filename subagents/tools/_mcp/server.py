@@ -31,7 +31,7 @@ import attrs
 import httpx2
 import trio
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp.client.stdio import get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, create_mcp_http_client
 from mcp.shared.exceptions import MCPError
@@ -309,7 +309,7 @@ class McpServer:
         params = StdioServerParameters(
             command=config.command,
             args=list(config.args),
-            env={**os.environ, **config.env} if config.env else None,
+            env={**get_default_environment(), **config.env},
             cwd=config.cwd,
         )
         return stdio_client(params, errlog=log)

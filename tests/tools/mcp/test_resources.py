@@ -160,3 +160,28 @@ async def test_the_resource_tools_register_and_validate(tmp_path: Path) -> None:
     async with open_mcp_servers([_resources()]) as servers:
         registry = ToolRegistry(mcp_resource_tools(list(servers.servers.values())))
         assert registry.names == ("ListMcpResourcesTool", "ReadMcpResourceTool")
+
+
+async def test_a_stdio_server_gets_its_env_but_not_the_users_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server sees the SDK's safe variables plus its configured ``env``, nothing else.
+
+    Before, a server with an ``env`` entry got the whole environment of the
+    user (``ANTHROPIC_API_KEY`` included), while one without got the SDK's
+    short default list: the secret now stays with the runtime in both cases.
+    """
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-must-not-leak")
+    config = _resources(env={"MCP_GIVEN": "yes"})
+    async with open_mcp_servers([config]) as servers:
+        _listing, reading = mcp_resource_tools(list(servers.servers.values()))
+
+        async def read(uri: str) -> str:
+            result = await reading.call(ReadMcpResourceArgs(server="res", uri=uri), _ctx(tmp_path))
+            assert not result.is_error, result.content
+            return str(result.content)
+
+        assert "yes" in await read("env://MCP_GIVEN")
+        secret = await read("env://ANTHROPIC_API_KEY")
+        assert "sk-ant-must-not-leak" not in secret
+        assert "<unset>" in secret
