@@ -160,3 +160,32 @@ async def test_an_agent_with_servers_gets_the_resource_tools_through_its_filter(
     assert "ListMcpResourcesTool" in lister
     assert "ReadMcpResourceTool" not in lister
     assert not none & {"ListMcpResourcesTool", "ReadMcpResourceTool"}
+
+
+async def test_a_projects_server_runs_in_the_project_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative path in ``.mcp.json`` names the project's file, wherever the process runs.
+
+    The server script sits in the project as ``tools/time_server.py``; the
+    embedding process runs in another folder. Without the project folder as
+    the server's working directory, Python would not find the script.
+    """
+    world = World(tmp_path)
+    (world.project / "tools").mkdir()
+    (world.project / "tools" / "time_server.py").write_text(
+        "from mcp_server_time import main\nmain()\n"
+    )
+    server = {"command": sys.executable, "args": ["tools/time_server.py"]}
+    (world.project / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": server}}))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    world.agent("clock", tools="mcp__time__*")
+    replies = iter([testing.call("mcp__time__get_current_time", timezone="UTC"), testing.say("ok")])
+    async with world.open(ScriptedProvider(lambda request: next(replies))) as rt:
+        agent = (await rt.spawn("clock", "What time is it?")).agent_id
+        await rt.wait([agent], timeout=30)
+        (result,) = tool_results(rt.conversation(agent).messages)
+        assert not result.is_error, result.content
+        assert [(s.name, s.status) for s in rt.mcp_servers()] == [("time", "running")]

@@ -190,8 +190,21 @@ def mcp_server_config(name: str, raw: Any) -> McpServerConfig:
     )
 
 
+def _in_project(config: McpServerConfig, root: Path) -> McpServerConfig:
+    """A stdio server of the project runs in the project folder, as Claude Code runs it.
+
+    Without ``cwd`` it would run wherever the embedding process happens to be,
+    and a relative ``command`` or ``args`` path (``./tools/server.py``) would
+    name another folder's file; a relative ``cwd`` is the project's subfolder.
+    """
+    if config.transport != "stdio":
+        return config
+    cwd = root if config.cwd is None else root / config.cwd
+    return attrs.evolve(config, cwd=str(cwd))
+
+
 def read_mcp_json(root: Path, environ: Mapping[str, str] | None = None) -> McpProject:
-    """The servers of ``root/.mcp.json`` (none when there is no such file).
+    """The servers of ``root/.mcp.json`` (none when there is no such file), run in ``root``.
 
     With ``environ`` (a trusted workspace), ``${VAR}`` and ``${VAR:-default}``
     are expanded from it; without, entries are read as written (an untrusted
@@ -212,7 +225,7 @@ def read_mcp_json(root: Path, environ: Mapping[str, str] | None = None) -> McpPr
     for name, raw in servers.items():
         try:
             entry = raw if environ is None else _expand_entry(raw, environ)
-            configs.append(mcp_server_config(name, entry))
+            configs.append(_in_project(mcp_server_config(name, entry), root))
         except (TypeError, ValueError) as exc:
             problems.append(f"{path}: MCP server {name!r} ignored: {exc}")
     return McpProject(tuple(configs), tuple(problems))
