@@ -19,7 +19,9 @@ __all__ = [
     "MAX_ARGUMENT_BYTES",
     "MAX_RESULT_CHARS",
     "MCP_CALL_TIMEOUT_SECONDS",
+    "MCP_DESCRIPTION_MAX_CHARS",
     "MCP_RESOURCE_LIST_MAX",
+    "MCP_TOOLS_MAX",
     "MCP_RESOURCE_MAX_CHARS",
     "MCP_RESTART_BACKOFF_MAX_SECONDS",
     "MCP_RESTART_BACKOFF_SECONDS",
@@ -88,6 +90,12 @@ MCP_CALL_TIMEOUT_SECONDS: Final = 120.0
 
 #: First wait before a crashed MCP server is started again; doubled per failure.
 MCP_RESTART_BACKOFF_SECONDS: Final = 1.0
+
+#: An MCP tool's description is cut here: a server's text goes into every model request.
+MCP_DESCRIPTION_MAX_CHARS: Final = 2048
+
+#: Tools taken from one MCP server's list; the rest are left out, with a note.
+MCP_TOOLS_MAX: Final = 256
 
 #: Longest wait between two restarts of a failing MCP server.
 MCP_RESTART_BACKOFF_MAX_SECONDS: Final = 60.0

@@ -43,11 +43,16 @@ from mcp.types import (
     ToolListChangedNotification,
 )
 
-from subagents.tools._config import MCP_RESOURCE_LIST_MAX
-from subagents.tools._exceptions import ToolError
-from subagents.tools._mcp.config import McpServerConfig
+from subagents.tools._config import (
+    MCP_DESCRIPTION_MAX_CHARS,
+    MCP_RESOURCE_LIST_MAX,
+    MCP_TOOLS_MAX,
+)
+from subagents.tools._exceptions import ToolError, ToolRegistrationError
+from subagents.tools._mcp.config import McpServerConfig, mcp_tool_name
 from subagents.tools._mcp.tool import McpTool, arguments_struct
 from subagents.tools._protocol import ToolFlags, ToolResult
+from subagents.tools._registry import validate_tool_name
 
 __all__ = ["McpServer", "McpServerStatus", "McpServers", "open_mcp_servers"]
 
@@ -162,6 +167,7 @@ class McpServer:
         self._error: str | None = None
         self._session: ClientSession | None = None
         self._tools: tuple[McpTool, ...] = ()
+        self._left_out: tuple[str, ...] = ()
         self._ready: trio.Event | None = None
         self._stop: trio.CancelScope | None = None
         self._failures = 0
@@ -177,8 +183,40 @@ class McpServer:
         return self.config.name
 
     def status(self) -> McpServerStatus:
-        """The server's state now."""
-        return McpServerStatus(self.name, self.config.transport, self._status, self._error)
+        """The server's state now; a running server's ``error`` names the tools left out."""
+        error = self._error
+        if error is None and self._status == "running" and self._left_out:
+            error = "tools left out: " + "; ".join(self._left_out)
+        return McpServerStatus(self.name, self.config.transport, self._status, error)
+
+    def _usable(self, listed: Sequence[Any]) -> tuple[tuple[McpTool, ...], tuple[str, ...]]:
+        """The listed tools a model API accepts, and one note per tool left out.
+
+        A server's list is not trusted: a name no API accepts (``bad name!``,
+        over 64 characters with its prefix) or a second tool of one name would
+        make every model request of the agent fail, so those are left out; a
+        list longer than ``MCP_TOOLS_MAX`` is cut.
+        """
+        tools: list[McpTool] = []
+        left_out: list[str] = []
+        seen: set[str] = set()
+        for tool in listed:
+            name = str(getattr(tool, "name", ""))
+            shown = repr(name[:40] + ("..." if len(name) > 40 else ""))
+            if len(tools) >= MCP_TOOLS_MAX:
+                left_out.append(f"{len(listed) - MCP_TOOLS_MAX} past the first {MCP_TOOLS_MAX}")
+                break
+            try:
+                validate_tool_name(mcp_tool_name(self.name, name))
+            except ToolRegistrationError:
+                left_out.append(f"{shown} (not a valid tool name)")
+                continue
+            if name in seen:
+                left_out.append(f"{shown} (listed twice)")
+                continue
+            seen.add(name)
+            tools.append(self._adapt(tool))
+        return tuple(tools), tuple(left_out)
 
     async def tools(self) -> tuple[McpTool, ...]:
         """The server's tools, starting it if needed; ``()`` when it cannot start.
@@ -315,7 +353,7 @@ class McpServer:
         return stdio_client(params, errlog=log)
 
     def _took_list(self, listed: Any) -> None:
-        self._tools = tuple(self._adapt(tool) for tool in listed.tools)
+        self._tools, self._left_out = self._usable(listed.tools)
         self._listings += 1
         self._stale = False
         self._wake_listeners()
@@ -383,6 +421,8 @@ class McpServer:
         hints = tool.annotations
         read_only = bool(hints is not None and hints.read_only_hint)
         description = (tool.description or tool.title or tool.name).strip()
+        if len(description) > MCP_DESCRIPTION_MAX_CHARS:
+            description = description[: MCP_DESCRIPTION_MAX_CHARS - 1] + "…"
         return McpTool(
             server=self,
             tool_name=tool.name,
