@@ -222,10 +222,13 @@ class TaskBoard:
         owner: str | None = None,
         add_blocked_by: Sequence[str] = (),
         *,
+        subject: str | None = None,
+        description: str | None = None,
+        active_form: str | None = None,
         by: str | None = None,
         timeout: float | None = None,
     ) -> Task:
-        """Change a task's status, owner or blockers, all at once or not at all.
+        """Change a task's status, owner, blockers or text, all at once or not at all.
 
         ``owner=""`` releases it. Setting an owner on an unowned task, or
         ``in_progress`` on one (which makes ``by`` its owner), is a claim, with a
@@ -233,7 +236,8 @@ class TaskBoard:
         the owner may change a task another member owns. ``completed`` passes
         the ``TaskCompleted`` checkpoint first and is final.
         """
-        args = (task_id, status, owner, tuple(add_blocked_by), by)
+        text = (subject, description, active_form)
+        args = (task_id, status, owner, tuple(add_blocked_by), by, text)
         result: Task = await self._ask("update", args, timeout)
         return result
 
@@ -347,6 +351,7 @@ class TaskBoard:
         self._batches += 1
         state = self._state
         written: builtins.list[Task] = []
+        undo: builtins.list[tuple[str, Task | None]] = []
         events: builtins.list[BoardEvent] = []
         answers: builtins.list[tuple[_Call, Any]] = []
         for call in batch:
@@ -365,6 +370,7 @@ class TaskBoard:
             if outcome is _NOT_SET:  # handed to a checkpoint; answered later
                 continue
             if type(outcome) is _Change:
+                undo.append((outcome.task.id, state.tasks.get(outcome.task.id)))
                 state.put(outcome.task)
                 written.append(outcome.task)
                 events.append(BoardEvent(kind=outcome.kind, task=outcome.task, by=outcome.by))
@@ -375,6 +381,12 @@ class TaskBoard:
             try:
                 await trio.to_thread.run_sync(self._journal.append, written)
             except BoardWriteError as exc:
+                # Not on disk, so not made: the state goes back to what the journal holds.
+                for task_id, previous in reversed(undo):
+                    if previous is None:
+                        del state.tasks[task_id]
+                    else:
+                        state.tasks[task_id] = previous
                 self._broken = exc
                 for call, _ in answers:
                     call.fail(exc)
@@ -409,9 +421,16 @@ class TaskBoard:
             plan = state.plan_claim(task_id, owner)
             by = owner
         else:
-            task_id, status, owner, add_blocked_by, by = args
+            task_id, status, owner, add_blocked_by, by, (subject, description, form) = args
             plan = state.plan_update(
-                task_id, status=status, owner=owner, add_blocked_by=add_blocked_by, by=by
+                task_id,
+                status=status,
+                owner=owner,
+                add_blocked_by=add_blocked_by,
+                by=by,
+                subject=subject,
+                description=description,
+                active_form=form,
             )
         if plan is None:
             return state.get(task_id)

@@ -183,6 +183,9 @@ class BoardState:
         owner: str | None = None,
         add_blocked_by: Sequence[str] = (),
         by: str | None = None,
+        subject: str | None = None,
+        description: str | None = None,
+        active_form: str | None = None,
     ) -> Plan | None:
         """What an update makes, and its event; ``None`` when nothing would change.
 
@@ -197,27 +200,38 @@ class BoardState:
         self._check_text("owner", owner, self.config.max_owner_chars)
         if by is not None:
             self._check_text("owner", by, self.config.max_owner_chars)
+        config = self.config
+        self._check_text("subject", subject, config.max_subject_chars)
+        self._check_text("description", description, config.max_description_chars)
+        self._check_text("activeForm", active_form, config.max_subject_chars)
+        changes: dict[str, object] = {
+            name: value
+            for name, value in (
+                ("subject", subject),
+                ("description", description),
+                ("active_form", active_form),
+            )
+            if value is not None and value != getattr(task, name)
+        }
         if task.status == "completed":
-            unchanged = status in (None, "completed") and not add_blocked_by
+            unchanged = status in (None, "completed") and not add_blocked_by and not changes
             if unchanged and owner in (None, task.owner):
                 return None
             raise TaskCompleted(task_id)
+        others = by is not None and task.owner is not None and by != task.owner
+        moves = status is not None or (owner is not None and owner != task.owner)
+        if others and (changes or moves):
+            # Another member's task: even a status it has already is not theirs to set.
+            assert task.owner is not None
+            raise TaskAlreadyClaimed(task_id, task.owner)
         kind: BoardEventKind = "task_updated"
-        changes: dict[str, object] = {}
         new_owner = task.owner
         new_status: TaskStatus = task.status
-        others = by is not None and task.owner is not None and by != task.owner
         if owner is not None and owner != (task.owner or ""):
-            if others:
-                assert task.owner is not None
-                raise TaskAlreadyClaimed(task_id, task.owner)
             new_owner = owner or None
             if new_owner is None and new_status == "in_progress":
                 new_status = "pending"
         if status is not None and status != task.status:
-            if others and new_owner == task.owner:
-                assert task.owner is not None
-                raise TaskAlreadyClaimed(task_id, task.owner)
             new_status = status
             if status == "in_progress" and new_owner is None:
                 new_owner = by

@@ -287,3 +287,20 @@ async def test_a_journal_replays_to_the_same_board(tmp_path: Path) -> None:
         assert again.replay.skipped == ()
         assert (await again.create("C", "c")).id == "3"
         assert (await again.claim(b.id, "grace")).owner == "grace"
+
+
+async def test_the_text_of_a_task_changes_by_its_owner_only_and_not_once_completed() -> None:
+    async with open_board() as board:
+        task = await board.create("Survey", "Count", active_form="Surveying")
+        await board.claim(task.id, "ada")
+        with pytest.raises(TaskAlreadyClaimed):
+            await board.update(task.id, subject="Mine", by="grace")
+        changed = await board.update(task.id, subject="Survey src", description="All", by="ada")
+        assert (changed.subject, changed.description, changed.active_form) == (
+            "Survey src",
+            "All",
+            "Surveying",
+        )
+        await board.update(task.id, status="completed", by="ada")
+        with pytest.raises(TaskCompleted):
+            await board.update(task.id, description="later")
