@@ -109,6 +109,14 @@ class _Change:
 
 
 @attrs.frozen
+class _Refused:
+    """A creation a checkpoint refused: the next id to record, and the caller's error."""
+
+    next_id: int
+    error: BoardError
+
+
+@attrs.frozen
 class BoardStatistics:
     """Counters of a board: tasks by status, and the work done since it opened."""
 
@@ -170,6 +178,7 @@ class TaskBoard:
         self._state = BoardState(config)
         for task in replay.tasks:
             self._state.put(task)
+        self._state.next_id = max(self._state.next_id, replay.next_id)
         self._send: trio.MemorySendChannel[_Call]
         self._recv: trio.MemoryReceiveChannel[_Call]
         self._send, self._recv = trio.open_memory_channel(config.mailbox_size)
@@ -350,8 +359,9 @@ class TaskBoard:
     async def _handle(self, batch: builtins.list[_Call]) -> None:
         self._batches += 1
         state = self._state
-        written: builtins.list[Task] = []
+        written: builtins.list[Task | int] = []
         undo: builtins.list[tuple[str, Task | None]] = []
+        refusals: builtins.list[tuple[_Call, BoardError]] = []
         events: builtins.list[BoardEvent] = []
         answers: builtins.list[tuple[_Call, Any]] = []
         for call in batch:
@@ -368,6 +378,10 @@ class TaskBoard:
                 call.fail(exc)
                 continue
             if outcome is _NOT_SET:  # handed to a checkpoint; answered later
+                continue
+            if type(outcome) is _Refused:  # the id it took is kept taken, on disk too
+                written.append(outcome.next_id)
+                refusals.append((call, outcome.error))
                 continue
             if type(outcome) is _Change:
                 undo.append((outcome.task.id, state.tasks.get(outcome.task.id)))
@@ -390,6 +404,8 @@ class TaskBoard:
                 self._broken = exc
                 for call, _ in answers:
                     call.fail(exc)
+                for call, _ in refusals:
+                    call.fail(exc)
                 return
             self._writes += 1
         publish = self._publish
@@ -398,6 +414,8 @@ class TaskBoard:
                 publish(event)
         for call, value in answers:
             call.reply(value)
+        for call, error in refusals:
+            call.fail(error)
 
     def _apply(self, call: _Call) -> Any:
         """Do one request on the state: a value to answer, a change to write, or a check started."""
@@ -473,6 +491,16 @@ class TaskBoard:
         else:
             state.busy.discard(checkpoint.task.id)
         self._checks.discard(call)
+        if failure is not None and reserve:
+            # The id the creation took must stay taken after a restart: the board
+            # writes that down before it answers.
+            call.op = "commit"
+            call.args = (_Refused(int(checkpoint.task.id) + 1, failure),)
+            try:
+                await self._send.send(call)
+            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                call.fail(BoardClosed())
+            return
         if failure is not None:
             call.fail(failure)
             return

@@ -214,7 +214,8 @@ class BoardState:
             if value is not None and value != getattr(task, name)
         }
         if task.status == "completed":
-            unchanged = status in (None, "completed") and not add_blocked_by and not changes
+            adding = [b for b in add_blocked_by if b not in task.blocked_by]
+            unchanged = status in (None, "completed") and not adding and not changes
             if unchanged and owner in (None, task.owner):
                 return None
             raise TaskCompleted(task_id)
