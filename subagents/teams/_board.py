@@ -387,6 +387,7 @@ class TaskBoard:
             )
         deadline = trio.current_time() + timeout
         call = _Call(op, args, deadline, timeout)
+        await trio.lowlevel.checkpoint_if_cancelled()  # a cancelled caller asks nothing
         try:
             self._send.send_nowait(call)
         except trio.WouldBlock:  # the mailbox is full: wait for room, until the deadline
@@ -502,8 +503,13 @@ class TaskBoard:
         undo: builtins.list[tuple[str, Task | None]] = []
         events: builtins.list[BoardEvent] = []
         answers: builtins.list[tuple[_Call, Any]] = []
+        now = trio.current_time()
         for call in batch:
             if call.abandoned:
+                continue
+            if call.deadline <= now and call.op != "commit":  # too late: never applied
+                call.abandoned = True
+                answers.append((call, BoardTimeout(call.timeout, applied=False)))
                 continue
             call.taken = True
             self._requests += call.op != "commit"
