@@ -71,6 +71,9 @@ __all__ = ["BoardStatistics", "TaskBoard", "open_board"]
 
 #: The most requests the board applies and writes as one batch.
 _BATCH: Final = 512
+#: The deadline table is compacted when it holds more entries than this (or twice
+#: the calls waiting at the last compaction).
+_MIN_ENTRIES: Final = 1024
 _NOT_SET: Final[Any] = object()
 
 _Op = Literal["create", "list", "get", "update", "claim", "commit"]
@@ -129,7 +132,7 @@ class _Deadlines:
     fails with ``BoardTimeout(applied=None)``.
     """
 
-    __slots__ = ("_counter", "_fifo", "_heap", "_scope", "grace")
+    __slots__ = ("_counter", "_fifo", "_heap", "_limit", "_scope", "grace")
 
     def __init__(self, grace: float) -> None:
         self.grace = grace
@@ -137,6 +140,7 @@ class _Deadlines:
         self._heap: builtins.list[tuple[float, int, _Call]] = []
         self._counter = itertools.count()
         self._scope: trio.CancelScope | None = None
+        self._limit = _MIN_ENTRIES
 
     def add(self, call: _Call, deadline: float) -> None:
         fifo = self._fifo
@@ -147,6 +151,13 @@ class _Deadlines:
             fifo.append(entry)
         else:
             heapq.heappush(self._heap, entry)
+        if len(fifo) + len(self._heap) > self._limit:
+            # Answered calls behind a slow one (a long hook check) are dropped here,
+            # so the entries stay about as many as the calls still waiting.
+            self._fifo = collections.deque(e for e in fifo if not e[2].event.is_set())
+            self._heap = [e for e in self._heap if not e[2].event.is_set()]
+            heapq.heapify(self._heap)
+            self._limit = max(_MIN_ENTRIES, 2 * (len(self._fifo) + len(self._heap)))
         scope = self._scope
         if scope is not None and deadline < scope.deadline:
             scope.deadline = deadline

@@ -28,6 +28,7 @@ from subagents.teams._exceptions import (
     BoardFull,
     DependencyCycle,
     FieldTooLong,
+    InvalidOwner,
     TaskAlreadyClaimed,
     TaskBlocked,
     TaskBusy,
@@ -173,6 +174,8 @@ class BoardState:
 
         ``None`` when ``owner`` holds it in progress already (a repeated claim).
         """
+        if not isinstance(owner, str) or not owner.strip():
+            raise InvalidOwner(owner)
         return self.plan_update(task_id, status="in_progress", owner=owner, by=owner)
 
     def plan_update(
@@ -198,6 +201,8 @@ class BoardState:
         if task_id in self.busy:
             raise TaskBusy(task_id)
         self._check_text("owner", owner, self.config.max_owner_chars)
+        if owner is not None and owner != "" and not owner.strip():
+            raise InvalidOwner(owner)
         if by is not None:
             self._check_text("owner", by, self.config.max_owner_chars)
         config = self.config

@@ -26,6 +26,7 @@ from subagents.teams import (
     CheckpointBlocked,
     DependencyCycle,
     FieldTooLong,
+    InvalidOwner,
     TaskAlreadyClaimed,
     TaskBlocked,
     TaskBusy,
@@ -57,6 +58,8 @@ async def test_a_claim_makes_one_owner_and_a_second_claim_names_it() -> None:
         with pytest.raises(TaskAlreadyClaimed, match="already claimed by ada") as info:
             await board.claim(task.id, "grace")
         assert info.value.owner == "ada"
+        with pytest.raises(InvalidOwner, match="must be a member's name"):
+            await board.claim(task.id, " ")
 
 
 async def test_many_concurrent_claims_of_one_task_give_it_exactly_one_owner() -> None:
