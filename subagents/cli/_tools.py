@@ -36,6 +36,7 @@ from subagents.runtime import (
     load_config,
     runtime_mcp_servers,
 )
+from subagents.teams import BoardSeats, board_tools
 from subagents.tools import (
     AgentHost,
     AgentReport,
@@ -190,6 +191,7 @@ def offered_tools(config: RuntimeConfig, catalog: AgentCatalog) -> tuple[Tool, .
     return (
         *builtin_tools(env_passthrough=config.env_passthrough),
         *lifecycle_tools(host),
+        *board_tools(BoardSeats()),
     )
 
 

@@ -71,6 +71,15 @@ strategies need Hypothesis, imported only when a strategy is called):
             checker.check_after_exit(rt.supervisor.statistics())
             events.close()
     checker.assert_ok()
+
+**Property tests of a task board**: :class:`BoardMachine` is a Hypothesis
+state machine over a real board (create, claim, claim races, complete,
+release, block, crash and reopen) whose invariants hold after every step: no
+task has two owners, no blocked task is claimed, a reopened board equals the
+board before the crash. Run ``BoardMachine.TestCase``, or subclass it (add
+rules, override :meth:`BoardMachine.refuses`); :class:`BoardHost` keeps a board
+open in a Trio thread for synchronous tests. Both are imported on first use,
+since they need Hypothesis.
 """
 
 from __future__ import annotations
@@ -130,6 +139,10 @@ from subagents.testing._wire import (
 )
 
 __all__ = [
+    # property tests of a task board (need Hypothesis; loaded on first use)
+    "BoardHost",
+    "BoardMachine",
+    "ModelTask",
     # property tests of a runtime
     "ScriptedBehavior",
     "Cancel",
@@ -185,7 +198,17 @@ __all__ = [
 _RENAMED: typing.Final = {"Behavior": "ScriptedBehavior"}
 
 
+#: Names whose module imports Hypothesis, a test-only dependency: loaded on first use.
+_NEEDS_HYPOTHESIS: typing.Final = frozenset({"BoardHost", "BoardMachine", "ModelTask"})
+
+
 def __getattr__(name: str) -> typing.Any:
+    if name in _NEEDS_HYPOTHESIS:
+        from subagents.testing import _board_machine
+
+        value = getattr(_board_machine, name)
+        globals()[name] = value
+        return value
     # Old names, still served with a DeprecationWarning that gives the new one.
     if name in _RENAMED:
         new = _RENAMED[name]

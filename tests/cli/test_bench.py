@@ -38,6 +38,8 @@ TINY = Sizes(
     transcripts_agents=2,
     function_calls=20,
     mcp_calls=10,
+    board_members=5,
+    board_tasks=50,
 )
 RECORD_KEYS = {"scenario", "impl", "n", "unit", "min", "median", "reps"}
 
@@ -80,6 +82,11 @@ def test_every_scenario_is_written_with_the_documented_schema(tmp_path: Path) ->
     # round trips to a stdio MCP server against the same function tool, in one run
     assert {("mcp_call", "subagents"), ("mcp_call", "trio")} <= pairs
     assert "| mcp_call | 10 round trips (" in output
+    # claims on the board actor against a lock and a dict, every task claimed once
+    board = [r for r in records if r["scenario"] == "board_claims"]
+    assert {r["impl"] for r in board} == {"subagents", "trio"}
+    assert all(r["n"] == 50 for r in board)
+    assert "| board_claims | 50 claims (" in output
     for scenario in ("request_reply", "fan_out"):
         assert (scenario, "asyncio") in pairs
         has_autogen = importlib.util.find_spec("autogen_core") is not None

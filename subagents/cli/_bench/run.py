@@ -195,4 +195,21 @@ def run_bench(
         else:
             result.records.append(_record("mcp_call", "trio", n, "s", local_v))
             result.records.append(_record("mcp_call", "subagents", n, "s", mcp_v))
+    if "board_claims" in wanted:
+        # Members claiming tasks on the board actor (journal fsync'd in a temporary
+        # folder) against the same walk on a trio.Lock and a dict, alternating.
+        teams_mod = modules["bench_teams"]
+        members, tasks = sizes.board_members, sizes.board_tasks
+        say(f"  board_claims ({members:,} members, {tasks:,} tasks) ...")
+        lock_v: list[float] = []
+        board_v: list[float] = []
+        made = tasks
+        for _ in range(sizes.reps):
+            gc.collect()
+            lock_v.append(float(teams_mod.run_raw(members, tasks)[0]))
+            gc.collect()
+            seconds, made = teams_mod.run_board(members, tasks)
+            board_v.append(float(seconds))
+        result.records.append(_record("board_claims", "trio", made, "s", lock_v))
+        result.records.append(_record("board_claims", "subagents", made, "s", board_v))
     return result

@@ -43,10 +43,17 @@ SCENARIOS: Final = (
     "transcripts_off",
     "function_tool_call",
     "mcp_call",
+    "board_claims",
 )
 IMPLS: Final = ("subagents", "trio", "asyncio", "autogen")
 COMPARED: Final = ("request_reply", "fan_out")
-MODULES: Final = ("bench_kernel", "bench_agents", "bench_definitions", "bench_compare")
+MODULES: Final = (
+    "bench_kernel",
+    "bench_agents",
+    "bench_definitions",
+    "bench_compare",
+    "bench_teams",
+)
 
 
 @dataclass
@@ -84,6 +91,9 @@ class Sizes:
     function_calls: int = 100_000
     #: Round trips to a stdio MCP server (and calls of a function tool) per ``mcp_call`` run.
     mcp_calls: int = 5_000
+    #: Members contending, and tasks they claim, per ``board_claims`` run.
+    board_members: int = 100
+    board_tasks: int = 10_000
 
     @classmethod
     def full(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
@@ -105,6 +115,7 @@ class Sizes:
             transcripts_agents=100,
             function_calls=10_000,
             mcp_calls=1_000,
+            board_tasks=2_000,
         )
 
 

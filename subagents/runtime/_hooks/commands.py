@@ -80,11 +80,28 @@ class HookEvent(enum.Enum):
     SUBAGENT_START = "SubagentStart"
     SUBAGENT_STOP = "SubagentStop"
     STOP = "Stop"
+    TASK_CREATED = "TaskCreated"
+    TASK_COMPLETED = "TaskCompleted"
 
     @property
     def is_tool_event(self) -> bool:
         """Whether matchers apply to the tool name (else to the agent type)."""
         return self in (HookEvent.PRE_TOOL_USE, HookEvent.POST_TOOL_USE)
+
+    @property
+    def ignores_matcher(self) -> bool:
+        """Whether every hook of the event fires whatever its matcher says.
+
+        As in Claude Code (https://code.claude.com/docs/en/hooks): ``Stop``,
+        ``TaskCreated`` and ``TaskCompleted`` have nothing to match, and fire on
+        every occurrence.
+        """
+        return self in (HookEvent.STOP, HookEvent.TASK_CREATED, HookEvent.TASK_COMPLETED)
+
+    @property
+    def is_task_event(self) -> bool:
+        """Whether the event is a task board checkpoint (``TaskCreated``, ``TaskCompleted``)."""
+        return self in (HookEvent.TASK_CREATED, HookEvent.TASK_COMPLETED)
 
 
 class HookPayload(msgspec.Struct, frozen=True, kw_only=True):
@@ -105,6 +122,9 @@ class HookPayload(msgspec.Struct, frozen=True, kw_only=True):
     ``last_assistant_message`` (the agent's final text) for ``SubagentStop``,
     whose ``stop_hook_active`` says the agent is going on because a stop hook
     blocked its stop already (a hook that always blocks can let it stop then).
+    ``TaskCreated`` and ``TaskCompleted`` carry Claude Code's ``task_id``,
+    ``task_subject``, ``task_description``, ``teammate_name`` (the member making
+    the change) and ``team_name``.
     """
 
     hook_event_name: str
@@ -123,6 +143,11 @@ class HookPayload(msgspec.Struct, frozen=True, kw_only=True):
     tool_response: Any = None
     last_assistant_message: str | None = None
     stop_hook_active: bool = False
+    task_id: str | None = None
+    task_subject: str | None = None
+    task_description: str | None = None
+    teammate_name: str | None = None
+    team_name: str | None = None
 
 
 def _json_default(value: object) -> object:
@@ -177,7 +202,7 @@ _FOREIGN_EVENTS = frozenset(
     (
         *("PostToolUseFailure", "PermissionRequest", "UserPromptSubmit", "Notification"),
         *("PreCompact", "PostCompact", "SessionStart", "SessionEnd", "Setup"),
-        *("TeammateIdle", "TaskCreated", "TaskCompleted", "ConfigChange", "CwdChanged"),
+        *("TeammateIdle", "ConfigChange", "CwdChanged"),
         *("FileChanged", "WorktreeCreate", "WorktreeRemove", "Elicitation"),
         *("ElicitationResult", "InstructionsLoaded"),
     )
