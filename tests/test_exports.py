@@ -33,6 +33,7 @@ PUBLIC_MODULES = (
     "subagents.actors",
     "subagents.agents",
     "subagents.tools",
+    "subagents.teams",
     "subagents.runtime",
     "subagents.testing",
     "subagents.demo",

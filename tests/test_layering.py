@@ -21,7 +21,7 @@ import subagents
 PACKAGE = Path(subagents.__file__).resolve().parent
 
 #: Lowest first: a module may import from its own layer and the ones before it.
-LAYERS = ("base", "actors", "agents", "tools", "runtime", "top")
+LAYERS = ("base", "actors", "agents", "tools", "teams", "runtime", "top")
 #: Top-level modules every layer may use; they import no layer themselves.
 BASE = frozenset({"subagents._exceptions", "subagents._small_file", "subagents._visible"})
 #: The one allowed upward import, as (module, target): the deprecation shim in

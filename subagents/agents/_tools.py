@@ -101,6 +101,8 @@ IMPLEMENTED_TOOLS: tuple[str, ...] = (
     "Agent",
     "TaskOutput",
     "SendMessage",
+    "TeamCreate",
+    "TeamDelete",
     "spawn_agent",
     "send_input",
     "wait",
@@ -115,6 +117,8 @@ LIFECYCLE_TOOLS: tuple[str, ...] = (
     "Agent",
     "TaskOutput",
     "SendMessage",
+    "TeamCreate",
+    "TeamDelete",
     "spawn_agent",
     "send_input",
     "wait",
@@ -133,7 +137,7 @@ class ToolNameKind:
     """What a tool name is: ``known``, ``wildcard``, ``pattern``, ``mcp`` or ``unknown``.
 
     A ``known`` name is one of Claude Code's or ours; ``implemented`` is false
-    for a Claude Code tool that subagents does not provide (``TeamCreate``,
+    for a Claude Code tool that subagents does not provide (``TaskStop``,
     ``WebFetch``...), which an agent listing it will not have.
     """
 

@@ -274,7 +274,7 @@ async def open_runtime(
                 allow_private_addresses=config.web.allow_private_addresses,
             ),
             *tools,
-            *lifecycle_tools(RuntimeHost(runtime)),
+            *lifecycle_tools(host := RuntimeHost(runtime), host),
         )
         body_error: BaseException | None = None
         async with trio.open_nursery() as nursery:

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import builtins
 import collections
+import contextlib
 import io
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar, final
 
@@ -43,6 +44,7 @@ from subagents.actors import (
     AgentNotFound,
     Bus,
     BusStatistics,
+    DepthLimitReached,
     MailboxFull,
     NicknamePool,
     Status,
@@ -79,23 +81,28 @@ from subagents.runtime._services import Services
 from subagents.runtime._task import prepare_task
 from subagents.runtime._transcripts.load import find_transcript
 from subagents.runtime._transcripts.lock import claim_transcript
+from subagents.teams import NotInTeam, Team, TeamCreated, TeamExists
 from subagents.tools import (
     DEFAULT_AGENT_TYPE,
     FORK_NOTE,
     SEND_INPUT_WAIT_SECONDS,
     AgentReport,
     McpServerStatus,
+    PeerDelivery,
     SpawnedAgent,
+    TeamInfo,
     ToolContext,
     WaitBounds,
 )
 
-__all__ = ["Runtime", "RuntimeHost", "RuntimeStatistics"]
+__all__ = ["Runtime", "RuntimeHost", "RuntimeStatistics", "Teammate"]
 
 _T = TypeVar("_T")
 
 #: The longest single kernel wait of a wait loop (a wait with no deadline of its own).
 _WAIT_CHUNK: Final = 3600.0
+#: How long closing a team's agents may take when its ``async with`` block is left.
+_TEAM_CLOSE_SECONDS: Final = 30.0
 #: The tools that start agents, whose grant may be scoped to some agent types.
 _STARTING_TOOLS: Final = frozenset({"spawn_agent", "Task", "Agent"})
 
@@ -112,6 +119,16 @@ class RuntimeStatistics:
     """Agents the runtime holds a record of (open ones and recently closed ones)."""
     transcripts_open: int
     """Transcript files open now (one per open agent when transcripts are on)."""
+
+
+@attrs.frozen
+class Teammate:
+    """A teammate a team starts with (:meth:`Runtime.team`): its name, type and first task."""
+
+    name: str
+    agent_type: str
+    prompt: str
+    model: str | None = None
 
 
 @final
@@ -209,6 +226,7 @@ class Runtime:
         background: bool = False,
         parent: str | None = None,
         fork_context: bool | None = None,
+        on_init: Callable[[str], None] | None = None,
     ) -> AgentHandle:
         """Start an agent of ``agent_type`` on ``prompt``; return once it is running.
 
@@ -216,7 +234,10 @@ class Runtime:
         ``model`` overrides the definition's; ``inputs`` are checked against its
         ``inputConfig``; ``background`` keeps only background-safe tools;
         ``fork_context`` (default: the definition's) starts it from the
-        parent's conversation. Raises :class:`~subagents.agents.UnknownAgentError`
+        parent's conversation. ``on_init`` is called with the agent's id once it
+        is set up and before its first turn can run (a team registers a teammate
+        there, so the teammate's first tool call already finds its team). Raises
+        :class:`~subagents.agents.UnknownAgentError`
         (listing the types), :class:`InvalidInputs`, the kernel's
         ``AgentLimitReached`` / ``DepthLimitReached``, or ``AgentStartFailed``.
         """
@@ -229,6 +250,7 @@ class Runtime:
             background=background,
             parent=parent,
             fork_context=fork_context,
+            on_init=on_init,
         )
         return record.handle()
 
@@ -243,6 +265,7 @@ class Runtime:
         background: bool,
         parent: str | None,
         fork_context: bool | None,
+        on_init: Callable[[str], None] | None = None,
     ) -> AgentRecord:
         self._open_supervisor()
         services = self.services
@@ -272,8 +295,96 @@ class Runtime:
             agent_hooks=hooks_from_specs(definition.hooks),
             nickname=self._nickname_for(definition),
         )
+        record.on_init = on_init
         await self._start(record, parent)
         return record
+
+    # -- teams ----------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def team(
+        self,
+        name: str,
+        lead_type: str,
+        prompt: str,
+        *,
+        teammates: Sequence[Teammate] = (),
+        description: str = "",
+        model: str | None = None,
+    ) -> AsyncIterator[Team]:
+        """Open team ``name``: a ``lead_type`` lead on ``prompt``, then its ``teammates``.
+
+        The lead is a top-level agent; each teammate is its child, a full
+        agent of its own type and model, that messages the others by name
+        (``SendMessage``), goes idle between tasks (no slot held) and wakes on
+        a message. The lead's prompt ends with the roster, and a message sent
+        before every teammate runs waits for them. Leaving the block closes
+        the teammates and the lead (at most :data:`_TEAM_CLOSE_SECONDS`);
+        the team's events (``team_created``, ``message_sent``,
+        ``teammate_idle``, ``team_deleted``) are on :attr:`bus`.
+
+        Raises :class:`~subagents.teams.TeamExists` for a team name open
+        already, :class:`~subagents.teams.TeammateNameTaken` for a bad or
+        repeated teammate name, and :meth:`spawn`'s errors.
+        """
+        directory = self.services.teams
+        if directory.get(name) is not None:
+            raise TeamExists(name)
+        names = tuple(t.name for t in teammates)
+        roster = ", ".join(f"{t.name} ({t.agent_type})" for t in teammates) or "none yet"
+        made: builtins.list[Team] = []
+
+        def register(lead_id: str) -> None:
+            made.append(
+                directory.create(self, name, lead_id, description=description, forming=names)
+            )
+
+        lead = await self._spawn(
+            lead_type,
+            f"{prompt}\n\nYou lead team {name}. Your teammates: {roster}. Message them with "
+            "SendMessage (to: a name, or '*' for everyone); their messages and idle notices "
+            "reach you between your turns.",
+            description=f"lead of team {name}",
+            model=model,
+            inputs=None,
+            background=False,
+            parent=None,
+            fork_context=None,
+            on_init=register,
+        )
+        team = made[0]
+        try:
+            await self._announce(team)
+            try:
+                for mate in teammates:
+                    await team.add(mate.name, mate.agent_type, mate.prompt, model=mate.model)
+            finally:
+                team.formed()
+            yield team
+        finally:
+            with trio.CancelScope(shield=True), trio.move_on_after(_TEAM_CLOSE_SECONDS):
+                await team.close()
+                if self._sup is not None and self._is_open(lead.agent_id):
+                    await self.close(lead.agent_id)
+
+    async def _announce(self, team: Team) -> None:
+        """Publish ``team_created`` for ``team`` (its lead is the envelope's agent)."""
+        bus = self.bus
+        if not bus.has_subscribers:
+            return
+        lead = self.handle(team.lead_id)
+        if bus.has_lossless_subscribers:
+            await bus.make_room()
+        bus.publish_nowait(
+            TeamCreated(
+                agent_id=lead.agent_id,
+                parent_id=lead.parent_id,
+                depth=lead.depth,
+                nickname=lead.nickname,
+                team_name=team.name,
+                description=team.description,
+            )
+        )
 
     def _nickname_for(self, definition: AgentDefinition) -> str:
         """The next of the definition's own nicknames ("" for the runtime's pool).
@@ -793,6 +904,17 @@ class RuntimeHost:
             output_file=str(output) if background and output is not None else None,
         )
 
+    def _check_depth(self, caller: ToolContext) -> None:
+        """Refuse steering agents by id from an agent at ``max_depth``.
+
+        Only ``SendMessage`` reaches here from such an agent (a teammate keeps it
+        to message peers by name); by id it may not steer agents, as the
+        ``send_input`` it stands for is removed at the limit.
+        """
+        max_depth = self._runtime.config.limits.max_depth
+        if caller.depth >= max_depth:
+            raise DepthLimitReached(max_depth)
+
     def _check_scope(self, caller: ToolContext, agent_type: str) -> None:
         """Refuse a type outside the caller's scoped grant (``Agent(a, b)``), if it has one."""
         record = self._runtime.services.records.get(caller.agent_id)
@@ -824,6 +946,7 @@ class RuntimeHost:
         self, caller: ToolContext, agent_id: str, message: str, *, interrupt: bool = False
     ) -> Status:
         """Queue ``message`` (interrupting the agent's run if asked), waiting a bounded time."""
+        self._check_depth(caller)
         return await self._guard(
             agent_id,
             lambda: self._runtime.send_input(
@@ -848,6 +971,7 @@ class RuntimeHost:
 
         An agent this runtime does not hold must belong to its session lineage.
         """
+        self._check_depth(caller)
         runtime = self._runtime
         if not runtime._is_open(agent_id) and agent_id not in runtime.services.records:
             found = self._transcript_sessions(agent_id)
@@ -880,6 +1004,38 @@ class RuntimeHost:
         """For an id the runtime does not hold: what its transcript says to do, if it has one."""
         error = self._not_loaded(agent_id)
         return None if error is None else str(error)
+
+    # -- teams (the TeamHost half) -----------------------------------------------------------
+
+    def peer_names(self, caller: ToolContext) -> Sequence[str] | None:
+        """What ``SendMessage``'s ``to`` may be for the caller; ``None`` outside a team."""
+        team = self._runtime.services.teams.of(caller.agent_id)
+        return None if team is None else team.peer_names(caller.agent_id)
+
+    async def send_peer(self, caller: ToolContext, to: str, message: str) -> Sequence[PeerDelivery]:
+        """A peer message from the caller to ``to`` (a name, ``"*"`` or ``"lead"``)."""
+        team = self._runtime.services.teams.of(caller.agent_id)
+        if team is None:
+            raise NotInTeam(caller.agent_id)
+        return await team.send(caller.agent_id, to, message)
+
+    async def create_team(self, caller: ToolContext, team_name: str, description: str) -> TeamInfo:
+        """The caller becomes the lead of a new team; ``team_created`` is published."""
+        runtime = self._runtime
+        team = runtime.services.teams.create(
+            runtime, team_name, caller.agent_id, description=description
+        )
+        await runtime._announce(team)
+        return team.info()
+
+    async def delete_team(self, caller: ToolContext) -> TeamInfo:
+        """End the team the caller leads: its teammates are closed."""
+        team = self._runtime.services.teams.of(caller.agent_id)
+        if team is None or team.lead_id != caller.agent_id:
+            raise NotInTeam(caller.agent_id)
+        info = team.info()
+        await team.close()
+        return info
 
     # -- unknown ids ---------------------------------------------------------------------
 

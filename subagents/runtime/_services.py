@@ -18,6 +18,7 @@ from subagents.runtime._config.values import RuntimeConfig
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._logging import RuntimeLog
 from subagents.runtime._providers.base import Provider
+from subagents.teams import TeamDirectory
 from subagents.tools import Approver, McpServers, SecretRedactor, Tool, TrustPolicy
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ class Services:
     top-level agents (``None``: they are denied); ``redactor`` masks the
     values of the secret variables of ``os.environ`` and ``env`` in every tool
     result and hook output. ``mcp`` are the runtime's MCP servers, shared by
-    its agents (each started on first use).
+    its agents (each started on first use); ``teams`` the teams open now.
     """
 
     config: RuntimeConfig
@@ -53,6 +54,7 @@ class Services:
     redactor: SecretRedactor = attrs.field(factory=SecretRedactor.from_environ)
     records: dict[str, AgentRecord] = attrs.field(factory=dict)
     mcp: McpServers = attrs.field(factory=lambda: McpServers({}))
+    teams: TeamDirectory = attrs.field(factory=TeamDirectory)
 
     @property
     def transcripts_enabled(self) -> bool:

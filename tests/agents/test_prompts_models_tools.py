@@ -149,9 +149,10 @@ def test_claude_code_current_tool_names_are_known(name: str) -> None:
     assert kind.implemented is (name in IMPLEMENTED_TOOLS)
 
 
-def test_send_message_is_implemented_and_team_tools_are_not() -> None:
+def test_send_message_and_team_tools_are_implemented() -> None:
     assert classify_tool("SendMessage").implemented
-    assert not classify_tool("TeamCreate").implemented
+    assert classify_tool("TeamCreate").implemented
+    assert classify_tool("TeamDelete").implemented
     assert not classify_tool("TaskCreate").implemented
 
 
@@ -180,7 +181,7 @@ def test_unimplemented_claude_code_tools_get_a_note_naming_them(write, tmp_path:
     assert not [d for d in report.diagnostics if d.code is DiagnosticCode.UNKNOWN_TOOL]
     notes = [d for d in report.diagnostics if d.code is DiagnosticCode.NOT_IMPLEMENTED_TOOL]
     named = [d.message.split("'")[1] for d in notes]
-    assert named == ["TaskCreate", "TaskUpdate", "TaskList", "TeamCreate"]
+    assert named == ["TaskCreate", "TaskUpdate", "TaskList"]
     assert all("not implement" in d.message for d in notes)
     assert all(d.severity is Severity.NOTE for d in notes)
     # Why not, and what to use instead, for those the corpora list.

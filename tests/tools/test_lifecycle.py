@@ -35,6 +35,8 @@ from subagents.tools import (
     CALLER_RESERVE_SECONDS,
     SEND_INPUT_WAIT_SECONDS,
     SPAWN_TOOL_NAMES,
+    TEAM_CREATE,
+    TEAM_DELETE,
     AgentHost,
     AgentReport,
     SpawnedAgent,
@@ -217,7 +219,8 @@ def test_lifecycle_tools_are_the_nine_spawn_tools(host: FakeHost) -> None:
         "TaskOutput",
         "SendMessage",
     )
-    assert set(names) == SPAWN_TOOL_NAMES
+    # The team tools join only with a TeamHost (tests/tools/lifecycle/test_team.py).
+    assert set(names) == SPAWN_TOOL_NAMES - {"TeamCreate", "TeamDelete"}
     registry = ToolRegistry(tools)
     assert registry.names == names
     # Only the tools that start a new agent run alongside the other calls of
@@ -235,7 +238,8 @@ def test_lifecycle_tools_are_the_nine_spawn_tools(host: FakeHost) -> None:
 
 def test_the_implemented_tool_names_are_the_tools_layer_s(host: FakeHost) -> None:
     """What the agents layer calls implemented is what the tools layer ships."""
-    shipped = {*BUILTIN_TOOL_NAMES, *(tool.name for tool in lifecycle_tools(host)), COMPLETE_TASK}
+    lifecycle = {tool.name for tool in lifecycle_tools(host)} | {TEAM_CREATE, TEAM_DELETE}
+    shipped = {*BUILTIN_TOOL_NAMES, *lifecycle, COMPLETE_TASK}
     assert set(IMPLEMENTED_TOOLS) == shipped
     assert set(IMPLEMENTED_TOOLS) <= set(KNOWN_TOOLS)
 

@@ -73,6 +73,12 @@ class HookEvent(enum.Enum):
     every agent), and blocks the same way. As in Claude Code, a ``Stop``
     hook's matcher is ignored, and a ``Stop`` hook in an agent's frontmatter
     is that agent's ``SubagentStop`` (:mod:`subagents.agents`).
+
+    ``TeammateIdle`` fires when a teammate of a team is about to go idle, after
+    its ``SubagentStop``; exit 2 (or JSON ``decision: "block"``) sends the
+    reason back as feedback and keeps it working, as in Claude Code
+    (https://code.claude.com/docs/en/hooks#teammateidle). Like ``Stop``, it has
+    no matcher.
     """
 
     PRE_TOOL_USE = "PreToolUse"
@@ -80,6 +86,7 @@ class HookEvent(enum.Enum):
     SUBAGENT_START = "SubagentStart"
     SUBAGENT_STOP = "SubagentStop"
     STOP = "Stop"
+    TEAMMATE_IDLE = "TeammateIdle"
 
     @property
     def is_tool_event(self) -> bool:
@@ -105,6 +112,8 @@ class HookPayload(msgspec.Struct, frozen=True, kw_only=True):
     ``last_assistant_message`` (the agent's final text) for ``SubagentStop``,
     whose ``stop_hook_active`` says the agent is going on because a stop hook
     blocked its stop already (a hook that always blocks can let it stop then).
+    ``team_name`` and ``teammate_name`` (Claude Code's ``TeammateIdle`` input)
+    name the team and the teammate for ``TeammateIdle``.
     """
 
     hook_event_name: str
@@ -123,6 +132,8 @@ class HookPayload(msgspec.Struct, frozen=True, kw_only=True):
     tool_response: Any = None
     last_assistant_message: str | None = None
     stop_hook_active: bool = False
+    team_name: str | None = None
+    teammate_name: str | None = None
 
 
 def _json_default(value: object) -> object:
@@ -177,7 +188,7 @@ _FOREIGN_EVENTS = frozenset(
     (
         *("PostToolUseFailure", "PermissionRequest", "UserPromptSubmit", "Notification"),
         *("PreCompact", "PostCompact", "SessionStart", "SessionEnd", "Setup"),
-        *("TeammateIdle", "TaskCreated", "TaskCompleted", "ConfigChange", "CwdChanged"),
+        *("TaskCreated", "TaskCompleted", "ConfigChange", "CwdChanged"),
         *("FileChanged", "WorktreeCreate", "WorktreeRemove", "Elicitation"),
         *("ElicitationResult", "InstructionsLoaded"),
     )

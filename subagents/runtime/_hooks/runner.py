@@ -31,6 +31,9 @@ exit code     effect                           where the text goes
                                                next input (``reason``; at most
                                                ``MAX_STOP_BLOCKS`` times a run, as
                                                Claude Code's ``stop_hook_active``);
+                                               ``TeammateIdle``: the teammate keeps
+                                               working with stderr as its next
+                                               input instead of going idle;
                                                ``SubagentStart`` cannot block: stderr
                                                goes to the user
 other         non-blocking error               ``user_messages`` only
@@ -113,7 +116,9 @@ def _cap_text(data: bytes, total: int, redactor: SecretRedactor) -> tuple[str, b
 
 
 #: Events whose hooks may block the agent's stop (exit 2, or ``decision: "block"``).
-_STOP_EVENTS = frozenset({HookEvent.SUBAGENT_STOP, HookEvent.STOP})
+_STOP_EVENTS = frozenset({HookEvent.SUBAGENT_STOP, HookEvent.STOP, HookEvent.TEAMMATE_IDLE})
+#: Events whose hooks have nothing to match, so a matcher is ignored (Claude Code's rule).
+_UNMATCHED_EVENTS = frozenset({HookEvent.STOP, HookEvent.TEAMMATE_IDLE})
 
 #: (block reason, feedback, user messages) of one hook's result.
 _Verdict = tuple[str | None, str | None, tuple[str, ...]]
@@ -255,8 +260,8 @@ class HookRunner:
         for hook in (*self._by_event[event], *agent_hooks):
             # Callables by identity: one need not be hashable to be a hook.
             key = hook.command if hook.command is not None else id(hook.function)
-            # Claude Code ignores a Stop hook's matcher: Stop has nothing to match.
-            matches = event is HookEvent.STOP or hook.matches(subject)
+            # Claude Code ignores a Stop (or TeammateIdle) hook's matcher: nothing to match.
+            matches = event in _UNMATCHED_EVENTS or hook.matches(subject)
             if hook.event is event and key not in seen and matches:
                 seen.add(key)
                 found.append(hook)
