@@ -1,4 +1,4 @@
-"""Imports inside the package point one way: actors <- agents <- tools <- runtime <- the CLI.
+"""Imports inside the package point one way: actors <- agents <- tools <- teams <- runtime <- CLI.
 
 The kernel knows nothing about agents, definitions know nothing about tools,
 tools reach the runtime only through the Protocol they define, and only the
@@ -127,6 +127,9 @@ def test_the_check_sees_a_private_reach(tmp_path: Path) -> None:
         ("from ..tools import Tool\n", "agents/_x.py", ["subagents.tools"]),
         ("def f():\n    import subagents.cli\n", "_visible.py", ["subagents.cli"]),
         ("from subagents.actors import Bus\n", "runtime/_x.py", []),
+        ("from subagents.teams import open_board\n", "runtime/_x.py", []),
+        ("from subagents.runtime import HookRunner\n", "teams/_x.py", ["subagents.runtime"]),
+        ("from subagents.teams import Task\n", "tools/_x.py", ["subagents.teams"]),
         # the shim is allowed in runtime/__init__.py only
         ("def f():\n    import subagents.demo\n", "runtime/_x.py", ["subagents.demo"]),
         ("def f():\n    import subagents.demo\n", "runtime/__init__.py", []),

@@ -83,8 +83,8 @@ KNOWN_TOOLS: tuple[str, ...] = (
 )
 
 #: The names of :data:`KNOWN_TOOLS` that subagents ships a tool for (the tools
-#: layer's built-ins, its lifecycle tools and ``complete_task``; a test keeps
-#: this list and the tools layer in step).
+#: layer's built-ins, its lifecycle tools, the teams layer's task tools and
+#: ``complete_task``; a test keeps this list and those layers in step).
 IMPLEMENTED_TOOLS: tuple[str, ...] = (
     "Read",
     "Write",
@@ -103,6 +103,10 @@ IMPLEMENTED_TOOLS: tuple[str, ...] = (
     "SendMessage",
     "TeamCreate",
     "TeamDelete",
+    "TaskCreate",
+    "TaskList",
+    "TaskGet",
+    "TaskUpdate",
     "spawn_agent",
     "send_input",
     "wait",
@@ -192,16 +196,12 @@ def split_tool_list(text: str) -> tuple[str, ...]:
 #: its ``not-implemented-tool`` note. Counted in the real corpora
 #: (tests/fixtures/corpus: voltagent, wshobson): WebFetch and WebSearch are
 #: listed by 39 and 37 agents and are implemented; TaskCreate/TaskGet/TaskList/
-#: TaskUpdate by 4 (one plugin, agent-teams), NotebookEdit, MultiEdit and
-#: TodoWrite by none (MultiEdit and TodoWrite are cheap, so they exist anyway).
+#: TaskUpdate by 4 (one plugin, agent-teams; implemented over a team's task
+#: board), NotebookEdit, MultiEdit and TodoWrite by none (MultiEdit and
+#: TodoWrite are cheap, so they exist anyway).
 NOT_IMPLEMENTED_REASONS: Mapping[str, str] = MappingProxyType(
     {
         "NotebookEdit": "Jupyter notebooks are JSON with outputs and cell ids; Edit or Write "
         "change the .ipynb file as text",
-        "TaskCreate": "Claude Code's shared team task list needs agent teams; use TodoWrite "
-        "for an agent's own list, or spawn_agent and send_input to share work",
-        "TaskGet": "Claude Code's shared team task list needs agent teams; use TodoWrite",
-        "TaskList": "Claude Code's shared team task list needs agent teams; use TodoWrite",
-        "TaskUpdate": "Claude Code's shared team task list needs agent teams; use TodoWrite",
     }
 )

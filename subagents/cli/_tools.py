@@ -23,6 +23,7 @@ from subagents._visible import json_safe, visible
 from subagents.actors import Status, WaitResult
 from subagents.agents import AgentCatalog, UnknownAgentError, discover_agents
 from subagents.runtime import ConfigError, RuntimeConfig, load_config
+from subagents.teams import BoardSeats, board_tools
 from subagents.tools import (
     AgentHost,
     AgentReport,
@@ -173,6 +174,7 @@ def offered_tools(config: RuntimeConfig, catalog: AgentCatalog) -> tuple[Tool, .
     return (
         *builtin_tools(env_passthrough=config.env_passthrough),
         *lifecycle_tools(host),
+        *board_tools(BoardSeats()),
     )
 
 

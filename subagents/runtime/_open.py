@@ -42,6 +42,7 @@ from subagents.runtime._providers.scripted import ScriptedProvider
 from subagents.runtime._runtime import Runtime, RuntimeHost
 from subagents.runtime._services import Services
 from subagents.runtime._transcripts.retention import PrunedSession, clean_old_transcripts
+from subagents.teams import board_tools
 from subagents.tools import (
     MCP_JSON,
     ApprovalCallback,
@@ -275,6 +276,7 @@ async def open_runtime(
             ),
             *tools,
             *lifecycle_tools(host := RuntimeHost(runtime), host),
+            *board_tools(services.seats),
         )
         body_error: BaseException | None = None
         async with trio.open_nursery() as nursery:

@@ -81,7 +81,7 @@ from subagents.runtime._services import Services
 from subagents.runtime._task import prepare_task
 from subagents.runtime._transcripts.load import find_transcript
 from subagents.runtime._transcripts.lock import claim_transcript
-from subagents.teams import NotInTeam, Team, TeamCreated, TeamExists
+from subagents.teams import BoardSeats, NotInTeam, Team, TeamCreated, TeamExists
 from subagents.tools import (
     DEFAULT_AGENT_TYPE,
     FORK_NOTE,
@@ -180,6 +180,17 @@ class Runtime:
     def config(self) -> RuntimeConfig:
         """The configuration this runtime was opened with."""
         return self.services.config
+
+    @property
+    def board_seats(self) -> BoardSeats:
+        """Which task board each team member works on: the task tools' caller table.
+
+        A team seats each member here (``board_seats.seat(agent_id, board,
+        name)``) so that ``TaskCreate``, ``TaskList``, ``TaskGet`` and
+        ``TaskUpdate`` reach its board as that member; an agent without a seat
+        gets a tool error saying it is not in a team.
+        """
+        return self.services.seats
 
     @property
     def session_id(self) -> str:

@@ -18,7 +18,7 @@ from subagents.runtime._config.values import RuntimeConfig
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._logging import RuntimeLog
 from subagents.runtime._providers.base import Provider
-from subagents.teams import TeamDirectory
+from subagents.teams import BoardSeats, TeamDirectory
 from subagents.tools import Approver, McpServers, SecretRedactor, Tool, TrustPolicy
 
 if TYPE_CHECKING:
@@ -37,7 +37,9 @@ class Services:
     top-level agents (``None``: they are denied); ``redactor`` masks the
     values of the secret variables of ``os.environ`` and ``env`` in every tool
     result and hook output. ``mcp`` are the runtime's MCP servers, shared by
-    its agents (each started on first use); ``teams`` the teams open now.
+    its agents (each started on first use). ``seats`` says which task board
+    each team member works on, for the task tools (``TaskCreate``...).
+    ``teams`` holds the teams open now.
     """
 
     config: RuntimeConfig
@@ -55,6 +57,7 @@ class Services:
     records: dict[str, AgentRecord] = attrs.field(factory=dict)
     mcp: McpServers = attrs.field(factory=lambda: McpServers({}))
     teams: TeamDirectory = attrs.field(factory=TeamDirectory)
+    seats: BoardSeats = attrs.field(factory=BoardSeats)
 
     @property
     def transcripts_enabled(self) -> bool:

@@ -1,4 +1,4 @@
-"""Teams: a lead and named teammates that message each other, as Claude Code's agent teams.
+"""Teams: a lead and named teammates that message each other, and the task board they share.
 
 A :class:`Team` is a lead and named teammates, each a full agent in one
 supervised subtree (every teammate is a child of the lead). Teammates message
@@ -8,29 +8,93 @@ delimited block (:func:`format_peer_message`). A teammate whose work is done
 is idle: it holds no ``max_threads`` slot, and a message or a new claimable
 task wakes it; nothing polls. A :class:`TeamDirectory` holds a runtime's open
 teams. The team reports on the bus with :class:`TeamCreated`,
-:class:`TeammateIdle`, :class:`MessageSent` and :class:`TeamDeleted`.
-
-The package sits between ``tools`` and ``runtime``: it drives agents through
+:class:`TeammateIdle`, :class:`MessageSent` and :class:`TeamDeleted`. The
+package sits between ``tools`` and ``runtime``: a team drives agents through
 :class:`TeamRuntime`, which :class:`subagents.runtime.Runtime` satisfies, and
 ``Runtime.team`` opens a team from Python.
+
+The board (:func:`open_board`, :class:`TaskBoard`) is an actor: one Trio task
+owns the tasks, members send it requests over a bounded channel and each gets
+its own reply before its deadline, so a claim is atomic without a lock and two
+members never own one task. It is persisted as an append-only JSONL journal,
+fsync'd before each answer, and replayed on open::
+
+    async with open_board(state_dir / "board.jsonl", publish=bus_publish) as board:
+        first = await board.create("Survey src/", "Count the modules")
+        second = await board.create("Write the report", "From the survey", blocked_by=[first.id])
+        await board.claim(first.id, "ada")            # ada owns it, in progress
+        await board.update(first.id, status="completed", by="ada")
+        await board.claim(second.id, "grace")          # unblocked now
+
+The task tools (``TaskCreate``, ``TaskList``, ``TaskGet``, ``TaskUpdate``,
+:func:`board_tools`) give a model the same board, knowing the caller from the
+tool context through :class:`BoardSeats`.
 """
 
-from __future__ import annotations
-
+from subagents.teams._board import BoardStatistics, TaskBoard, open_board
+from subagents.teams._config import BoardConfig
 from subagents.teams._directory import TeamDirectory
 from subagents.teams._events import MessageSent, TeamCreated, TeamDeleted, TeammateIdle
 from subagents.teams._exceptions import (
+    BoardClosed,
+    BoardError,
+    BoardFull,
+    BoardInUse,
+    BoardTimeout,
+    BoardWriteError,
+    CheckpointBlocked,
+    DependencyCycle,
+    FieldTooLong,
+    InvalidBoardConfig,
     NotInTeam,
+    TaskAlreadyClaimed,
+    TaskBlocked,
+    TaskBusy,
+    TaskCompleted,
+    TaskNotFound,
     TeamClosed,
     TeamError,
     TeamExists,
     TeammateNameTaken,
     UnknownTeammate,
 )
+from subagents.teams._journal import JournalReplay
 from subagents.teams._messages import PEER_MESSAGE_TAG, format_peer_message
-from subagents.teams._team import AgentIdentity, Team, TeamRuntime, TeamStatistics
+from subagents.teams._task import (
+    TASK_STATUSES,
+    BoardEvent,
+    BoardEventKind,
+    Checkpoint,
+    Gate,
+    Publish,
+    Task,
+    TaskStatus,
+)
+from subagents.teams._team import (
+    FORMING_WAIT_SECONDS,
+    AgentIdentity,
+    Team,
+    TeamRuntime,
+    TeamStatistics,
+)
+from subagents.teams._tools import (
+    BOARD_TOOL_NAMES,
+    BoardSeats,
+    Seat,
+    TaskCreateArgs,
+    TaskCreateTool,
+    TaskGetArgs,
+    TaskGetTool,
+    TaskListArgs,
+    TaskListTool,
+    TaskUpdateArgs,
+    TaskUpdateTool,
+    board_tools,
+    format_board_data,
+)
 
 __all__ = [
+    "FORMING_WAIT_SECONDS",
     "PEER_MESSAGE_TAG",
     "AgentIdentity",
     "MessageSent",
@@ -48,4 +112,45 @@ __all__ = [
     "TeammateNameTaken",
     "UnknownTeammate",
     "format_peer_message",
+    "BOARD_TOOL_NAMES",
+    "TASK_STATUSES",
+    "BoardClosed",
+    "BoardConfig",
+    "BoardError",
+    "BoardEvent",
+    "BoardEventKind",
+    "BoardFull",
+    "BoardInUse",
+    "BoardSeats",
+    "BoardStatistics",
+    "BoardTimeout",
+    "BoardWriteError",
+    "Checkpoint",
+    "CheckpointBlocked",
+    "DependencyCycle",
+    "FieldTooLong",
+    "Gate",
+    "InvalidBoardConfig",
+    "JournalReplay",
+    "Publish",
+    "Seat",
+    "Task",
+    "TaskAlreadyClaimed",
+    "TaskBlocked",
+    "TaskBoard",
+    "TaskBusy",
+    "TaskCompleted",
+    "TaskCreateArgs",
+    "TaskCreateTool",
+    "TaskGetArgs",
+    "TaskGetTool",
+    "TaskListArgs",
+    "TaskListTool",
+    "TaskNotFound",
+    "TaskStatus",
+    "TaskUpdateArgs",
+    "TaskUpdateTool",
+    "board_tools",
+    "format_board_data",
+    "open_board",
 ]

@@ -91,7 +91,7 @@ def test_an_agent_shows_what_each_layer_removed_and_why(
     (grep,) = [line for line in lines if line.startswith("Grep ")]
     assert grep.split()[:4] == ["Grep", "builtin", "yes", "-"]
     assert "no: removed by layer 2, deny list" in grep
-    assert "1 of 16 tools given." in out
+    assert "1 of 24 tools given." in out
 
 
 def test_an_unknown_agent_is_a_clear_error(

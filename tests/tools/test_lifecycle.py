@@ -30,6 +30,7 @@ from subagents.actors import (
 )
 from subagents.agents import IMPLEMENTED_TOOLS, KNOWN_TOOLS, UnknownAgentError
 from subagents.runtime import COMPLETE_TASK, LimitsConfig
+from subagents.teams import BOARD_TOOL_NAMES
 from subagents.tools import (
     BUILTIN_TOOL_NAMES,
     CALLER_RESERVE_SECONDS,
@@ -237,9 +238,15 @@ def test_lifecycle_tools_are_the_nine_spawn_tools(host: FakeHost) -> None:
 
 
 def test_the_implemented_tool_names_are_the_tools_layer_s(host: FakeHost) -> None:
-    """What the agents layer calls implemented is what the tools layer ships."""
-    lifecycle = {tool.name for tool in lifecycle_tools(host)} | {TEAM_CREATE, TEAM_DELETE}
-    shipped = {*BUILTIN_TOOL_NAMES, *lifecycle, COMPLETE_TASK}
+    """What the agents layer calls implemented is what the tools and teams layers ship."""
+    shipped = {
+        *BUILTIN_TOOL_NAMES,
+        *(tool.name for tool in lifecycle_tools(host)),
+        *BOARD_TOOL_NAMES,
+        TEAM_CREATE,
+        TEAM_DELETE,
+        COMPLETE_TASK,
+    }
     assert set(IMPLEMENTED_TOOLS) == shipped
     assert set(IMPLEMENTED_TOOLS) <= set(KNOWN_TOOLS)
 

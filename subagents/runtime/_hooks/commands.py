@@ -87,11 +87,33 @@ class HookEvent(enum.Enum):
     SUBAGENT_STOP = "SubagentStop"
     STOP = "Stop"
     TEAMMATE_IDLE = "TeammateIdle"
+    TASK_CREATED = "TaskCreated"
+    TASK_COMPLETED = "TaskCompleted"
 
     @property
     def is_tool_event(self) -> bool:
         """Whether matchers apply to the tool name (else to the agent type)."""
         return self in (HookEvent.PRE_TOOL_USE, HookEvent.POST_TOOL_USE)
+
+    @property
+    def ignores_matcher(self) -> bool:
+        """Whether every hook of the event fires whatever its matcher says.
+
+        As in Claude Code (https://code.claude.com/docs/en/hooks): ``Stop``,
+        ``TaskCreated``, ``TaskCompleted`` and ``TeammateIdle`` have nothing to
+        match, and fire on every occurrence.
+        """
+        return self in (
+            HookEvent.STOP,
+            HookEvent.TASK_CREATED,
+            HookEvent.TASK_COMPLETED,
+            HookEvent.TEAMMATE_IDLE,
+        )
+
+    @property
+    def is_task_event(self) -> bool:
+        """Whether the event is a task board checkpoint (``TaskCreated``, ``TaskCompleted``)."""
+        return self in (HookEvent.TASK_CREATED, HookEvent.TASK_COMPLETED)
 
 
 class HookPayload(msgspec.Struct, frozen=True, kw_only=True):
@@ -112,8 +134,10 @@ class HookPayload(msgspec.Struct, frozen=True, kw_only=True):
     ``last_assistant_message`` (the agent's final text) for ``SubagentStop``,
     whose ``stop_hook_active`` says the agent is going on because a stop hook
     blocked its stop already (a hook that always blocks can let it stop then).
-    ``team_name`` and ``teammate_name`` (Claude Code's ``TeammateIdle`` input)
-    name the team and the teammate for ``TeammateIdle``.
+    ``TaskCreated`` and ``TaskCompleted`` carry Claude Code's ``task_id``,
+    ``task_subject``, ``task_description``, ``teammate_name`` (the member making
+    the change) and ``team_name``.
+    ``TeammateIdle`` carries ``teammate_name`` and ``team_name`` too.
     """
 
     hook_event_name: str
@@ -132,8 +156,11 @@ class HookPayload(msgspec.Struct, frozen=True, kw_only=True):
     tool_response: Any = None
     last_assistant_message: str | None = None
     stop_hook_active: bool = False
-    team_name: str | None = None
+    task_id: str | None = None
+    task_subject: str | None = None
+    task_description: str | None = None
     teammate_name: str | None = None
+    team_name: str | None = None
 
 
 def _json_default(value: object) -> object:
@@ -188,7 +215,7 @@ _FOREIGN_EVENTS = frozenset(
     (
         *("PostToolUseFailure", "PermissionRequest", "UserPromptSubmit", "Notification"),
         *("PreCompact", "PostCompact", "SessionStart", "SessionEnd", "Setup"),
-        *("TaskCreated", "TaskCompleted", "ConfigChange", "CwdChanged"),
+        *("ConfigChange", "CwdChanged"),
         *("FileChanged", "WorktreeCreate", "WorktreeRemove", "Elicitation"),
         *("ElicitationResult", "InstructionsLoaded"),
     )

@@ -1,9 +1,10 @@
-"""Hooks: user code run at four points of an agent's life, never able to hang the runtime.
+"""Hooks: user code run at seven points of an agent's life, never able to hang the runtime.
 
 Events (Claude Code's names): ``SubagentStart`` and ``SubagentStop`` fire once
 per agent run, and ``Stop`` too when a top-level agent stops (see
 :func:`subagent_run_hooks`); ``PreToolUse`` and
-``PostToolUse`` around each tool call. A :class:`Hook` is global (from the
+``PostToolUse`` around each tool call; ``TaskCreated`` and ``TaskCompleted``
+at a team's task board checkpoints (see :func:`task_hook_gate`). A :class:`Hook` is global (from the
 ``hooks`` key of a settings mapping, :func:`hooks_from_settings`) or scoped to
 one agent (its definition's frontmatter ``hooks``, :func:`hooks_from_specs`),
 and is either a shell command or a Python async callable.
@@ -31,6 +32,9 @@ exit code     effect                           where the text goes
                                                next input (``reason``; at most
                                                ``MAX_STOP_BLOCKS`` times a run, as
                                                Claude Code's ``stop_hook_active``);
+                                               ``TaskCreated``/``TaskCompleted``: the
+                                               task is not created / stays open, and
+                                               stderr is the tool error (``reason``);
                                                ``TeammateIdle``: the teammate keeps
                                                working with stderr as its next
                                                input instead of going idle;
@@ -40,9 +44,10 @@ other         non-blocking error               ``user_messages`` only
 ============  ===============================  ====================================
 
 On exit 0, stdout that starts with ``{`` or ``[`` is Claude Code's JSON answer
-(:mod:`~subagents.runtime._hooks.output`): ``SubagentStop`` blocks with
-``{"decision": "block", "reason": ...}`` exactly as with exit 2 (``"continue":
-false`` lets it stop instead); ``SubagentStart`` adds
+(:mod:`~subagents.runtime._hooks.output`): ``SubagentStop``, ``TaskCreated``
+and ``TaskCompleted`` block with ``{"decision": "block", "reason": ...}``
+exactly as with exit 2 (for a stop, ``"continue": false`` lets it stop
+instead); ``SubagentStart`` adds
 ``hookSpecificOutput.additionalContext``; ``PostToolUse`` sends a ``block``
 ``reason`` and ``additionalContext`` to the model; ``PreToolUse`` blocks on
 ``permissionDecision: "deny"`` or ``decision: "block"``; ``systemMessage``
@@ -117,8 +122,8 @@ def _cap_text(data: bytes, total: int, redactor: SecretRedactor) -> tuple[str, b
 
 #: Events whose hooks may block the agent's stop (exit 2, or ``decision: "block"``).
 _STOP_EVENTS = frozenset({HookEvent.SUBAGENT_STOP, HookEvent.STOP, HookEvent.TEAMMATE_IDLE})
-#: Events whose hooks have nothing to match, so a matcher is ignored (Claude Code's rule).
-_UNMATCHED_EVENTS = frozenset({HookEvent.STOP, HookEvent.TEAMMATE_IDLE})
+#: Events whose exit 2 (with stderr) blocks: the stop, or the task board's change.
+_BLOCKING_EVENTS = _STOP_EVENTS | {HookEvent.TASK_CREATED, HookEvent.TASK_COMPLETED}
 
 #: (block reason, feedback, user messages) of one hook's result.
 _Verdict = tuple[str | None, str | None, tuple[str, ...]]
@@ -136,7 +141,7 @@ def _verdict(event: HookEvent, result: HookResult) -> _Verdict:
         return _answer(event, result, where)
     if code == 2 and event is HookEvent.PRE_TOOL_USE:
         return stderr or _blocked_call(result), None, ()
-    if code == 2 and event in _STOP_EVENTS and stderr:
+    if code == 2 and event in _BLOCKING_EVENTS and stderr:
         return stderr, None, ()
     if code == 2 and event is not HookEvent.SUBAGENT_START and stderr:
         return None, stderr, ()
@@ -260,8 +265,8 @@ class HookRunner:
         for hook in (*self._by_event[event], *agent_hooks):
             # Callables by identity: one need not be hashable to be a hook.
             key = hook.command if hook.command is not None else id(hook.function)
-            # Claude Code ignores a Stop (or TeammateIdle) hook's matcher: nothing to match.
-            matches = event in _UNMATCHED_EVENTS or hook.matches(subject)
+            # Claude Code ignores the matcher of Stop and the task events: nothing to match.
+            matches = event.ignores_matcher or hook.matches(subject)
             if hook.event is event and key not in seen and matches:
                 seen.add(key)
                 found.append(hook)

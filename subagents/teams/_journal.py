@@ -1,0 +1,194 @@
+"""The board's journal: one JSON line per change, fsync'd before the change is answered.
+
+Each line holds the whole task as the change left it, so replaying the file in
+order (the last line of an id wins) gives back the board exactly. Appends go
+through ``O_APPEND`` and are fsync'd in a worker thread; the board writes the
+changes of one batch of requests together (group commit), so a crowd of
+claims costs one fsync, not one each.
+
+Opening replays the file. A line that cannot be read (torn by a crash in the
+middle of a write, or edited by hand) is reported in :class:`JournalReplay`
+and skipped; every other line still counts, so nothing before it is lost. A
+torn last line (no newline at the end of the file) is cut off after it is
+reported, so the next append starts on a line of its own. When the file holds
+many more lines than tasks, it is compacted: rewritten with one line per task
+in a temporary file, fsync'd, and renamed over the old one, so a board that
+changes forever does not grow forever.
+
+Only one board may hold a journal at a time: the file is locked with
+``flock`` for as long as the board is open (:class:`BoardInUse` otherwise).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from typing import Final, final
+
+import attrs
+import msgspec
+
+from subagents.teams._exceptions import BoardInUse, BoardWriteError
+from subagents.teams._task import Task
+
+__all__ = ["Journal", "JournalReplay"]
+
+#: Lines longer than this are not read (no task line comes near it).
+_MAX_LINE: Final = 1 << 20
+#: Compact when the file holds more lines than this many per task, plus the slack.
+_COMPACT_RATIO: Final = 4
+_COMPACT_SLACK: Final = 1_000
+
+
+class _Record(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One journal line: the version of its format and the task as a change left it."""
+
+    v: int
+    task: Task
+
+
+_ENCODER = msgspec.json.Encoder()
+_DECODER = msgspec.json.Decoder(_Record)
+
+
+@attrs.frozen
+class JournalReplay:
+    """What opening a journal found: the tasks, and the lines it had to skip (and why)."""
+
+    path: str | None
+    tasks: tuple[Task, ...] = ()
+    lines: int = 0
+    skipped: tuple[str, ...] = ()
+    compacted: bool = False
+
+
+def _line(task: Task) -> bytes:
+    return _ENCODER.encode(_Record(1, task)) + b"\n"
+
+
+def _read(data: bytes, path: str) -> tuple[dict[str, Task], int, list[str], int]:
+    """The tasks of ``data``, its line count, the skipped lines' reasons, and the good length."""
+    tasks: dict[str, Task] = {}
+    skipped: list[str] = []
+    lines = 0
+    good = len(data)
+    start = 0
+    number = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        number += 1
+        if end == -1:
+            skipped.append(
+                f"{path}:{number}: the last line is incomplete (a write cut short by a crash); "
+                "it was dropped"
+            )
+            good = start
+            break
+        raw = data[start:end]
+        start = end + 1
+        if not raw.strip():
+            continue
+        lines += 1
+        if len(raw) > _MAX_LINE:
+            skipped.append(f"{path}:{number}: the line is longer than {_MAX_LINE} bytes; skipped")
+            continue
+        try:
+            record = _DECODER.decode(raw)
+        except msgspec.DecodeError as exc:
+            skipped.append(f"{path}:{number}: not a task record ({exc}); skipped")
+            continue
+        task = record.task
+        if record.v != 1 or not task.id.isdigit() or task.id.startswith("0"):
+            skipped.append(
+                f"{path}:{number}: not a task record of version 1 with a numeric id; skipped"
+            )
+            continue
+        tasks[task.id] = task
+    return tasks, lines, skipped, good
+
+
+@final
+class Journal:
+    """An open, locked journal file. Its methods block: call them in a worker thread."""
+
+    __slots__ = ("_fd", "path")
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self._fd = fd
+
+    @classmethod
+    def open(cls, path: Path) -> tuple[Journal, JournalReplay]:
+        """Lock and replay ``path`` (made, with its folder, when missing)."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise BoardWriteError(str(path), exc) from exc
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise BoardInUse(str(path)) from None
+            with open(fd, "rb", closefd=False) as reader:
+                data = reader.read()
+            tasks, lines, skipped, good = _read(data, str(path))
+            if good < len(data):
+                os.ftruncate(fd, good)
+                os.fsync(fd)
+            journal = cls(path, fd)
+            ordered = tuple(tasks[key] for key in sorted(tasks, key=int))
+            compacted = False
+            if lines > _COMPACT_RATIO * len(tasks) + _COMPACT_SLACK and not skipped:
+                journal = journal._compact(ordered)
+                compacted = True
+        except BaseException:
+            os.close(fd)
+            raise
+        return journal, JournalReplay(str(path), ordered, lines, tuple(skipped), compacted)
+
+    def _compact(self, tasks: tuple[Task, ...]) -> Journal:
+        """Rewrite the file with one line per task, atomically; the new journal, locked."""
+        path = self.path
+        temporary = path.with_name(path.name + ".compact")
+        fd = os.open(
+            temporary, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC, 0o600
+        )
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.write(fd, b"".join(_line(task) for task in tasks))
+            os.fsync(fd)
+            os.replace(temporary, path)
+            _sync_folder(path.parent)
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(self._fd)
+        return Journal(path, fd)
+
+    def append(self, tasks: list[Task]) -> None:
+        """Write one line per task and fsync; :class:`BoardWriteError` if the disk refuses."""
+        data = b"".join(_line(task) for task in tasks)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+            os.fsync(self._fd)
+        except OSError as exc:
+            raise BoardWriteError(str(self.path), exc) from exc
+
+    def close(self) -> None:
+        """Unlock and close the file (idempotent)."""
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            os.close(fd)
+
+
+def _sync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
