@@ -285,6 +285,7 @@ async def open_runtime(
             try:
                 async with open_supervisor(supervisor_config, bus=bus) as sup:
                     runtime._bind(sup)
+                    runtime._service_nursery = nursery
                     log.logger().info(
                         "runtime opened",
                         cwd=str(root),

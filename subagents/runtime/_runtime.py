@@ -68,6 +68,7 @@ from subagents.runtime._exceptions import (
     SpawnNotAllowed,
     TranscriptError,
 )
+from subagents.runtime._hooks.tasks import task_hook_gate
 from subagents.runtime._hooks.values import HookRunnerStatistics, hooks_from_specs
 from subagents.runtime._lineage import SessionLineage, TranscriptSessions, read_sessions
 from subagents.runtime._messages import Conversation
@@ -81,10 +82,21 @@ from subagents.runtime._services import Services
 from subagents.runtime._task import prepare_task
 from subagents.runtime._transcripts.load import find_transcript
 from subagents.runtime._transcripts.lock import claim_transcript
-from subagents.teams import BoardSeats, NotInTeam, Team, TeamCreated, TeamExists
+from subagents.teams import (
+    BoardEvent,
+    BoardSeats,
+    NotInTeam,
+    TaskBoard,
+    Team,
+    TeamCreated,
+    TeamError,
+    TeamExists,
+    open_board,
+)
 from subagents.tools import (
     DEFAULT_AGENT_TYPE,
     FORK_NOTE,
+    LEAD_NAME,
     SEND_INPUT_WAIT_SECONDS,
     AgentReport,
     McpServerStatus,
@@ -122,6 +134,15 @@ class RuntimeStatistics:
 
 
 @attrs.frozen
+class _BoardService:
+    """A team's running board: the board, the scope that ends it, the nursery of its waker."""
+
+    board: TaskBoard
+    scope: trio.CancelScope
+    nursery: trio.Nursery
+
+
+@attrs.frozen
 class Teammate:
     """A teammate a team starts with (:meth:`Runtime.team`): its name, type and first task."""
 
@@ -146,6 +167,7 @@ class Runtime:
         "_follower",
         "_lineage",
         "_role_nicknames",
+        "_service_nursery",
         "_sup",
         "bus",
         "catalog",
@@ -172,6 +194,9 @@ class Runtime:
         self._lineage = SessionLineage(services.session_id)
         # Definition name -> the pool of its own nickname candidates (Codex's roles).
         self._role_nicknames: dict[str, NicknamePool] = {}
+        #: Where the boards of teams a model creates (``TeamCreate``) run; set by
+        #: :func:`open_runtime`.
+        self._service_nursery: trio.Nursery | None = None
 
     def __repr__(self) -> str:
         return f"<Runtime session={self.session_id} agents={len(self.services.records)}>"
@@ -344,39 +369,114 @@ class Runtime:
         names = tuple(t.name for t in teammates)
         roster = ", ".join(f"{t.name} ({t.agent_type})" for t in teammates) or "none yet"
         made: builtins.list[Team] = []
+        async with trio.open_nursery() as nursery:
+            service = await nursery.start(self._serve_board, name, made)
 
-        def register(lead_id: str) -> None:
-            made.append(
-                directory.create(self, name, lead_id, description=description, forming=names)
-            )
+            def register(lead_id: str) -> None:
+                # Before the lead's first turn: its first tool call finds its team and board.
+                team = directory.create(self, name, lead_id, description=description, forming=names)
+                made.append(team)
+                self._equip(team, service)
 
-        lead = await self._spawn(
-            lead_type,
-            f"{prompt}\n\nYou lead team {name}. Your teammates: {roster}. Message them with "
-            "SendMessage (to: a name, or '*' for everyone); their messages and idle notices "
-            "reach you between your turns.",
-            description=f"lead of team {name}",
-            model=model,
-            inputs=None,
-            background=False,
-            parent=None,
-            fork_context=None,
-            on_init=register,
-        )
-        team = made[0]
-        try:
-            await self._announce(team)
             try:
-                for mate in teammates:
-                    await team.add(mate.name, mate.agent_type, mate.prompt, model=mate.model)
+                lead = await self._spawn(
+                    lead_type,
+                    f"{prompt}\n\nYou lead team {name}. Your teammates: {roster}. Message them "
+                    "with SendMessage (to: a name, or '*' for everyone); their messages and "
+                    "idle notices reach you between your turns. The team shares a task board "
+                    "(TaskCreate, TaskList, TaskGet, TaskUpdate).",
+                    description=f"lead of team {name}",
+                    model=model,
+                    inputs=None,
+                    background=False,
+                    parent=None,
+                    fork_context=None,
+                    on_init=register,
+                )
+            except BaseException:
+                service.scope.cancel()
+                raise
+            team = made[0]
+            try:
+                await self._announce(team)
+                try:
+                    for mate in teammates:
+                        await team.add(mate.name, mate.agent_type, mate.prompt, model=mate.model)
+                finally:
+                    team.formed()
+                yield team
             finally:
-                team.formed()
-            yield team
-        finally:
-            with trio.CancelScope(shield=True), trio.move_on_after(_TEAM_CLOSE_SECONDS):
-                await team.close()
-                if self._sup is not None and self._is_open(lead.agent_id):
-                    await self.close(lead.agent_id)
+                with trio.CancelScope(shield=True), trio.move_on_after(_TEAM_CLOSE_SECONDS):
+                    await team.close()
+                    if self._sup is not None and self._is_open(lead.agent_id):
+                        await self.close(lead.agent_id)
+                team.ended()
+
+    async def _serve_board(
+        self,
+        name: str,
+        made: builtins.list[Team],
+        *,
+        task_status: trio.TaskStatus[_BoardService] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Run team ``name``'s board (and its waker, once the team exists) until cancelled.
+
+        The board is kept in ``teams/<session>/<name>.jsonl`` under the state
+        directory when transcripts are on (in memory otherwise); its
+        ``TaskCreated``/``TaskCompleted`` checkpoints are the runtime's hooks,
+        and its changes go on the bus as the team's events. ``made`` receives
+        the team once its lead is registered.
+        """
+        services = self.services
+        path = None
+        if services.transcripts_enabled:
+            path = services.config.state_dir / "teams" / services.session_id / f"{name}.jsonl"
+            await trio.to_thread.run_sync(lambda: path.parent.mkdir(parents=True, exist_ok=True))
+
+        def publish(event: BoardEvent) -> None:
+            if made:
+                made[0].on_board_event(event)
+
+        def identify(member: str | None) -> tuple[str, str]:
+            team = made[0] if made else None
+            if team is None or member is None:
+                return ("", "")
+            try:
+                agent_id = team.agent_id(member)
+            except TeamError:
+                return (member, "teammate")
+            record = services.records.get(agent_id)
+            return (agent_id, record.agent_type if record is not None else "teammate")
+
+        gate = task_hook_gate(
+            services.hooks,
+            session_id=services.session_id,
+            cwd=str(services.cwd),
+            team_name=name,
+            identify=identify,
+        )
+        with trio.CancelScope() as scope:
+            async with (
+                open_board(path, gate=gate, publish=publish) as board,
+                trio.open_nursery() as nursery,
+            ):
+                task_status.started(_BoardService(board, scope, nursery))
+                await trio.sleep_forever()
+
+    def _equip(self, team: Team, service: _BoardService) -> None:
+        """Give ``team`` its board: the lead seated now, each teammate as it joins; the
+        waker started; the board closed when the team ends."""
+        seats = self.services.seats
+        team.board = service.board
+        seats.seat(team.lead_id, service.board, LEAD_NAME)
+        team.on_join = lambda agent_id, member: seats.seat(agent_id, service.board, member)
+
+        def closed() -> None:
+            seats.unseat_board(service.board)
+            service.scope.cancel()
+
+        team.on_close = closed
+        service.nursery.start_soon(team.run_waker)
 
     async def _announce(self, team: Team) -> None:
         """Publish ``team_created`` for ``team`` (its lead is the envelope's agent)."""
@@ -825,8 +925,11 @@ class Runtime:
         self._sup = supervisor
 
     def _shut(self) -> None:
-        """After the supervisor has exited: every transcript closed, nothing more accepted."""
+        """After the supervisor has exited: every transcript closed, nothing more accepted,
+        every team ended (its board closed)."""
         self._closing = True
+        for team in self.services.teams.teams():
+            team.ended()
         for record in self.services.records.values():
             record.close_transcript()
 
@@ -1033,9 +1136,25 @@ class RuntimeHost:
     async def create_team(self, caller: ToolContext, team_name: str, description: str) -> TeamInfo:
         """The caller becomes the lead of a new team; ``team_created`` is published."""
         runtime = self._runtime
-        team = runtime.services.teams.create(
-            runtime, team_name, caller.agent_id, description=description
-        )
+        directory = runtime.services.teams
+        if directory.get(team_name) is not None:
+            raise TeamExists(team_name)
+        if directory.of(caller.agent_id) is not None:
+            led = directory.of(caller.agent_id)
+            assert led is not None
+            raise TeamExists(led.name, lead=led.lead_id == caller.agent_id)
+        nursery = runtime._service_nursery
+        if nursery is None:
+            raise RuntimeClosed
+        made: builtins.list[Team] = []
+        service = await nursery.start(runtime._serve_board, team_name, made)
+        try:
+            team = directory.create(runtime, team_name, caller.agent_id, description=description)
+        except BaseException:
+            service.scope.cancel()
+            raise
+        made.append(team)
+        runtime._equip(team, service)
         await runtime._announce(team)
         return team.info()
 

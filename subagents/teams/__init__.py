@@ -34,7 +34,17 @@ tool context through :class:`BoardSeats`.
 from subagents.teams._board import BoardStatistics, TaskBoard, open_board
 from subagents.teams._config import BoardConfig
 from subagents.teams._directory import TeamDirectory
-from subagents.teams._events import MessageSent, TeamCreated, TeamDeleted, TeammateIdle
+from subagents.teams._events import (
+    BOARD_EVENT_TYPES,
+    MessageSent,
+    TaskClaimedEvent,
+    TaskCompletedEvent,
+    TaskCreatedEvent,
+    TaskUpdatedEvent,
+    TeamCreated,
+    TeamDeleted,
+    TeammateIdle,
+)
 from subagents.teams._exceptions import (
     BoardClosed,
     BoardError,
@@ -94,7 +104,12 @@ from subagents.teams._tools import (
 )
 
 __all__ = [
+    "BOARD_EVENT_TYPES",
     "FORMING_WAIT_SECONDS",
+    "TaskClaimedEvent",
+    "TaskCompletedEvent",
+    "TaskCreatedEvent",
+    "TaskUpdatedEvent",
     "PEER_MESSAGE_TAG",
     "AgentIdentity",
     "MessageSent",

@@ -49,9 +49,12 @@ from subagents.actors import (
     Status,
     is_final,
 )
-from subagents.teams._events import MessageSent, TeamDeleted, TeammateIdle
+from subagents.teams._board import TaskBoard
+from subagents.teams._events import BOARD_EVENT_TYPES, MessageSent, TeamDeleted, TeammateIdle
 from subagents.teams._exceptions import TeamClosed, TeammateNameTaken, UnknownTeammate
 from subagents.teams._messages import format_peer_message
+from subagents.teams._task import BoardEvent
+from subagents.teams._tools import format_board_data
 from subagents.tools import (
     BROADCAST,
     LEAD_NAME,
@@ -140,6 +143,7 @@ class Team:
 
     __slots__ = (
         "_by_id",
+        "_claimable",
         "_delivered",
         "_directory",
         "_formed",
@@ -149,10 +153,13 @@ class Team:
         "_reserved",
         "_runtime",
         "_undeliverable",
+        "board",
         "closed",
         "description",
         "lead_id",
         "name",
+        "on_close",
+        "on_join",
     )
 
     def __init__(
@@ -184,6 +191,15 @@ class Team:
         #: may name them before they run, and its messages wait for :meth:`formed`.
         self._reserved: set[str] = set()
         self._formed = trio.Event()
+        #: The team's task board, when it has one (:meth:`Runtime.team` opens it).
+        self.board: TaskBoard | None = None
+        #: Called with ``(agent_id, name)`` as each teammate joins, before its first
+        #: turn (the runtime seats it at the board there).
+        self.on_join: Callable[[str, str], object] | None = None
+        #: Called once when the team ends (the runtime closes its board there).
+        self.on_close: Callable[[], None] | None = None
+        #: Set when a task may have become claimable; :meth:`run_waker` wakes idle teammates.
+        self._claimable = trio.Event()
         for name in forming:
             self._check_name(name)
             self._members[name] = ""
@@ -299,6 +315,8 @@ class Team:
             self._by_id[agent_id] = name
             if self._directory is not None:
                 self._directory.joined(self, agent_id)
+            if self.on_join is not None:
+                self.on_join(agent_id, name)
 
         try:
             spawned = await self._runtime.spawn(
@@ -448,6 +466,64 @@ class Team:
                 woken.append(name)
         return tuple(woken)
 
+    # -- the board ----------------------------------------------------------------------
+
+    def on_board_event(self, event: BoardEvent) -> None:
+        """The board's ``publish``: its change on the bus, and idle teammates woken if a
+        task may have become claimable (created, or unblocked by a completion).
+
+        Synchronous and never blocking, as the board requires: the waking is done
+        by :meth:`run_waker`.
+        """
+        kind = BOARD_EVENT_TYPES[event.kind]
+        task = event.task
+        who = self.lead_id if event.by is None else self._members.get(event.by, self.lead_id)
+        bus = self._runtime.bus
+        if bus.has_subscribers:
+            bus.publish_nowait(
+                kind(
+                    **self._envelope(who),
+                    team_name=self.name,
+                    task_id=task.id,
+                    subject=task.subject,
+                    status=task.status,
+                    owner=task.owner,
+                    blocked_by=task.blocked_by,
+                    by=event.by,
+                )
+            )
+        if event.kind in ("task_created", "task_completed") or (
+            event.kind == "task_updated" and task.owner is None and task.status == "pending"
+        ):
+            self._claimable.set()
+
+    def claimable(self) -> tuple[dict[str, object], ...]:
+        """The board's tasks a member may claim now: pending, unowned, with no open blocker."""
+        board = self.board
+        if board is None:
+            return ()
+        return tuple(
+            {"id": task.id, "subject": task.subject}
+            for task in board.snapshot()
+            if task.status == "pending" and task.owner is None and not board.blockers(task)
+        )
+
+    async def run_waker(self) -> None:
+        """Wake the idle teammates each time a task may have become claimable; runs until
+        cancelled (by the scope that opened the team). Nothing polls: it waits on an event
+        :meth:`on_board_event` sets, and several changes in a row wake each teammate once."""
+        while True:
+            await self._claimable.wait()
+            self._claimable = trio.Event()
+            tasks = self.claimable()
+            if tasks and not self.closed:
+                note = (
+                    "New tasks on your team's board can be claimed (TaskUpdate with status "
+                    "in_progress makes you the owner; TaskList shows them all):\n"
+                    + format_board_data(list(tasks))
+                )
+                await self.wake_idle(note)
+
     def _members_name(self, agent_id: str) -> str | None:
         name = self._by_id.get(agent_id)
         return None if name is None or name == LEAD_NAME else name
@@ -466,9 +542,18 @@ class Team:
             if agent_id and not _ended(self._runtime.status(agent_id)):
                 with contextlib.suppress(AgentNotFound, AgentClosed):
                     await self._runtime.close(agent_id)
+        self.ended()
+        await self._publish(TeamDeleted, self.lead_id, team_name=self.name)
+
+    def ended(self) -> None:
+        """Mark the team ended without closing any agent (the runtime is closing them all):
+        it leaves the directory and its board closes; idempotent."""
+        self.closed = True
         if self._directory is not None:
             self._directory.removed(self)
-        await self._publish(TeamDeleted, self.lead_id, team_name=self.name)
+        on_close, self.on_close = self.on_close, None
+        if on_close is not None:
+            on_close()
 
     # -- events -----------------------------------------------------------------------------
 
@@ -476,12 +561,19 @@ class Team:
         bus = self._runtime.bus
         if not bus.has_subscribers:
             return
+        envelope = self._envelope(agent_id)
+        if bus.has_lossless_subscribers:
+            await bus.make_room()
+        bus.publish_nowait(kind(**envelope, **fields))
+
+    def _envelope(self, agent_id: str) -> dict[str, Any]:
         try:
             who = self._runtime.handle(agent_id)
         except AgentNotFound:
-            envelope: dict[str, Any] = {"parent_id": None, "depth": 0, "nickname": ""}
-        else:
-            envelope = {"parent_id": who.parent_id, "depth": who.depth, "nickname": who.nickname}
-        if bus.has_lossless_subscribers:
-            await bus.make_room()
-        bus.publish_nowait(kind(agent_id=agent_id, **envelope, **fields))
+            return {"agent_id": agent_id, "parent_id": None, "depth": 0, "nickname": ""}
+        return {
+            "agent_id": agent_id,
+            "parent_id": who.parent_id,
+            "depth": who.depth,
+            "nickname": who.nickname,
+        }

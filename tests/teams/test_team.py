@@ -21,9 +21,21 @@ import trio.testing
 
 from subagents import testing
 from subagents.actors import Completed
-from subagents.runtime import ModelRequest, Reply, Runtime, ScriptedProvider, Teammate
+from subagents.runtime import (
+    Hook,
+    HookPayload,
+    HookReply,
+    ModelRequest,
+    Reply,
+    Runtime,
+    ScriptedProvider,
+    Teammate,
+    TranscriptsConfig,
+)
 from subagents.teams import (
     MessageSent,
+    TaskClaimedEvent,
+    TaskCreatedEvent,
     TeamCreated,
     TeamDeleted,
     TeammateIdle,
@@ -317,3 +329,115 @@ async def test_a_teammate_at_the_depth_limit_messages_peers_but_steers_no_agent_
         assert not peer.is_error
         assert by_id.is_error
         assert "nor an agent you may steer by id" in by_id.content
+
+
+async def test_a_new_claimable_task_wakes_idle_teammates_and_the_board_is_on_the_bus(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Idle teammates wake on a new claimable task (no polling), claim it once, and the
+    board's changes are bus events with ``seq``."""
+    world = world_with_team(tmp_path)
+    # The board in memory: a journal's fsync runs in a thread, which the autojump
+    # clock takes for idleness (tests/teams/test_journal.py covers the journal).
+    world.extra["transcripts"] = TranscriptsConfig(enabled=False)
+    world.agent("lead", tools="SendMessage, TaskCreate, TaskList, TaskUpdate")
+
+    def claimer(request: ModelRequest) -> Reply:
+        last = request.messages[-1].text
+        if "can be claimed" in last:
+            task_id = json.loads(last.split("<task_board>")[1].split("</task_board>")[0])[0]["id"]
+            return testing.call("TaskUpdate", taskId=task_id, status="in_progress")
+        return testing.say(f"{request.agent_type} idle")
+
+    lead = scripted(
+        attrs.evolve(
+            testing.call("TaskCreate", subject="Count files", description="In src/"), latency=10
+        )
+    )
+    provider = ScriptedProvider(policies={"lead": lead, "*": claimer})
+    async with world.open(provider) as rt:
+        events = rt.subscribe()
+        async with rt.team("survey", "lead", "Lead.", teammates=TEAM) as team:
+            await trio.sleep(100)
+            await settle(rt, [team.lead_id, *team])
+            assert team.board is not None
+            (task,) = team.board.snapshot()
+            assert task.status == "in_progress"
+            assert task.owner in ("alice", "bob", "carol")
+        seen = drain(events)
+        board = [e for e in seen if isinstance(e, TaskCreatedEvent | TaskClaimedEvent)]
+        assert [type(e) for e in board] == [TaskCreatedEvent, TaskClaimedEvent]
+        assert all(e.seq > 0 for e in board)
+        assert board[1].owner == task.owner
+        assert board[1].agent_id == team.agent_id(task.owner)
+        # The two losers of the race were told it is taken; exactly one owns it.
+        claims = [
+            r
+            for name, agent_id in team.members
+            for r in tool_results(rt.conversation(agent_id).messages)
+        ]
+        assert sum(1 for r in claims if not r.is_error) == 1
+
+
+async def test_teammate_idle_hook_blocks_once_then_the_teammate_idles(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Claude Code's TeammateIdle (https://code.claude.com/docs/en/hooks#teammateidle): exit 2
+    sends stderr back as feedback and keeps the teammate working; it fires once per idle."""
+    world = world_with_team(tmp_path)
+    calls: list[tuple[str | None, str | None]] = []
+
+    async def gate(payload: HookPayload) -> HookReply | None:
+        calls.append((payload.teammate_name, payload.team_name))
+        if len(calls) == 1:
+            return HookReply(exit_code=2, stderr="Run the tests before you stop.")
+        return None
+
+    provider = ScriptedProvider(policies={"*": scripted()})
+    async with world.open(provider, hooks=[Hook("TeammateIdle", function=gate)]) as rt:
+        events = rt.subscribe()
+        async with rt.team("survey", "lead", "Lead.", teammates=TEAM[:1]) as team:
+            await settle(rt, [team.lead_id, *team])
+            alice = team.agent_id("alice")
+            said = texts(rt, alice)
+            assert "Run the tests before you stop." in said
+            assert calls == [("alice", "survey"), ("alice", "survey")]
+            idles = [e for e in drain(events) if isinstance(e, TeammateIdle)]
+            assert len(idles) == 1
+
+
+async def test_team_create_and_team_delete_through_the_tools(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A lead model creates a team (Claude Code's ``TeamCreate {team_name, description}``),
+    gets its board, and ends it with ``TeamDelete``; a second create while leading is refused."""
+    world = World(tmp_path)
+    world.extra["transcripts"] = TranscriptsConfig(enabled=False)
+    world.agent("lead", tools="TeamCreate, TeamDelete, TaskCreate, TaskList")
+    lead = scripted(
+        testing.call("TeamCreate", team_name="review", description="Review the parser"),
+        testing.call("TeamCreate", team_name="again"),
+        testing.call("TaskCreate", subject="Read parser.py", description="And list the bugs"),
+        testing.call("TeamDelete"),
+        testing.call("TaskList"),
+    )
+    provider = ScriptedProvider(policies={"lead": lead})
+    async with world.open(provider) as rt:
+        events = rt.subscribe()
+        handle = await rt.spawn("lead", "Lead.")
+        await rt.wait([handle.agent_id], timeout=100)
+        created, again, task, deleted, listed = tool_results(
+            rt.conversation(handle.agent_id).messages
+        )
+        assert json.loads(created.content)["team_name"] == "review"
+        assert json.loads(created.content)["lead_id"] == handle.agent_id
+        assert again.is_error
+        assert "You lead team 'review' already" in again.content
+        assert not task.is_error
+        assert json.loads(deleted.content)["deleted"] is True
+        assert listed.is_error  # the board went with the team
+        assert rt.services.teams.of(handle.agent_id) is None
+        seen = drain(events)
+        assert [e.team_name for e in seen if isinstance(e, TeamCreated)] == ["review"]
+        assert [e.team_name for e in seen if isinstance(e, TeamDeleted)] == ["review"]
+        assert [e.subject for e in seen if isinstance(e, TaskCreatedEvent)] == ["Read parser.py"]
