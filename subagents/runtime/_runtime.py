@@ -263,6 +263,7 @@ class Runtime:
         parent: str | None = None,
         fork_context: bool | None = None,
         on_init: Callable[[str], None] | None = None,
+        nickname: str | None = None,
     ) -> AgentHandle:
         """Start an agent of ``agent_type`` on ``prompt``; return once it is running.
 
@@ -272,7 +273,9 @@ class Runtime:
         ``fork_context`` (default: the definition's) starts it from the
         parent's conversation. ``on_init`` is called with the agent's id once it
         is set up and before its first turn can run (a team registers a teammate
-        there, so the teammate's first tool call already finds its team). Raises
+        there, so the teammate's first tool call already finds its team).
+        ``nickname`` replaces the one the runtime would pick (a teammate's name);
+        the kernel refuses one an open agent holds. Raises
         :class:`~subagents.agents.UnknownAgentError`
         (listing the types), :class:`InvalidInputs`, the kernel's
         ``AgentLimitReached`` / ``DepthLimitReached``, or ``AgentStartFailed``.
@@ -287,6 +290,7 @@ class Runtime:
             parent=parent,
             fork_context=fork_context,
             on_init=on_init,
+            nickname=nickname,
         )
         return record.handle()
 
@@ -302,6 +306,7 @@ class Runtime:
         parent: str | None,
         fork_context: bool | None,
         on_init: Callable[[str], None] | None = None,
+        nickname: str | None = None,
     ) -> AgentRecord:
         self._open_supervisor()
         services = self.services
@@ -329,7 +334,7 @@ class Runtime:
             background=background or definition.background,
             description=description,
             agent_hooks=hooks_from_specs(definition.hooks),
-            nickname=self._nickname_for(definition),
+            nickname=self._nickname_for(definition) if nickname is None else nickname,
         )
         record.on_init = on_init
         await self._start(record, parent)
@@ -392,6 +397,7 @@ class Runtime:
                     parent=None,
                     fork_context=None,
                     on_init=register,
+                    nickname=LEAD_NAME,
                 )
             except BaseException:
                 service.scope.cancel()

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Final, Protocol, final
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, final
 
 import attrs
 import trio
@@ -47,6 +47,7 @@ from subagents.actors import (
     NotFound,
     Shutdown,
     Status,
+    WaitResult,
     is_final,
 )
 from subagents.teams._board import TaskBoard
@@ -73,6 +74,8 @@ _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 #: How long a message sent while the team is still starting its first teammates
 #: waits for them (:meth:`Team.formed`) before it is sent to whoever is there.
 FORMING_WAIT_SECONDS: Final = 60.0
+#: The longest single kernel wait of :meth:`Team.settled` (it waits again after).
+SETTLE_STEP_SECONDS: Final = 3600.0
 #: Names no teammate may take: the lead's (ours and Claude Code's) and the broadcast.
 _RESERVED: Final = frozenset({LEAD_NAME, "team-lead", BROADCAST})
 
@@ -105,6 +108,7 @@ class TeamRuntime(Protocol):
         model: str | None = None,
         parent: str | None = None,
         on_init: Callable[[str], None] | None = None,
+        nickname: str | None = None,
     ) -> AgentIdentity: ...
 
     async def send_input(
@@ -112,6 +116,10 @@ class TeamRuntime(Protocol):
     ) -> Status: ...
 
     def status(self, agent_id: str) -> Status: ...
+
+    async def wait(
+        self, agent_ids: Iterable[str], *, timeout: float, mode: Literal["any", "all"] = "any"
+    ) -> WaitResult: ...
 
     def handle(self, agent_id: str) -> AgentIdentity: ...
 
@@ -153,6 +161,7 @@ class Team:
         "_reserved",
         "_runtime",
         "_undeliverable",
+        "_waking",
         "board",
         "closed",
         "description",
@@ -200,6 +209,8 @@ class Team:
         self.on_close: Callable[[], None] | None = None
         #: Set when a task may have become claimable; :meth:`run_waker` wakes idle teammates.
         self._claimable = trio.Event()
+        #: Wake-ups under way (:meth:`wake_idle`): the team is not settled meanwhile.
+        self._waking = 0
         for name in forming:
             self._check_name(name)
             self._members[name] = ""
@@ -326,6 +337,7 @@ class Team:
                 model=model,
                 parent=self.lead_id,
                 on_init=joined,
+                nickname=name,
             )
         except BaseException:  # re-raised: the name is free again
             agent_id = self._members.pop(name, "")
@@ -460,11 +472,30 @@ class Team:
         now (no slot free) stays idle and is left out.
         """
         woken = []
-        for name in self.idle_members():
-            delivery = await self._deliver(name, self._members[name], note)
-            if delivery.delivered:
-                woken.append(name)
+        self._waking += 1
+        try:
+            for name in self.idle_members():
+                delivery = await self._deliver(name, self._members[name], note)
+                if delivery.delivered:
+                    woken.append(name)
+        finally:
+            self._waking -= 1
         return tuple(woken)
+
+    async def settled(self, *, step: float = SETTLE_STEP_SECONDS) -> None:
+        """Return once the whole team is at rest: the lead and every teammate final (idle),
+        with no wake-up pending. Each wait is a kernel wait for a status change (bounded
+        by ``step`` seconds, then waited again), never a poll."""
+        while not self.closed:
+            ids = [self.lead_id, *self]
+            if all(is_final(self._runtime.status(agent_id)) for agent_id in ids):
+                # A wake-up just asked for (or under way) gets its turn before deciding.
+                await trio.lowlevel.checkpoint()
+                quiet = not self._claimable.is_set() and not self._waking
+                if quiet and all(is_final(self._runtime.status(a)) for a in ids):
+                    return
+                continue
+            await self._runtime.wait(ids, timeout=step, mode="all")
 
     # -- the board ----------------------------------------------------------------------
 
