@@ -157,7 +157,7 @@ from subagents.runtime._hooks.run import (
     subagent_run_hooks,
 )
 from subagents.runtime._hooks.runner import HookRunner
-from subagents.runtime._hooks.tasks import Identify, task_hook_gate
+from subagents.runtime._hooks.tasks import IdentifyMember, task_hook_gate
 from subagents.runtime._hooks.values import (
     Hook,
     HookFired,
@@ -321,7 +321,7 @@ __all__ = [
     "hooks_from_specs",
     "subagent_run_hooks",
     "task_hook_gate",
-    "Identify",
+    "IdentifyMember",
     "DEFAULT_HOOK_TIMEOUT",
     # transcripts
     "TranscriptWriter",

@@ -771,7 +771,9 @@ class Runtime:
     async def close(self, agent_id: str, *, grace: float | None = None) -> Status:
         """Close the agent and its open descendants; return its previous status. Idempotent.
 
-        ``grace`` overrides the close grace period (0 cancels at once). Every
+        ``grace`` overrides the close grace period (0 cancels at once). A team
+        whose lead is closed ends with it: its teammates are closed (they are
+        the lead's children) and its board closes. Every
         agent closed ends Shutdown, a finished one included, and its transcript
         says so with a ``closed`` line naming ``agent_id``: a later resume of an
         ancestor brings back the descendants closed with it, not ``agent_id``
@@ -779,6 +781,10 @@ class Runtime:
         """
         subtree = self._open_subtree(agent_id)
         previous = await self.supervisor.close(agent_id, grace=grace)
+        for closed in subtree:  # a team whose lead is closed ends, its board with it
+            team = self.services.teams.of(closed)
+            if team is not None and team.lead_id == closed:
+                team.ended()
         for closed in subtree:
             if not self.services.transcripts_enabled:  # else the transcript says it
                 self._closed_by[closed] = agent_id

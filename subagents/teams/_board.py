@@ -32,7 +32,11 @@ to ``write_grace`` past the deadline for that.
 from __future__ import annotations
 
 import builtins
+import collections
 import contextlib
+import heapq
+import itertools
+import math
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, final
@@ -67,6 +71,9 @@ __all__ = ["BoardStatistics", "TaskBoard", "open_board"]
 
 #: The most requests the board applies and writes as one batch.
 _BATCH: Final = 512
+#: The deadline table is compacted when it holds more entries than this (or twice
+#: the calls waiting at the last compaction).
+_MIN_ENTRIES: Final = 1024
 _NOT_SET: Final[Any] = object()
 
 _Op = Literal["create", "list", "get", "update", "claim", "commit"]
@@ -76,12 +83,25 @@ _Op = Literal["create", "list", "get", "update", "claim", "commit"]
 class _Call:
     """One request and its reply slot (the board's counterpart of an actor ``Request``)."""
 
-    __slots__ = ("abandoned", "args", "deadline", "error", "event", "op", "taken", "value")
+    __slots__ = (
+        "abandoned",
+        "args",
+        "deadline",
+        "error",
+        "event",
+        "graced",
+        "op",
+        "taken",
+        "timeout",
+        "value",
+    )
 
-    def __init__(self, op: _Op, args: tuple[Any, ...], deadline: float) -> None:
+    def __init__(self, op: _Op, args: tuple[Any, ...], deadline: float, timeout: float) -> None:
         self.op = op
         self.args = args
         self.deadline = deadline
+        self.timeout = timeout
+        self.graced = False  # past its deadline, taken: given the write grace
         self.event = trio.Event()
         self.value: Any = None
         self.error: BoardError | None = None
@@ -99,6 +119,83 @@ class _Call:
             self.event.set()
 
 
+@final
+class _Deadlines:
+    """Fails each waiting call at its deadline: one timer task per board, as the kernel's.
+
+    A cancel scope per request would cost more than the round trip itself, so
+    the calls' deadlines are kept here (a FIFO, since most calls share one
+    timeout, and a heap for the others) and one task wakes at the earliest. A
+    call the board has not taken by its deadline is abandoned (never applied)
+    and fails with ``BoardTimeout(applied=False)``; one it has taken gets
+    ``grace`` seconds more to be answered (its change is being written), then
+    fails with ``BoardTimeout(applied=None)``.
+    """
+
+    __slots__ = ("_counter", "_fifo", "_heap", "_limit", "_scope", "grace")
+
+    def __init__(self, grace: float) -> None:
+        self.grace = grace
+        self._fifo: collections.deque[tuple[float, int, _Call]] = collections.deque()
+        self._heap: builtins.list[tuple[float, int, _Call]] = []
+        self._counter = itertools.count()
+        self._scope: trio.CancelScope | None = None
+        self._limit = _MIN_ENTRIES
+
+    def add(self, call: _Call, deadline: float) -> None:
+        fifo = self._fifo
+        while fifo and fifo[0][2].event.is_set():
+            fifo.popleft()
+        entry = (deadline, next(self._counter), call)
+        if not fifo or fifo[-1][0] <= deadline:
+            fifo.append(entry)
+        else:
+            heapq.heappush(self._heap, entry)
+        if len(fifo) + len(self._heap) > self._limit:
+            # Answered calls behind a slow one (a long hook check) are dropped here,
+            # so the entries stay about as many as the calls still waiting.
+            self._fifo = collections.deque(e for e in fifo if not e[2].event.is_set())
+            self._heap = [e for e in self._heap if not e[2].event.is_set()]
+            heapq.heapify(self._heap)
+            self._limit = max(_MIN_ENTRIES, 2 * (len(self._fifo) + len(self._heap)))
+        scope = self._scope
+        if scope is not None and deadline < scope.deadline:
+            scope.deadline = deadline
+
+    def pending(self) -> builtins.list[_Call]:
+        """Every call not answered yet."""
+        return [e[2] for e in (*self._fifo, *self._heap) if not e[2].event.is_set()]
+
+    def _next(self) -> float:
+        fifo, heap = self._fifo, self._heap
+        return min(fifo[0][0] if fifo else math.inf, heap[0][0] if heap else math.inf)
+
+    async def run(self) -> None:
+        while True:
+            with trio.CancelScope(deadline=self._next()) as scope:
+                self._scope = scope
+                await trio.sleep_forever()
+            self._scope = None
+            now = trio.current_time()
+            expired: builtins.list[_Call] = []
+            fifo, heap = self._fifo, self._heap
+            while fifo and fifo[0][0] <= now:
+                expired.append(fifo.popleft()[2])
+            while heap and heap[0][0] <= now:
+                expired.append(heapq.heappop(heap)[2])
+            for call in expired:
+                if call.event.is_set():
+                    continue
+                if not call.taken:
+                    call.abandoned = True
+                    call.fail(BoardTimeout(call.timeout, applied=False))
+                elif not call.graced:
+                    call.graced = True
+                    self.add(call, now + self.grace)
+                else:
+                    call.fail(BoardTimeout(call.timeout, applied=None))
+
+
 @attrs.frozen
 class _Change:
     """A change to write: the task as it becomes, its event, and who asked."""
@@ -106,6 +203,14 @@ class _Change:
     task: Task
     kind: BoardEventKind
     by: str | None
+
+
+@attrs.frozen
+class _Refused:
+    """A creation a checkpoint refused: the next id to record, and the caller's error."""
+
+    next_id: int
+    error: BoardError
 
 
 @attrs.frozen
@@ -137,6 +242,7 @@ class TaskBoard:
         "_batches",
         "_broken",
         "_checks",
+        "_deadlines",
         "_gate",
         "_journal",
         "_nursery",
@@ -170,11 +276,13 @@ class TaskBoard:
         self._state = BoardState(config)
         for task in replay.tasks:
             self._state.put(task)
+        self._state.next_id = max(self._state.next_id, replay.next_id)
         self._send: trio.MemorySendChannel[_Call]
         self._recv: trio.MemoryReceiveChannel[_Call]
         self._send, self._recv = trio.open_memory_channel(config.mailbox_size)
         self._nursery: trio.Nursery | None = None
         self._checks: set[_Call] = set()
+        self._deadlines = _Deadlines(config.write_grace)
         self._broken: BoardWriteError | None = None
         self._requests = 0
         self._batches = 0
@@ -289,24 +397,32 @@ class TaskBoard:
                 f"timeout must be a finite number of seconds, 0 or more (got {timeout!r})"
             )
         deadline = trio.current_time() + timeout
-        call = _Call(op, args, deadline)
-        with trio.move_on_at(deadline):
-            try:
+        call = _Call(op, args, deadline, timeout)
+        await trio.lowlevel.checkpoint_if_cancelled()  # a cancelled caller asks nothing
+        try:
+            self._send.send_nowait(call)
+        except trio.WouldBlock:  # the mailbox is full: wait for room, until the deadline
+            with trio.move_on_at(deadline):
                 await self._send.send(call)
-            except (trio.ClosedResourceError, trio.BrokenResourceError):
-                raise BoardClosed() from None
-            await call.event.wait()
-        if not call.event.is_set():
-            if not call.taken:
+            if not call.event.is_set() and trio.current_time() >= deadline:
                 call.abandoned = True
-                raise BoardTimeout(timeout, applied=False)
-            with trio.move_on_after(self.config.write_grace):
-                await call.event.wait()
-            if not call.event.is_set():
-                raise BoardTimeout(timeout, applied=None)
-        if call.error is not None:
-            raise call.error
-        return call.value
+                raise BoardTimeout(timeout, applied=False) from None
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise BoardClosed() from None
+        self._deadlines.add(call, deadline)
+        try:
+            await call.event.wait()
+        finally:
+            if not call.taken:  # cancelled before the board took it: it never happens
+                call.abandoned = True
+        error = call.error
+        if error is None:
+            return call.value
+        call.error = None
+        try:
+            raise error
+        finally:
+            del error, call  # no cycle through this frame's traceback
 
     # -- the board itself -----------------------------------------------------------------
 
@@ -315,6 +431,7 @@ class TaskBoard:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
+                nursery.start_soon(self._deadlines.run)
                 task_status.started()
                 while True:
                     try:
@@ -344,49 +461,25 @@ class TaskBoard:
         for call in self._checks:
             call.fail(BoardClosed())
         self._checks.clear()
+        for call in self._deadlines.pending():
+            call.fail(BoardClosed())
         if self._journal is not None:
             self._journal.close()
 
     async def _handle(self, batch: builtins.list[_Call]) -> None:
-        self._batches += 1
-        state = self._state
-        written: builtins.list[Task] = []
-        undo: builtins.list[tuple[str, Task | None]] = []
-        events: builtins.list[BoardEvent] = []
-        answers: builtins.list[tuple[_Call, Any]] = []
-        for call in batch:
-            if call.abandoned:
-                continue
-            call.taken = True
-            self._requests += call.op != "commit"
-            if self._broken is not None and call.op not in ("list", "get"):
-                call.fail(self._broken)
-                continue
-            try:
-                outcome = self._apply(call)
-            except BoardError as exc:
-                call.fail(exc)
-                continue
-            if outcome is _NOT_SET:  # handed to a checkpoint; answered later
-                continue
-            if type(outcome) is _Change:
-                undo.append((outcome.task.id, state.tasks.get(outcome.task.id)))
-                state.put(outcome.task)
-                written.append(outcome.task)
-                events.append(BoardEvent(kind=outcome.kind, task=outcome.task, by=outcome.by))
-                answers.append((call, outcome.task))
-            else:
-                answers.append((call, outcome))
+        """Apply a batch, write its changes with one fsync, then publish and answer."""
+        written, undo, events, answers = self._apply_batch(batch)
         if written and self._journal is not None:
             try:
                 await trio.to_thread.run_sync(self._journal.append, written)
             except BoardWriteError as exc:
                 # Not on disk, so not made: the state goes back to what the journal holds.
+                tasks = self._state.tasks
                 for task_id, previous in reversed(undo):
                     if previous is None:
-                        del state.tasks[task_id]
+                        del tasks[task_id]
                     else:
-                        state.tasks[task_id] = previous
+                        tasks[task_id] = previous
                 self._broken = exc
                 for call, _ in answers:
                     call.fail(exc)
@@ -397,7 +490,65 @@ class TaskBoard:
             for event in events:
                 publish(event)
         for call, value in answers:
-            call.reply(value)
+            if isinstance(value, BoardError):
+                call.fail(value)
+            else:
+                call.reply(value)
+
+    def _apply_batch(
+        self, batch: builtins.list[_Call]
+    ) -> tuple[
+        builtins.list[Task | int],
+        builtins.list[tuple[str, Task | None]],
+        builtins.list[BoardEvent],
+        builtins.list[tuple[_Call, Any]],
+    ]:
+        """Apply each request in order: what to write, how to undo it, the events, the answers.
+
+        A plain function, so the errors raised and caught here for refused
+        requests never hold the board's coroutine frame in a traceback.
+        """
+        self._batches += 1
+        state = self._state
+        written: builtins.list[Task | int] = []
+        undo: builtins.list[tuple[str, Task | None]] = []
+        events: builtins.list[BoardEvent] = []
+        answers: builtins.list[tuple[_Call, Any]] = []
+        now = trio.current_time()
+        for call in batch:
+            if call.abandoned:
+                continue
+            if call.deadline <= now and call.op != "commit":  # too late: never applied
+                call.abandoned = True
+                answers.append((call, BoardTimeout(call.timeout, applied=False)))
+                continue
+            call.taken = True
+            self._requests += call.op != "commit"
+            if self._broken is not None and call.op not in ("list", "get"):
+                answers.append((call, self._broken))
+                continue
+            try:
+                outcome = self._apply(call)
+            except BoardError as exc:
+                # Without its traceback (this frame, which holds ``answers``), the
+                # error makes no reference cycle: a crowd of refusals leaves no work
+                # for the cycle collector.
+                answers.append((call, exc.with_traceback(None)))
+                continue
+            if outcome is _NOT_SET:  # handed to a checkpoint; answered later
+                continue
+            if type(outcome) is _Refused:  # the id it took is kept taken, on disk too
+                written.append(outcome.next_id)
+                answers.append((call, outcome.error))
+            elif type(outcome) is _Change:
+                undo.append((outcome.task.id, state.tasks.get(outcome.task.id)))
+                state.put(outcome.task)
+                written.append(outcome.task)
+                events.append(BoardEvent(kind=outcome.kind, task=outcome.task, by=outcome.by))
+                answers.append((call, outcome.task))
+            else:
+                answers.append((call, outcome))
+        return written, undo, events, answers
 
     def _apply(self, call: _Call) -> Any:
         """Do one request on the state: a value to answer, a change to write, or a check started."""
@@ -473,6 +624,16 @@ class TaskBoard:
         else:
             state.busy.discard(checkpoint.task.id)
         self._checks.discard(call)
+        if failure is not None and reserve:
+            # The id the creation took must stay taken after a restart: the board
+            # writes that down before it answers.
+            call.op = "commit"
+            call.args = (_Refused(int(checkpoint.task.id) + 1, failure),)
+            try:
+                await self._send.send(call)
+            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                call.fail(BoardClosed())
+            return
         if failure is not None:
             call.fail(failure)
             return

@@ -15,6 +15,7 @@ exceptions::
         ├── DependencyCycle
         ├── BoardFull             (the cap on tasks, or on hook checks under way)
         ├── FieldTooLong
+        ├── InvalidOwner          (also a ValueError)
         ├── CheckpointBlocked     (a TaskCreated/TaskCompleted hook said no; carries its feedback)
         ├── BoardTimeout          (also a TimeoutError)
         ├── BoardClosed
@@ -52,6 +53,7 @@ __all__ = [
     "DependencyCycle",
     "FieldTooLong",
     "InvalidBoardConfig",
+    "InvalidOwner",
     "TaskAlreadyClaimed",
     "TaskBlocked",
     "TaskBusy",
@@ -231,6 +233,17 @@ class BoardInUse(BoardError):
         super().__init__(
             f"The task board journal {path} is open in another board (a team of another "
             "process, or one still open here). Close that one first, or use another state dir."
+        )
+
+
+class InvalidOwner(BoardError, ValueError):
+    """A claim named no one: an owner is a member's non-blank name."""
+
+    def __init__(self, owner: object) -> None:
+        self.owner = owner
+        super().__init__(
+            f"A task's owner must be a member's name, not {owner!r}. Claim it under your own "
+            'name; to release a task, update it with owner "".'
         )
 
 

@@ -1,7 +1,8 @@
 """The board's journal: one JSON line per change, fsync'd before the change is answered.
 
 Each line holds the whole task as the change left it, so replaying the file in
-order (the last line of an id wins) gives back the board exactly. Appends go
+order (the last line of an id wins) gives back the board exactly; a line with
+only ``next_id`` keeps ids a refused creation took from being handed out again. Appends go
 through ``O_APPEND`` and are fsync'd in a worker thread; the board writes the
 changes of one batch of requests together (group commit), so a crowd of
 claims costs one fsync, not one each.
@@ -42,10 +43,15 @@ _COMPACT_SLACK: Final = 1_000
 
 
 class _Record(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """One journal line: the version of its format and the task as a change left it."""
+    """One journal line: the version of its format and the task as a change left it.
+
+    A line with ``next_id`` instead records ids taken without a task (a creation
+    a ``TaskCreated`` hook refused), so they are not handed out again.
+    """
 
     v: int
-    task: Task
+    task: Task | None = None
+    next_id: int | None = None
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -58,18 +64,21 @@ class JournalReplay:
 
     path: str | None
     tasks: tuple[Task, ...] = ()
+    next_id: int = 1
     lines: int = 0
     skipped: tuple[str, ...] = ()
     compacted: bool = False
 
 
-def _line(task: Task) -> bytes:
-    return _ENCODER.encode(_Record(1, task)) + b"\n"
+def _line(item: Task | int) -> bytes:
+    record = _Record(1, next_id=item) if isinstance(item, int) else _Record(1, item)
+    return _ENCODER.encode(record) + b"\n"
 
 
-def _read(data: bytes, path: str) -> tuple[dict[str, Task], int, list[str], int]:
-    """The tasks of ``data``, its line count, the skipped lines' reasons, and the good length."""
+def _read(data: bytes, path: str) -> tuple[dict[str, Task], int, int, list[str], int]:
+    """The tasks of ``data``, its next id, line count, skipped lines' reasons, good length."""
     tasks: dict[str, Task] = {}
+    next_id = 1
     skipped: list[str] = []
     lines = 0
     good = len(data)
@@ -99,13 +108,17 @@ def _read(data: bytes, path: str) -> tuple[dict[str, Task], int, list[str], int]
             skipped.append(f"{path}:{number}: not a task record ({exc}); skipped")
             continue
         task = record.task
-        if record.v != 1 or not task.id.isdigit() or task.id.startswith("0"):
+        if record.v == 1 and task is None and record.next_id is not None:
+            next_id = max(next_id, record.next_id)
+            continue
+        if record.v != 1 or task is None or not task.id.isdigit() or task.id.startswith("0"):
             skipped.append(
                 f"{path}:{number}: not a task record of version 1 with a numeric id; skipped"
             )
             continue
         tasks[task.id] = task
-    return tasks, lines, skipped, good
+        next_id = max(next_id, int(task.id) + 1)
+    return tasks, next_id, lines, skipped, good
 
 
 @final
@@ -133,7 +146,7 @@ class Journal:
                 raise BoardInUse(str(path)) from None
             with open(fd, "rb", closefd=False) as reader:
                 data = reader.read()
-            tasks, lines, skipped, good = _read(data, str(path))
+            tasks, next_id, lines, skipped, good = _read(data, str(path))
             if good < len(data):
                 os.ftruncate(fd, good)
                 os.fsync(fd)
@@ -141,14 +154,15 @@ class Journal:
             ordered = tuple(tasks[key] for key in sorted(tasks, key=int))
             compacted = False
             if lines > _COMPACT_RATIO * len(tasks) + _COMPACT_SLACK and not skipped:
-                journal = journal._compact(ordered)
+                journal = journal._compact(ordered, next_id)
                 compacted = True
         except BaseException:
             os.close(fd)
             raise
-        return journal, JournalReplay(str(path), ordered, lines, tuple(skipped), compacted)
+        replay = JournalReplay(str(path), ordered, next_id, lines, tuple(skipped), compacted)
+        return journal, replay
 
-    def _compact(self, tasks: tuple[Task, ...]) -> Journal:
+    def _compact(self, tasks: tuple[Task, ...], next_id: int) -> Journal:
         """Rewrite the file with one line per task, atomically; the new journal, locked."""
         path = self.path
         temporary = path.with_name(path.name + ".compact")
@@ -157,7 +171,10 @@ class Journal:
         )
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            os.write(fd, b"".join(_line(task) for task in tasks))
+            items: list[Task | int] = list(tasks)
+            if next_id > max((int(task.id) for task in tasks), default=0) + 1:
+                items.append(next_id)  # ids refused creations took stay taken
+            os.write(fd, b"".join(_line(item) for item in items))
             os.fsync(fd)
             os.replace(temporary, path)
             _sync_folder(path.parent)
@@ -167,9 +184,9 @@ class Journal:
         os.close(self._fd)
         return Journal(path, fd)
 
-    def append(self, tasks: list[Task]) -> None:
-        """Write one line per task and fsync; :class:`BoardWriteError` if the disk refuses."""
-        data = b"".join(_line(task) for task in tasks)
+    def append(self, items: list[Task | int]) -> None:
+        """Write one line per task (or next id) and fsync; :class:`BoardWriteError` on failure."""
+        data = b"".join(_line(item) for item in items)
         try:
             view = memoryview(data)
             while view:

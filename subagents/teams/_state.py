@@ -28,6 +28,7 @@ from subagents.teams._exceptions import (
     BoardFull,
     DependencyCycle,
     FieldTooLong,
+    InvalidOwner,
     TaskAlreadyClaimed,
     TaskBlocked,
     TaskBusy,
@@ -173,6 +174,8 @@ class BoardState:
 
         ``None`` when ``owner`` holds it in progress already (a repeated claim).
         """
+        if not isinstance(owner, str) or not owner.strip():
+            raise InvalidOwner(owner)
         return self.plan_update(task_id, status="in_progress", owner=owner, by=owner)
 
     def plan_update(
@@ -198,6 +201,8 @@ class BoardState:
         if task_id in self.busy:
             raise TaskBusy(task_id)
         self._check_text("owner", owner, self.config.max_owner_chars)
+        if owner is not None and owner != "" and not owner.strip():
+            raise InvalidOwner(owner)
         if by is not None:
             self._check_text("owner", by, self.config.max_owner_chars)
         config = self.config
@@ -214,7 +219,8 @@ class BoardState:
             if value is not None and value != getattr(task, name)
         }
         if task.status == "completed":
-            unchanged = status in (None, "completed") and not add_blocked_by and not changes
+            adding = [b for b in add_blocked_by if b not in task.blocked_by]
+            unchanged = status in (None, "completed") and not adding and not changes
             if unchanged and owner in (None, task.owner):
                 return None
             raise TaskCompleted(task_id)

@@ -37,6 +37,8 @@ TINY = Sizes(
     efficiency_divisor=100,  # 1, 10 and 100 agents
     transcripts_agents=2,
     function_calls=20,
+    board_members=5,
+    board_tasks=50,
 )
 RECORD_KEYS = {"scenario", "impl", "n", "unit", "min", "median", "reps"}
 
@@ -76,6 +78,11 @@ def test_every_scenario_is_written_with_the_documented_schema(tmp_path: Path) ->
     # a function tool through the registry against its function awaited directly
     assert {("function_tool_call", "subagents"), ("function_tool_call", "trio")} <= pairs
     assert "| function_tool_call | 20 calls (" in output
+    # claims on the board actor against a lock and a dict, every task claimed once
+    board = [r for r in records if r["scenario"] == "board_claims"]
+    assert {r["impl"] for r in board} == {"subagents", "trio"}
+    assert all(r["n"] == 50 for r in board)
+    assert "| board_claims | 50 claims (" in output
     for scenario in ("request_reply", "fan_out"):
         assert (scenario, "asyncio") in pairs
         has_autogen = importlib.util.find_spec("autogen_core") is not None

@@ -9,6 +9,7 @@ own one task, a task blocked by unfinished tasks cannot be claimed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from subagents.teams import (
     CheckpointBlocked,
     DependencyCycle,
     FieldTooLong,
+    InvalidOwner,
     TaskAlreadyClaimed,
     TaskBlocked,
     TaskBusy,
@@ -56,6 +58,8 @@ async def test_a_claim_makes_one_owner_and_a_second_claim_names_it() -> None:
         with pytest.raises(TaskAlreadyClaimed, match="already claimed by ada") as info:
             await board.claim(task.id, "grace")
         assert info.value.owner == "ada"
+        with pytest.raises(InvalidOwner, match="must be a member's name"):
+            await board.claim(task.id, " ")
 
 
 async def test_many_concurrent_claims_of_one_task_give_it_exactly_one_owner() -> None:
@@ -304,3 +308,60 @@ async def test_the_text_of_a_task_changes_by_its_owner_only_and_not_once_complet
         await board.update(task.id, status="completed", by="ada")
         with pytest.raises(TaskCompleted):
             await board.update(task.id, description="later")
+
+
+async def test_a_cancelled_caller_s_request_is_never_applied_once_abandoned(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with open_board() as board:
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await board.create("A", "a")  # cancelled before it is sent
+        await trio.testing.wait_all_tasks_blocked()
+        assert await board.list() == ()
+
+
+async def test_a_request_waiting_on_a_stuck_journal_times_out_saying_it_may_be_applied(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = trio.Event()
+
+    async def stuck(fn: object, *args: object, **kwargs: object) -> None:
+        await release.wait()  # a disk that does not answer
+
+    config = BoardConfig(request_timeout=5, write_grace=2)
+    async with open_board(tmp_path / "board.jsonl", config=config) as board:
+        monkeypatch.setattr(trio.to_thread, "run_sync", stuck)
+        start = trio.current_time()
+        with pytest.raises(BoardTimeout, match="may have been applied") as info:
+            await board.create("A", "a")
+        assert info.value.applied is None
+        assert trio.current_time() - start == pytest.approx(7)  # deadline + write grace
+        with pytest.raises(BoardTimeout, match="not applied"):  # queued behind it
+            await board.create("B", "b", timeout=1)
+        release.set()
+
+
+async def test_a_full_mailbox_holds_a_request_at_most_until_its_deadline(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = trio.Event()
+
+    async def stuck(fn: Callable[..., object], *args: object) -> object:
+        await release.wait()  # a disk that does not answer, until released
+        return fn(*args)  # then a write in this thread: the mock clock cannot jump past it
+
+    config = BoardConfig(mailbox_size=1, request_timeout=50)
+    async with open_board(tmp_path / "board.jsonl", config=config) as board:
+        monkeypatch.setattr(trio.to_thread, "run_sync", stuck)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(partial(board.create, "A", "a"))  # the board is stuck on it
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(partial(board.create, "B", "b"))  # fills the mailbox
+            await trio.testing.wait_all_tasks_blocked()
+            start = trio.current_time()
+            with pytest.raises(BoardTimeout, match="not applied"):
+                await board.create("C", "c", timeout=3)
+            assert trio.current_time() - start == pytest.approx(3)
+            release.set()
+        assert [t.subject for t in await board.list()] == ["A", "B"]

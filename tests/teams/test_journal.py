@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from subagents.teams import BoardInUse, BoardWriteError, open_board
+from subagents.teams import BoardInUse, BoardWriteError, Checkpoint, CheckpointBlocked, open_board
 
 
 async def _three_changes(path: Path) -> None:
@@ -114,3 +114,19 @@ async def test_a_folder_that_cannot_be_made_is_a_write_error(tmp_path: Path) -> 
     with pytest.raises(BoardWriteError, match="could not write its journal"):
         async with open_board(tmp_path / "file" / "board.jsonl"):
             pass
+
+
+async def test_an_id_a_refused_creation_took_is_not_handed_out_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "board.jsonl"
+
+    async def refuse_all(checkpoint: Checkpoint) -> str | None:
+        return "no"
+
+    async with open_board(path, gate=refuse_all) as board:
+        with pytest.raises(CheckpointBlocked):
+            await board.create("A", "a")
+    async with open_board(path) as board:
+        assert board.replay.next_id == 2
+        assert (await board.create("B", "b")).id == "2"

@@ -82,6 +82,8 @@ def table(records: Sequence[Record]) -> str:
             n += f" turns ({ours.n / ours.min:,.0f}/s)"
         elif scenario == "function_tool_call":
             n += f" calls ({ours.n / ours.min:,.0f}/s)" if ours.min else " calls"
+        elif scenario == "board_claims":
+            n += f" claims ({ours.n / ours.min:,.0f}/s)" if ours.min else " claims"
         lines.append(
             f"| {scenario} | {n} | {_figure(ours)} | {_figure(raw) if raw else ''} | {vs_trio} "
             f"| {_figure(aio) if aio else ''} | {_figure(ag) if ag else ''} | {vs_autogen} "

@@ -176,4 +176,22 @@ def run_bench(
             tool_v.append(_in_trio(agents_mod.function_tool_calls, n)())
         result.records.append(_record("function_tool_call", "trio", n, "s", direct_v))
         result.records.append(_record("function_tool_call", "subagents", n, "s", tool_v))
+
+    if "board_claims" in wanted:
+        # Members claiming tasks on the board actor (journal fsync'd in a temporary
+        # folder) against the same walk on a trio.Lock and a dict, alternating.
+        teams_mod = modules["bench_teams"]
+        members, tasks = sizes.board_members, sizes.board_tasks
+        say(f"  board_claims ({members:,} members, {tasks:,} tasks) ...")
+        lock_v: list[float] = []
+        board_v: list[float] = []
+        made = tasks
+        for _ in range(sizes.reps):
+            gc.collect()
+            lock_v.append(float(teams_mod.run_raw(members, tasks)[0]))
+            gc.collect()
+            seconds, made = teams_mod.run_board(members, tasks)
+            board_v.append(float(seconds))
+        result.records.append(_record("board_claims", "trio", made, "s", lock_v))
+        result.records.append(_record("board_claims", "subagents", made, "s", board_v))
     return result

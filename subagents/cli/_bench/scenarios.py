@@ -42,10 +42,17 @@ SCENARIOS: Final = (
     "transcripts_on",
     "transcripts_off",
     "function_tool_call",
+    "board_claims",
 )
 IMPLS: Final = ("subagents", "trio", "asyncio", "autogen")
 COMPARED: Final = ("request_reply", "fan_out")
-MODULES: Final = ("bench_kernel", "bench_agents", "bench_definitions", "bench_compare")
+MODULES: Final = (
+    "bench_kernel",
+    "bench_agents",
+    "bench_definitions",
+    "bench_compare",
+    "bench_teams",
+)
 
 
 @dataclass
@@ -81,6 +88,9 @@ class Sizes:
     transcripts_agents: int = 200
     #: Calls of a function tool (and of its function, directly) per ``function_tool_call`` run.
     function_calls: int = 100_000
+    #: Members contending, and tasks they claim, per ``board_claims`` run.
+    board_members: int = 100
+    board_tasks: int = 10_000
 
     @classmethod
     def full(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
@@ -101,6 +111,7 @@ class Sizes:
             efficiency=(100, 1_000),
             transcripts_agents=100,
             function_calls=10_000,
+            board_tasks=2_000,
         )
 
 

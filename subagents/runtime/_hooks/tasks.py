@@ -23,10 +23,10 @@ from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._hooks.values import Hook
 from subagents.teams import Checkpoint, Gate
 
-__all__ = ["Identify", "task_hook_gate"]
+__all__ = ["IdentifyMember", "task_hook_gate"]
 
 #: The agent behind a member name: ``(agent_id, agent_type)``, for the hook payload.
-Identify = Callable[[str | None], tuple[str, str]]
+IdentifyMember = Callable[[str | None], tuple[str, str]]
 
 
 def _by_name(member: str | None) -> tuple[str, str]:
@@ -39,7 +39,7 @@ def task_hook_gate(
     session_id: str | None = None,
     cwd: str | None = None,
     team_name: str | None = None,
-    identify: Identify = _by_name,
+    identify: IdentifyMember = _by_name,
     agent_hooks: Sequence[Hook] = (),
 ) -> Gate:
     """The board gate that fires ``TaskCreated``/``TaskCompleted`` hooks on ``runner``.
