@@ -43,6 +43,7 @@ SCENARIOS: Final = (
     "transcripts_off",
     "function_tool_call",
     "board_claims",
+    "team_messages",
 )
 IMPLS: Final = ("subagents", "trio", "asyncio", "autogen")
 COMPARED: Final = ("request_reply", "fan_out")
@@ -52,6 +53,7 @@ MODULES: Final = (
     "bench_definitions",
     "bench_compare",
     "bench_teams",
+    "bench_team_messages",
 )
 
 
@@ -91,6 +93,9 @@ class Sizes:
     #: Members contending, and tasks they claim, per ``board_claims`` run.
     board_members: int = 100
     board_tasks: int = 10_000
+    #: Teammates, and messages each sends round the ring, per ``team_messages`` run.
+    team_members: int = 100
+    team_messages: int = 10
 
     @classmethod
     def full(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
@@ -112,6 +117,7 @@ class Sizes:
             transcripts_agents=100,
             function_calls=10_000,
             board_tasks=2_000,
+            team_members=20,
         )
 
 
