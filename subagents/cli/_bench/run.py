@@ -201,15 +201,15 @@ def run_bench(
         messages_mod = modules["bench_team_messages"]
         members, each = sizes.team_members, sizes.team_messages
         say(f"  team_messages ({members:,} teammates x {each} messages) ...")
-        raw_v: list[float] = []
+        ring_v: list[float] = []
         team_v: list[float] = []
         sent = members * each
         for _ in range(sizes.agent_reps):
             gc.collect()
-            raw_v.append(float(messages_mod.run_raw(members, each)[0]))
+            ring_v.append(float(messages_mod.run_raw(members, each)[0]))
             gc.collect()
             seconds, sent = messages_mod.run_team(members, each)
             team_v.append(float(seconds))
-        result.records.append(_record("team_messages", "trio", sent, "s", raw_v))
+        result.records.append(_record("team_messages", "trio", sent, "s", ring_v))
         result.records.append(_record("team_messages", "subagents", sent, "s", team_v))
     return result
