@@ -1170,6 +1170,24 @@ class RuntimeHost:
         await runtime._announce(team)
         return team.info()
 
+    async def add_teammate(
+        self,
+        caller: ToolContext,
+        name: str,
+        *,
+        agent_type: str,
+        prompt: str,
+        model: str | None = None,
+    ) -> SpawnedAgent:
+        """Start teammate ``name`` of the team the caller leads (a child of the caller)."""
+        team = self._runtime.services.teams.of(caller.agent_id)
+        if team is None or team.lead_id != caller.agent_id:
+            raise NotInTeam(caller.agent_id)
+        self._check_scope(caller, agent_type)
+        agent_id = await team.add(name, agent_type, prompt, model=model)
+        record = self._runtime._record(agent_id)
+        return SpawnedAgent(agent_id, record.nickname, record.agent_type)
+
     async def delete_team(self, caller: ToolContext) -> TeamInfo:
         """End the team the caller leads: its teammates are closed."""
         team = self._runtime.services.teams.of(caller.agent_id)

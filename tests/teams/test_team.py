@@ -441,3 +441,57 @@ async def test_team_create_and_team_delete_through_the_tools(
         assert [e.team_name for e in seen if isinstance(e, TeamCreated)] == ["review"]
         assert [e.team_name for e in seen if isinstance(e, TeamDeleted)] == ["review"]
         assert [e.subject for e in seen if isinstance(e, TaskCreatedEvent)] == ["Read parser.py"]
+
+
+async def test_a_lead_model_starts_teammates_by_name_and_they_talk(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Claude Code's way: ``TeamCreate``, then ``Agent {name, subagent_type, prompt}`` per
+    teammate; the teammates message each other by name at once."""
+    world = World(tmp_path)
+    world.extra["transcripts"] = TranscriptsConfig(enabled=False)
+    world.agent("lead", tools="TeamCreate, TeamDelete, Agent, SendMessage")
+    world.agent("alice")
+    world.agent("bob")
+    lead = scripted(
+        testing.call("TeamCreate", team_name="pair"),
+        testing.call(
+            "Agent", description="a", prompt="Greet bob.", subagent_type="alice", name="alice"
+        ),
+        testing.call("Agent", description="b", prompt="Wait.", subagent_type="bob", name="bob"),
+        testing.call("Agent", description="c", prompt="x", subagent_type="bob", name="bob"),
+    )
+    alice = scripted(
+        attrs.evolve(testing.call("SendMessage", to="bob", message="hello bob"), latency=5)
+    )
+    provider = ScriptedProvider(policies={"lead": lead, "alice": alice, "*": scripted()})
+    async with world.open(provider) as rt:
+        handle = await rt.spawn("lead", "Lead.")
+        await trio.sleep(100)
+        team = rt.services.teams.of(handle.agent_id)
+        assert team is not None
+        _created, first, second, again = tool_results(rt.conversation(handle.agent_id).messages)
+        assert json.loads(first.content)["status"] == "async_launched"
+        assert json.loads(second.content)["nickname"] == "bob"
+        assert again.is_error
+        assert "a teammate has that name already" in again.content
+        assert [name for name, _ in team.members] == ["alice", "bob"]
+        assert rt.handle(team.agent_id("bob")).parent_id == handle.agent_id
+        (block,) = peer_blocks(rt, team.agent_id("bob"))
+        assert "hello bob" in block
+
+
+async def test_a_name_without_a_team_is_refused(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    world.agent("lead", tools="Agent")
+    lead = scripted(
+        testing.call("Agent", description="a", prompt="x", subagent_type="Explore", name="ada")
+    )
+    async with world.open(ScriptedProvider(policies={"*": lead})) as rt:
+        handle = await rt.spawn("lead", "Lead.")
+        await rt.wait([handle.agent_id], timeout=50)
+        (refused,) = tool_results(rt.conversation(handle.agent_id).messages)
+        assert refused.is_error
+        assert "you lead no team: create one with TeamCreate" in refused.content

@@ -258,11 +258,17 @@ SCHEMAS = {
     "close_agent": (["id"], ["id"]),
     "resume_agent": (["id", "message"], ["id"]),
     "Task": (
-        ["description", "prompt", "subagent_type", "model", "run_in_background", "resume"],
+        [
+            *("description", "prompt", "subagent_type", "model", "run_in_background", "resume"),
+            *("name", "team_name"),
+        ],
         ["description", "prompt", "subagent_type"],
     ),
     "Agent": (
-        ["description", "prompt", "subagent_type", "model", "run_in_background", "resume"],
+        [
+            *("description", "prompt", "subagent_type", "model", "run_in_background", "resume"),
+            *("name", "team_name"),
+        ],
         ["description", "prompt", "subagent_type"],
     ),
     "TaskOutput": (["task_id", "agent_id", "block", "timeout"], []),

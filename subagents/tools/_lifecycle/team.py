@@ -20,7 +20,7 @@ import msgspec
 
 from subagents._exceptions import SubagentsError
 from subagents.tools._context import ToolContext
-from subagents.tools._lifecycle.host import encode_json
+from subagents.tools._lifecycle.host import SpawnedAgent, encode_json
 from subagents.tools._lifecycle.shared import FLAGS
 from subagents.tools._protocol import ToolResult
 
@@ -96,6 +96,18 @@ class TeamHost(Protocol):
 
     async def delete_team(self, caller: ToolContext) -> TeamInfo:
         """End the caller's team: its teammates are closed; the team as it was."""
+        ...
+
+    async def add_teammate(
+        self,
+        caller: ToolContext,
+        name: str,
+        *,
+        agent_type: str,
+        prompt: str,
+        model: str | None = None,
+    ) -> SpawnedAgent:
+        """Start teammate ``name`` of the team the caller leads, on ``prompt``."""
         ...
 
 
