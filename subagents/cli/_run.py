@@ -220,7 +220,7 @@ def execute(
     env: Mapping[str, str],
     agents: str,
     body: Body,
-    policies: Callable[[], Mapping[str, ReplyPolicy]] = survey_policies,
+    policies: Callable[[], Mapping[str, ReplyPolicy]] | None = None,
 ) -> int:
     """Run ``body`` on a runtime with ``run``'s provider choice and output modes.
 
@@ -230,7 +230,8 @@ def execute(
     signal's number after a Ctrl-C, SIGTERM or SIGHUP (see
     :mod:`subagents.cli._signals`); an error of ``subagents`` is one line on
     stderr and exit code 1. ``policies`` makes the scripted provider's policies
-    when there is no API key (default: the offline survey's).
+    when there is no API key (default: the offline survey's, looked up when the
+    session starts).
     """
     try:
         config = configure()
@@ -263,7 +264,7 @@ async def _session(
     env: Mapping[str, str],
     agents: str,
     body: Body,
-    policies: Callable[[], Mapping[str, ReplyPolicy]],
+    policies: Callable[[], Mapping[str, ReplyPolicy]] | None,
 ) -> int:
     async with cancel_on_signals(command) as interrupts:  # before any agent starts
         return await _watched_session(
@@ -280,10 +281,11 @@ async def _watched_session(
     env: Mapping[str, str],
     agents: str,
     body: Body,
-    policies: Callable[[], Mapping[str, ReplyPolicy]],
+    policies: Callable[[], Mapping[str, ReplyPolicy]] | None,
 ) -> int:
     scripted = config.resolved_provider(env) == "scripted"
-    provider: Provider | None = ScriptedProvider(policies=dict(policies())) if scripted else None
+    make = survey_policies if policies is None else policies
+    provider: Provider | None = ScriptedProvider(policies=dict(make())) if scripted else None
     mode = "json" if args.json else ("live" if sys.stdout.isatty() else "plain")
     console = Console(stderr=mode == "json")
     note = "scripted (offline; set ANTHROPIC_API_KEY to use Claude)" if scripted else "anthropic"
