@@ -469,9 +469,10 @@ class TaskBoard:
     async def _handle(self, batch: builtins.list[_Call]) -> None:
         """Apply a batch, write its changes with one fsync, then publish and answer."""
         written, undo, events, answers = self._apply_batch(batch)
-        if written and self._journal is not None:
+        journal = self._journal
+        if written and journal is not None:
             try:
-                await trio.to_thread.run_sync(self._journal.append, written)
+                await trio.to_thread.run_sync(journal.append, written)
             except BoardWriteError as exc:
                 # Not on disk, so not made: the state goes back to what the journal holds.
                 tasks = self._state.tasks
@@ -485,6 +486,13 @@ class TaskBoard:
                     call.fail(exc)
                 return
             self._writes += 1
+            state = self._state
+            if journal.wants_compaction(len(state.tasks)):
+                try:
+                    await trio.to_thread.run_sync(journal.compact, state.snapshot(), state.next_id)
+                except BoardWriteError as exc:
+                    # This batch is on disk (answered below); later changes are refused.
+                    self._broken = exc
         publish = self._publish
         if publish is not None:
             for event in events:

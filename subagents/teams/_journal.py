@@ -12,9 +12,9 @@ middle of a write, or edited by hand) is reported in :class:`JournalReplay`
 and skipped; every other line still counts, so nothing before it is lost. A
 torn last line (no newline at the end of the file) is cut off after it is
 reported, so the next append starts on a line of its own. When the file holds
-many more lines than tasks, it is compacted: rewritten with one line per task
-in a temporary file, fsync'd, and renamed over the old one, so a board that
-changes forever does not grow forever.
+many more lines than tasks (on open, or after a write), it is compacted:
+rewritten with one line per task in a temporary file, fsync'd, and renamed
+over the old one, so a board that changes forever does not grow forever.
 
 Only one board may hold a journal at a time: the file is locked with
 ``flock`` for as long as the board is open (:class:`BoardInUse` otherwise).
@@ -125,11 +125,12 @@ def _read(data: bytes, path: str) -> tuple[dict[str, Task], int, int, list[str],
 class Journal:
     """An open, locked journal file. Its methods block: call them in a worker thread."""
 
-    __slots__ = ("_fd", "path")
+    __slots__ = ("_fd", "lines", "path")
 
-    def __init__(self, path: Path, fd: int) -> None:
+    def __init__(self, path: Path, fd: int, lines: int = 0) -> None:
         self.path = path
         self._fd = fd
+        self.lines = lines
 
     @classmethod
     def open(cls, path: Path) -> tuple[Journal, JournalReplay]:
@@ -150,11 +151,11 @@ class Journal:
             if good < len(data):
                 os.ftruncate(fd, good)
                 os.fsync(fd)
-            journal = cls(path, fd)
+            journal = cls(path, fd, lines)
             ordered = tuple(tasks[key] for key in sorted(tasks, key=int))
             compacted = False
-            if lines > _COMPACT_RATIO * len(tasks) + _COMPACT_SLACK and not skipped:
-                journal = journal._compact(ordered, next_id)
+            if journal.wants_compaction(len(ordered)) and not skipped:
+                journal.compact(ordered, next_id)
                 compacted = True
         except BaseException:
             os.close(fd)
@@ -162,45 +163,65 @@ class Journal:
         replay = JournalReplay(str(path), ordered, next_id, lines, tuple(skipped), compacted)
         return journal, replay
 
-    def _compact(self, tasks: tuple[Task, ...], next_id: int) -> Journal:
-        """Rewrite the file with one line per task, atomically; the new journal, locked."""
+    def wants_compaction(self, tasks: int) -> bool:
+        """Whether the file holds so many more lines than ``tasks`` that it should be rewritten."""
+        return self.lines > _COMPACT_RATIO * tasks + _COMPACT_SLACK
+
+    def compact(self, tasks: tuple[Task, ...], next_id: int) -> None:
+        """Rewrite the file with one line per task, atomically, and go on appending to it.
+
+        The new file is written and fsync'd beside the old one, then renamed over
+        it: a crash at any point leaves one whole journal or the other.
+        """
         path = self.path
         temporary = path.with_name(path.name + ".compact")
-        fd = os.open(
-            temporary, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC, 0o600
-        )
+        items: list[Task | int] = list(tasks)
+        if next_id > max((int(task.id) for task in tasks), default=0) + 1:
+            items.append(next_id)  # ids refused creations took stay taken
+        try:
+            flags = os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_CLOEXEC
+            fd = os.open(temporary, flags, 0o600)
+        except OSError as exc:
+            raise BoardWriteError(str(path), exc) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            items: list[Task | int] = list(tasks)
-            if next_id > max((int(task.id) for task in tasks), default=0) + 1:
-                items.append(next_id)  # ids refused creations took stay taken
-            os.write(fd, b"".join(_line(item) for item in items))
+            _write_all(fd, b"".join(_line(item) for item in items))
             os.fsync(fd)
             os.replace(temporary, path)
-            _sync_folder(path.parent)
-        except BaseException:
+        except BaseException as exc:
             os.close(fd)
+            if isinstance(exc, OSError):
+                raise BoardWriteError(str(path), exc) from exc
             raise
-        os.close(self._fd)
-        return Journal(path, fd)
+        # The new file is the journal now: appends go to it, whatever happens next.
+        old, self._fd = self._fd, fd
+        self.lines = len(items)
+        os.close(old)
+        try:
+            _sync_folder(path.parent)
+        except OSError as exc:
+            raise BoardWriteError(str(path), exc) from exc
 
     def append(self, items: list[Task | int]) -> None:
         """Write one line per task (or next id) and fsync; :class:`BoardWriteError` on failure."""
-        data = b"".join(_line(item) for item in items)
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
+            _write_all(self._fd, b"".join(_line(item) for item in items))
             os.fsync(self._fd)
         except OSError as exc:
             raise BoardWriteError(str(self.path), exc) from exc
+        self.lines += len(items)
 
     def close(self) -> None:
         """Unlock and close the file (idempotent)."""
         if self._fd >= 0:
             fd, self._fd = self._fd, -1
             os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _sync_folder(folder: Path) -> None:

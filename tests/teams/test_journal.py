@@ -70,14 +70,15 @@ async def test_one_board_at_a_time_holds_a_journal(tmp_path: Path) -> None:
         pass
 
 
-async def test_a_long_journal_is_compacted_to_one_line_per_task(tmp_path: Path) -> None:
+async def test_a_long_journal_is_compacted_to_one_line_per_task_on_open(tmp_path: Path) -> None:
     path = tmp_path / "board.jsonl"
     async with open_board(path) as board:
-        task = await board.create("A", "a")
-        for n in range(1_100):
-            await board.update(task.id, owner=f"m{n % 2}", by=None)
+        await board.create("A", "a")
+        await board.claim("1", "ada")
         before = board.snapshot()
-    assert len(path.read_bytes().splitlines()) == 1_101
+    last = path.read_bytes().splitlines(keepends=True)[-1]
+    with path.open("ab") as journal:  # a long history of changes, as an old board left it
+        journal.write(last * 1_100)
     async with open_board(path) as board:
         assert board.replay.compacted
         assert board.snapshot() == before
@@ -130,3 +131,19 @@ async def test_an_id_a_refused_creation_took_is_not_handed_out_after_a_restart(
     async with open_board(path) as board:
         assert board.replay.next_id == 2
         assert (await board.create("B", "b")).id == "2"
+
+
+async def test_a_board_that_changes_forever_compacts_its_journal_as_it_goes(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "board.jsonl"
+    async with open_board(path) as board:
+        task = await board.create("A", "a")
+        for n in range(1_100):
+            await board.update(task.id, owner=f"m{n % 2}")
+        lines = len(path.read_bytes().splitlines())
+        assert lines < 200  # compacted once it passed 1,004 lines, then appended to
+        before = board.snapshot()
+    async with open_board(path) as again:
+        assert again.snapshot() == before
+        assert again.replay.skipped == ()
