@@ -91,6 +91,7 @@ from subagents.teams import (
     TeamCreated,
     TeamError,
     TeamExists,
+    check_team_name,
     open_board,
 )
 from subagents.tools import (
@@ -364,11 +365,14 @@ class Runtime:
         the team's events (``team_created``, ``message_sent``,
         ``teammate_idle``, ``team_deleted``) are on :attr:`bus`.
 
-        Raises :class:`~subagents.teams.TeamExists` for a team name open
-        already, :class:`~subagents.teams.TeammateNameTaken` for a bad or
-        repeated teammate name, and :meth:`spawn`'s errors.
+        Raises :class:`~subagents.teams.InvalidTeamName` for a name that is
+        not 1-64 letters, digits, '_', '.' or '-' (it names the board's file),
+        :class:`~subagents.teams.TeamExists` for a team name open already,
+        :class:`~subagents.teams.TeammateNameTaken` for a bad or repeated
+        teammate name, and :meth:`spawn`'s errors.
         """
         directory = self.services.teams
+        check_team_name(name)
         if directory.get(name) is not None:
             raise TeamExists(name)
         names = tuple(t.name for t in teammates)

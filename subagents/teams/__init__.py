@@ -33,7 +33,7 @@ tool context through :class:`BoardSeats`.
 
 from subagents.teams._board import BoardStatistics, TaskBoard, open_board
 from subagents.teams._config import BoardConfig
-from subagents.teams._directory import TeamDirectory
+from subagents.teams._directory import TeamDirectory, check_team_name
 from subagents.teams._events import (
     BOARD_EVENT_TYPES,
     MessageSent,
@@ -57,6 +57,7 @@ from subagents.teams._exceptions import (
     FieldTooLong,
     InvalidBoardConfig,
     InvalidOwner,
+    InvalidTeamName,
     NotInTeam,
     TaskAlreadyClaimed,
     TaskBlocked,
@@ -128,6 +129,8 @@ __all__ = [
     "TeammateNameTaken",
     "UnknownTeammate",
     "format_peer_message",
+    "check_team_name",
+    "InvalidTeamName",
     "BOARD_TOOL_NAMES",
     "TASK_STATUSES",
     "BoardClosed",

@@ -7,12 +7,22 @@ that ends leaves the directory, so its name may be used again.
 
 from __future__ import annotations
 
-from typing import final
+import re
+from typing import Final, final
 
-from subagents.teams._exceptions import TeamExists
+from subagents.teams._exceptions import InvalidTeamName, TeamExists
 from subagents.teams._team import Team, TeamRuntime
 
-__all__ = ["TeamDirectory"]
+__all__ = ["TeamDirectory", "check_team_name"]
+
+#: A team's name: what ``TeamCreate``'s ``team_name`` takes, and the board file's name.
+_TEAM_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def check_team_name(name: object) -> None:
+    """Raise :class:`InvalidTeamName` unless ``name`` is a safe team name."""
+    if not isinstance(name, str) or not _TEAM_NAME.fullmatch(name):
+        raise InvalidTeamName(name)
 
 
 @final
@@ -40,10 +50,12 @@ class TeamDirectory:
         description: str = "",
         forming: tuple[str, ...] = (),
     ) -> Team:
-        """Open team ``name`` led by ``lead_id``; :class:`TeamExists` if the name or lead is taken.
+        """Open team ``name`` led by ``lead_id``; :class:`TeamExists` if the name or lead is taken,
+        :class:`InvalidTeamName` for a name a file cannot safely carry (its board is one).
 
         ``forming`` holds the names of the teammates it starts with (see :class:`Team`).
         """
+        check_team_name(name)
         if name in self._by_name:
             raise TeamExists(name)
         led = self._by_agent.get(lead_id)

@@ -23,6 +23,7 @@ exceptions::
         └── BoardWriteError       (the journal could not be written or read)
     SubagentsError
     └── TeamError
+        ├── InvalidTeamName       (also a ValueError; not a name a file can safely carry)
         ├── TeamExists            (a team of that name is open, or the lead leads one)
         ├── NotInTeam             (the caller leads no team and belongs to none)
         ├── UnknownTeammate       (also a LookupError; no member has that name)
@@ -37,6 +38,7 @@ from collections.abc import Sequence
 from subagents._exceptions import SubagentsError
 
 __all__ = [
+    "InvalidTeamName",
     "NotInTeam",
     "TeamClosed",
     "TeamError",
@@ -249,6 +251,17 @@ class InvalidOwner(BoardError, ValueError):
 
 class TeamError(SubagentsError):
     """Base class of the errors raised by :mod:`subagents.teams`."""
+
+
+class InvalidTeamName(TeamError, ValueError):
+    """A team name that is not 1-64 letters, digits, '_', '.' or '-' (it names a file)."""
+
+    def __init__(self, name: object) -> None:
+        self.name = name
+        super().__init__(
+            f"{name!r} is not a team name: use 1-64 letters, digits, '_', '.' or '-', "
+            "starting with a letter or digit."
+        )
 
 
 class TeamExists(TeamError):

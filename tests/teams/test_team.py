@@ -33,6 +33,7 @@ from subagents.runtime import (
     TranscriptsConfig,
 )
 from subagents.teams import (
+    InvalidTeamName,
     MessageSent,
     TaskClaimedEvent,
     TaskCreatedEvent,
@@ -495,3 +496,18 @@ async def test_a_name_without_a_team_is_refused(
         (refused,) = tool_results(rt.conversation(handle.agent_id).messages)
         assert refused.is_error
         assert "you lead no team: create one with TeamCreate" in refused.content
+
+
+async def test_a_team_name_that_could_leave_the_state_dir_is_refused(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The name names the board's journal file: no separator, no dot-dot, nothing odd."""
+    world = world_with_team(tmp_path)
+    provider = ScriptedProvider(policies={"*": scripted()})
+    async with world.open(provider) as rt:
+        for bad in ("../escape", "a/b", "..", "", "x" * 65, "tab\there"):
+            with pytest.raises(InvalidTeamName, match="is not a team name"):
+                async with rt.team(bad, "lead", "Lead."):
+                    pass
+        assert rt.list() == []
+        assert not (world.state / "escape.jsonl").exists()
