@@ -511,3 +511,27 @@ async def test_a_team_name_that_could_leave_the_state_dir_is_refused(
                     pass
         assert rt.list() == []
         assert not (world.state / "escape.jsonl").exists()
+
+
+async def test_teammate_idle_json_decision_block_keeps_it_working(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The JSON form of the block (``{"decision": "block", "reason": ...}`` on stdout)."""
+    world = world_with_team(tmp_path)
+    fired: list[str] = []
+
+    async def gate(payload: HookPayload) -> HookReply | None:
+        fired.append(payload.hook_event_name)
+        if len(fired) == 1:
+            return HookReply(stdout=json.dumps({"decision": "block", "reason": "Add a test."}))
+        return None
+
+    provider = ScriptedProvider(policies={"*": scripted()})
+    hooks = [Hook("TeammateIdle", function=gate)]
+    async with (
+        world.open(provider, hooks=hooks) as rt,
+        rt.team("survey", "lead", "Lead.", teammates=TEAM[:1]) as team,
+    ):
+        await settle(rt, [team.lead_id, *team])
+        assert "Add a test." in texts(rt, team.agent_id("alice"))
+        assert fired == ["TeammateIdle", "TeammateIdle"]
