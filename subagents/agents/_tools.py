@@ -103,6 +103,8 @@ IMPLEMENTED_TOOLS: tuple[str, ...] = (
     "Agent",
     "TaskOutput",
     "SendMessage",
+    "TeamCreate",
+    "TeamDelete",
     "TaskCreate",
     "TaskList",
     "TaskGet",
@@ -121,6 +123,8 @@ LIFECYCLE_TOOLS: tuple[str, ...] = (
     "Agent",
     "TaskOutput",
     "SendMessage",
+    "TeamCreate",
+    "TeamDelete",
     "spawn_agent",
     "send_input",
     "wait",
@@ -139,7 +143,7 @@ class ToolNameKind:
     """What a tool name is: ``known``, ``wildcard``, ``pattern``, ``mcp`` or ``unknown``.
 
     A ``known`` name is one of Claude Code's or ours; ``implemented`` is false
-    for a Claude Code tool that subagents does not provide (``TeamCreate``,
+    for a Claude Code tool that subagents does not provide (``TaskStop``,
     ``WebFetch``...), which an agent listing it will not have.
     """
 

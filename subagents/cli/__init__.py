@@ -21,7 +21,7 @@ from pathlib import Path
 
 from subagents import demo as _demo
 from subagents._visible import visible as _visible
-from subagents.cli import _agents, _bench, _resume, _run, _tools, _transcripts, _trust
+from subagents.cli import _agents, _bench, _resume, _run, _team, _tools, _transcripts, _trust
 
 __all__ = ["build_parser", "main"]
 
@@ -60,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _run.add_run_command(commands)
+    _team.add_team_command(commands)
     _resume.add_resume_command(commands)
     _transcripts.add_transcripts_commands(commands)
     demo = commands.add_parser(

@@ -188,6 +188,7 @@ class LiveView:
         "interval",
         "max_rows",
         "redirect_io",
+        "side",
         "title",
         "tracker",
     )
@@ -217,6 +218,8 @@ class LiveView:
         self.redirect_io = redirect_io
         #: Frames drawn so far.
         self.frames = 0
+        #: What to draw beside the tree, if anything (``subagents team``: the board).
+        self.side: Callable[[], RenderableType] | None = None
         self._live: Live | None = None
         self._pauses = 0
         self._resume = False
@@ -231,12 +234,17 @@ class LiveView:
         max_rows = self.max_rows
         if max_rows is None:
             max_rows = self.console.size.height - _CHROME_ROWS
-        return render_progress(
+        tree = render_progress(
             self.tracker.tree(self.clock()),
             lagged=self.tracker.lagged,
             max_rows=max_rows,
             title=self.title,
         )
+        if self.side is None:
+            return tree
+        grid = Table.grid(padding=(0, 2))
+        grid.add_row(tree, self.side())
+        return grid
 
     def _new_live(self) -> Live:
         return Live(

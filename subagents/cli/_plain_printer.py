@@ -29,6 +29,14 @@ from subagents.actors import (
 from subagents.cli._formatting import format_duration, format_tokens, plural
 from subagents.cli._line_sink import LineSink
 from subagents.runtime import GracePeriodStarted, RunFinished, ToolCallStarted, describe_tool_call
+from subagents.teams import (
+    MessageSent,
+    TaskClaimedEvent,
+    TaskCompletedEvent,
+    TaskCreatedEvent,
+    TeamCreated,
+    TeammateIdle,
+)
 
 __all__ = ["PlainPrinter", "open_plain_printer"]
 
@@ -126,6 +134,25 @@ class PlainPrinter:
             if event.error:
                 text += f" ({_first_line(event.error, 60)})"
             return text
+        return self._describe_team(event, name)
+
+    @staticmethod
+    def _describe_team(event: Event, name: str) -> str | None:
+        """A team's events: its creation, peer messages, idles and board changes."""
+        if isinstance(event, TeamCreated):
+            return f"{name}: leads team {event.team_name}"
+        if isinstance(event, MessageSent):
+            how = "" if event.delivered else f" (not delivered: {event.reason})"
+            return f"{event.from_name} -> {event.to_name}: message{how}"
+        if isinstance(event, TeammateIdle):
+            return f"{event.teammate_name}: idle"
+        if isinstance(event, TaskCreatedEvent):
+            after = f" after {', '.join(event.blocked_by)}" if event.blocked_by else ""
+            return f"task {event.task_id} created: {_one_line(event.subject, 60)}{after}"
+        if isinstance(event, TaskClaimedEvent):
+            return f"task {event.task_id} claimed by {event.owner}: {_one_line(event.subject, 60)}"
+        if isinstance(event, TaskCompletedEvent):
+            return f"task {event.task_id} completed by {event.by or event.owner}"
         return None
 
     def _batch(self, first: Event | Lagged, subscription: Subscription) -> list[str]:

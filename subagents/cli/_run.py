@@ -30,7 +30,7 @@ from subagents._exceptions import SubagentsError
 from subagents._visible import visible
 from subagents.actors import Bus, Status, is_final
 from subagents.cli._json_lines import open_json_lines
-from subagents.cli._live import open_live_view
+from subagents.cli._live import LiveView, open_live_view
 from subagents.cli._plain_printer import open_plain_printer
 from subagents.cli._report import print_summary, summarize
 from subagents.cli._signals import Interrupts, cancel_on_signals
@@ -41,6 +41,7 @@ from subagents.runtime import (
     AgentResult,
     ProgressTracker,
     Provider,
+    ReplyPolicy,
     Runtime,
     RuntimeConfig,
     ScriptedProvider,
@@ -219,6 +220,7 @@ def execute(
     env: Mapping[str, str],
     agents: str,
     body: Body,
+    policies: Callable[[], Mapping[str, ReplyPolicy]] | None = None,
 ) -> int:
     """Run ``body`` on a runtime with ``run``'s provider choice and output modes.
 
@@ -227,11 +229,13 @@ def execute(
     agent ``body`` names ended its last run successfully, 1 otherwise, 128 + the
     signal's number after a Ctrl-C, SIGTERM or SIGHUP (see
     :mod:`subagents.cli._signals`); an error of ``subagents`` is one line on
-    stderr and exit code 1.
+    stderr and exit code 1. ``policies`` makes the scripted provider's policies
+    when there is no API key (default: the offline survey's, looked up when the
+    session starts).
     """
     try:
         config = configure()
-        return trio.run(_session, command, args, config, cwd, env, agents, body)
+        return trio.run(_session, command, args, config, cwd, env, agents, body, policies)
     except SubagentsError as exc:
         return fail(command, _one_line(exc), 1)
     except BaseExceptionGroup as group:  # the same errors, raised inside a nursery
@@ -260,9 +264,12 @@ async def _session(
     env: Mapping[str, str],
     agents: str,
     body: Body,
+    policies: Callable[[], Mapping[str, ReplyPolicy]] | None,
 ) -> int:
     async with cancel_on_signals(command) as interrupts:  # before any agent starts
-        return await _watched_session(interrupts, command, args, config, cwd, env, agents, body)
+        return await _watched_session(
+            interrupts, command, args, config, cwd, env, agents, body, policies
+        )
 
 
 async def _watched_session(
@@ -274,9 +281,11 @@ async def _watched_session(
     env: Mapping[str, str],
     agents: str,
     body: Body,
+    policies: Callable[[], Mapping[str, ReplyPolicy]] | None,
 ) -> int:
     scripted = config.resolved_provider(env) == "scripted"
-    provider: Provider | None = ScriptedProvider(policies=survey_policies()) if scripted else None
+    make = survey_policies if policies is None else policies
+    provider: Provider | None = ScriptedProvider(policies=dict(make())) if scripted else None
     mode = "json" if args.json else ("live" if sys.stdout.isatty() else "plain")
     console = Console(stderr=mode == "json")
     note = "scripted (offline; set ANTHROPIC_API_KEY to use Claude)" if scripted else "anthropic"
@@ -290,6 +299,7 @@ async def _watched_session(
             _maybe(provider),
             _output(mode, bus, tracker, console) as (writer, live),
         ):
+            outcome.live = live
             approver = TerminalApprover(console, auto_yes=args.yes, tracker=tracker, live=live)
             try:
                 async with open_runtime(
@@ -325,6 +335,8 @@ class Outcome:
         self.statuses: dict[str, Status] = {}
         self.session_id = ""
         self.transcripts_dir: str | None = None
+        #: The live view, when the output is one (a command may draw beside the tree).
+        self.live: LiveView | None = None
 
     def collect(self) -> None:
         rt = self.runtime

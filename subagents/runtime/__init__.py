@@ -231,7 +231,7 @@ from subagents.runtime._providers.scripted import (
     sample_for_schema,
 )
 from subagents.runtime._result import AgentResult, RunStatus, TerminateReason
-from subagents.runtime._runtime import Runtime, RuntimeStatistics
+from subagents.runtime._runtime import Runtime, RuntimeStatistics, Teammate
 from subagents.runtime._task import PreparedTask, check_inputs, prepare_task
 from subagents.runtime._transcripts.file import TranscriptFile, open_append
 from subagents.runtime._transcripts.load import (
@@ -267,6 +267,7 @@ __all__ = [
     "open_runtime",
     "Runtime",
     "RuntimeStatistics",
+    "Teammate",
     "AgentHandle",
     "new_session_id",
     "definition_mcp_tools",

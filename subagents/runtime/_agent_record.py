@@ -28,6 +28,8 @@ next one arrives.
 from __future__ import annotations
 
 import io
+import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import final
 
@@ -42,7 +44,7 @@ from subagents.runtime._config.limits import Limits
 from subagents.runtime._events import ActivationStarted, Publisher
 from subagents.runtime._exceptions import AgentRunFailed
 from subagents.runtime._hooks.commands import HookEvent, HookPayload
-from subagents.runtime._hooks.run import SubagentRunHooks, subagent_run_hooks
+from subagents.runtime._hooks.run import MAX_STOP_BLOCKS, SubagentRunHooks, subagent_run_hooks
 from subagents.runtime._hooks.tools import HookSite, hook_tools
 from subagents.runtime._hooks.values import Hook, HookOutcome
 from subagents.runtime._ledger import RunLedger
@@ -135,6 +137,7 @@ class AgentRecord:
         "logger",
         "model",
         "nickname",
+        "on_init",
         "parent_id",
         "prompt",
         "restore",
@@ -197,6 +200,9 @@ class AgentRecord:
         #: until the parent drops the notice of its end: the parent gets the
         #: result as the tool's answer, not a second time as a notice.
         self.awaited = False
+        #: Called with the agent's id at the end of :meth:`init`, before its first
+        #: turn can run (a team registers its lead there).
+        self.on_init: Callable[[str], None] | None = None
 
     def __repr__(self) -> str:
         return f"<AgentRecord {self.nickname or '?'} ({self.agent_id or '?'}) {self.agent_type}>"
@@ -334,6 +340,8 @@ class AgentRecord:
             self.logger.debug(
                 "tool patterns match no tool", patterns=list(self.tools.unmatched_patterns)
             )
+        if self.on_init is not None:
+            self.on_init(ctx.id)
 
     # -- one activation -----------------------------------------------------------------
 
@@ -369,6 +377,15 @@ class AgentRecord:
                     self.logger.info("stop blocked by a hook", feedback=reason)
                     self.conversation.append(Message.user(reason, origin=Origin.NOTICE))
                     value = await actor.behave(ctx)
+                # A teammate about to go idle: TeammateIdle hooks may keep it working.
+                idle_blocks = 0
+                while (feedback := await self._teammate_idle(ctx)) is not None:
+                    self.logger.info("idle blocked by a hook", feedback=feedback)
+                    self.conversation.append(Message.user(feedback, origin=Origin.NOTICE))
+                    value = await actor.behave(ctx)
+                    idle_blocks += 1
+                    if idle_blocks >= MAX_STOP_BLOCKS:
+                        break
         except BaseException as exc:
             self._report_stop(fired)
             ended: FinalStatus = "shutdown" if ctx.stopping or _is_cancellation(exc) else "errored"
@@ -378,7 +395,37 @@ class AgentRecord:
         self.ledger.end(
             "shutdown" if ctx.stopping else "completed", model=self.model, activation=self.runs
         )
+        team = self.services.teams.of(ctx.id)
+        if team is not None and not ctx.stopping:
+            await team.went_idle(ctx.id)
         return value
+
+    async def _teammate_idle(self, ctx: ActorContext) -> str | None:
+        """Fire ``TeammateIdle`` once for a teammate going idle; the feedback if a hook blocked.
+
+        Claude Code's ``TeammateIdle`` (https://code.claude.com/docs/en/hooks#teammateidle):
+        exit 2 (or JSON ``decision: "block"``) sends the reason back and keeps the
+        teammate working. Agents in no team, and leads, fire nothing.
+        """
+        site = self.site
+        team = self.services.teams.of(ctx.id)
+        if site is None or team is None or ctx.stopping:
+            return None
+        name = team.name_of(ctx.id)
+        if name is None or ctx.id == team.lead_id:
+            return None
+        if not site.runner.has_hooks(HookEvent.TEAMMATE_IDLE, site.agent_hooks):
+            return None
+        payload = site.payload(
+            HookEvent.TEAMMATE_IDLE,
+            team_name=team.name,
+            teammate_name=name,
+            last_assistant_message=self._last_text(),
+        )
+        outcome = await site.fire(HookEvent.TEAMMATE_IDLE, payload, math.inf)
+        if not outcome.blocked or not outcome.reason:
+            return None
+        return outcome.reason
 
     def _run_payload(self, event: HookEvent) -> HookPayload:
         site = self.site

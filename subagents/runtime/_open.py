@@ -263,7 +263,7 @@ async def open_runtime(
                 allow_private_addresses=config.web.allow_private_addresses,
             ),
             *tools,
-            *lifecycle_tools(RuntimeHost(runtime)),
+            *lifecycle_tools(host := RuntimeHost(runtime), host),
             *board_tools(services.seats),
         )
         body_error: BaseException | None = None
@@ -273,6 +273,7 @@ async def open_runtime(
             try:
                 async with open_supervisor(supervisor_config, bus=bus) as sup:
                     runtime._bind(sup)
+                    runtime._service_nursery = nursery
                     log.logger().info(
                         "runtime opened",
                         cwd=str(root),

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import builtins
 import collections
+import contextlib
 import io
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar, final
 
@@ -43,6 +44,7 @@ from subagents.actors import (
     AgentNotFound,
     Bus,
     BusStatistics,
+    DepthLimitReached,
     MailboxFull,
     NicknamePool,
     Status,
@@ -66,6 +68,7 @@ from subagents.runtime._exceptions import (
     SpawnNotAllowed,
     TranscriptError,
 )
+from subagents.runtime._hooks.tasks import task_hook_gate
 from subagents.runtime._hooks.values import HookRunnerStatistics, hooks_from_specs
 from subagents.runtime._lineage import SessionLineage, TranscriptSessions, read_sessions
 from subagents.runtime._messages import Conversation
@@ -79,24 +82,40 @@ from subagents.runtime._services import Services
 from subagents.runtime._task import prepare_task
 from subagents.runtime._transcripts.load import find_transcript
 from subagents.runtime._transcripts.lock import claim_transcript
-from subagents.teams import BoardSeats
+from subagents.teams import (
+    BoardEvent,
+    BoardSeats,
+    NotInTeam,
+    TaskBoard,
+    Team,
+    TeamCreated,
+    TeamError,
+    TeamExists,
+    check_team_name,
+    open_board,
+)
 from subagents.tools import (
     DEFAULT_AGENT_TYPE,
     FORK_NOTE,
+    LEAD_NAME,
     SEND_INPUT_WAIT_SECONDS,
     AgentReport,
     McpServerStatus,
+    PeerDelivery,
     SpawnedAgent,
+    TeamInfo,
     ToolContext,
     WaitBounds,
 )
 
-__all__ = ["Runtime", "RuntimeHost", "RuntimeStatistics"]
+__all__ = ["Runtime", "RuntimeHost", "RuntimeStatistics", "Teammate"]
 
 _T = TypeVar("_T")
 
 #: The longest single kernel wait of a wait loop (a wait with no deadline of its own).
 _WAIT_CHUNK: Final = 3600.0
+#: How long closing a team's agents may take when its ``async with`` block is left.
+_TEAM_CLOSE_SECONDS: Final = 30.0
 #: The tools that start agents, whose grant may be scoped to some agent types.
 _STARTING_TOOLS: Final = frozenset({"spawn_agent", "Task", "Agent"})
 
@@ -115,6 +134,25 @@ class RuntimeStatistics:
     """Transcript files open now (one per open agent when transcripts are on)."""
 
 
+@attrs.frozen
+class _BoardService:
+    """A team's running board: the board, the scope that ends it, the nursery of its waker."""
+
+    board: TaskBoard
+    scope: trio.CancelScope
+    nursery: trio.Nursery
+
+
+@attrs.frozen
+class Teammate:
+    """A teammate a team starts with (:meth:`Runtime.team`): its name, type and first task."""
+
+    name: str
+    agent_type: str
+    prompt: str
+    model: str | None = None
+
+
 @final
 class Runtime:
     """A running set of agents; made by :func:`open_runtime`, valid inside its block.
@@ -130,6 +168,7 @@ class Runtime:
         "_follower",
         "_lineage",
         "_role_nicknames",
+        "_service_nursery",
         "_sup",
         "bus",
         "catalog",
@@ -156,6 +195,9 @@ class Runtime:
         self._lineage = SessionLineage(services.session_id)
         # Definition name -> the pool of its own nickname candidates (Codex's roles).
         self._role_nicknames: dict[str, NicknamePool] = {}
+        #: Where the boards of teams a model creates (``TeamCreate``) run; set by
+        #: :func:`open_runtime`.
+        self._service_nursery: trio.Nursery | None = None
 
     def __repr__(self) -> str:
         return f"<Runtime session={self.session_id} agents={len(self.services.records)}>"
@@ -221,6 +263,8 @@ class Runtime:
         background: bool = False,
         parent: str | None = None,
         fork_context: bool | None = None,
+        on_init: Callable[[str], None] | None = None,
+        nickname: str | None = None,
     ) -> AgentHandle:
         """Start an agent of ``agent_type`` on ``prompt``; return once it is running.
 
@@ -228,7 +272,12 @@ class Runtime:
         ``model`` overrides the definition's; ``inputs`` are checked against its
         ``inputConfig``; ``background`` keeps only background-safe tools;
         ``fork_context`` (default: the definition's) starts it from the
-        parent's conversation. Raises :class:`~subagents.agents.UnknownAgentError`
+        parent's conversation. ``on_init`` is called with the agent's id once it
+        is set up and before its first turn can run (a team registers a teammate
+        there, so the teammate's first tool call already finds its team).
+        ``nickname`` replaces the one the runtime would pick (a teammate's name);
+        the kernel refuses one an open agent holds. Raises
+        :class:`~subagents.agents.UnknownAgentError`
         (listing the types), :class:`InvalidInputs`, the kernel's
         ``AgentLimitReached`` / ``DepthLimitReached``, or ``AgentStartFailed``.
         """
@@ -241,6 +290,8 @@ class Runtime:
             background=background,
             parent=parent,
             fork_context=fork_context,
+            on_init=on_init,
+            nickname=nickname,
         )
         return record.handle()
 
@@ -255,6 +306,8 @@ class Runtime:
         background: bool,
         parent: str | None,
         fork_context: bool | None,
+        on_init: Callable[[str], None] | None = None,
+        nickname: str | None = None,
     ) -> AgentRecord:
         self._open_supervisor()
         services = self.services
@@ -282,10 +335,177 @@ class Runtime:
             background=background or definition.background,
             description=description,
             agent_hooks=hooks_from_specs(definition.hooks),
-            nickname=self._nickname_for(definition),
+            nickname=self._nickname_for(definition) if nickname is None else nickname,
         )
+        record.on_init = on_init
         await self._start(record, parent)
         return record
+
+    # -- teams ----------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def team(
+        self,
+        name: str,
+        lead_type: str,
+        prompt: str,
+        *,
+        teammates: Sequence[Teammate] = (),
+        description: str = "",
+        model: str | None = None,
+    ) -> AsyncIterator[Team]:
+        """Open team ``name``: a ``lead_type`` lead on ``prompt``, then its ``teammates``.
+
+        The lead is a top-level agent; each teammate is its child, a full
+        agent of its own type and model, that messages the others by name
+        (``SendMessage``), goes idle between tasks (no slot held) and wakes on
+        a message. The lead's prompt ends with the roster, and a message sent
+        before every teammate runs waits for them. Leaving the block closes
+        the teammates and the lead (at most :data:`_TEAM_CLOSE_SECONDS`);
+        the team's events (``team_created``, ``message_sent``,
+        ``teammate_idle``, ``team_deleted``) are on :attr:`bus`.
+
+        Raises :class:`~subagents.teams.InvalidTeamName` for a name that is
+        not 1-64 letters, digits, '_', '.' or '-' (it names the board's file),
+        :class:`~subagents.teams.TeamExists` for a team name open already,
+        :class:`~subagents.teams.TeammateNameTaken` for a bad or repeated
+        teammate name, and :meth:`spawn`'s errors.
+        """
+        directory = self.services.teams
+        check_team_name(name)
+        if directory.get(name) is not None:
+            raise TeamExists(name)
+        names = tuple(t.name for t in teammates)
+        roster = ", ".join(f"{t.name} ({t.agent_type})" for t in teammates) or "none yet"
+        made: builtins.list[Team] = []
+        async with trio.open_nursery() as nursery:
+            service = await nursery.start(self._serve_board, name, made)
+
+            def register(lead_id: str) -> None:
+                # Before the lead's first turn: its first tool call finds its team and board.
+                team = directory.create(self, name, lead_id, description=description, forming=names)
+                made.append(team)
+                self._equip(team, service)
+
+            try:
+                lead = await self._spawn(
+                    lead_type,
+                    f"{prompt}\n\nYou lead team {name}. Your teammates: {roster}. Message them "
+                    "with SendMessage (to: a name, or '*' for everyone); their messages and "
+                    "idle notices reach you between your turns. The team shares a task board "
+                    "(TaskCreate, TaskList, TaskGet, TaskUpdate).",
+                    description=f"lead of team {name}",
+                    model=model,
+                    inputs=None,
+                    background=False,
+                    parent=None,
+                    fork_context=None,
+                    on_init=register,
+                    nickname=LEAD_NAME,
+                )
+            except BaseException:
+                service.scope.cancel()
+                raise
+            team = made[0]
+            try:
+                await self._announce(team)
+                try:
+                    for mate in teammates:
+                        await team.add(mate.name, mate.agent_type, mate.prompt, model=mate.model)
+                finally:
+                    team.formed()
+                yield team
+            finally:
+                with trio.CancelScope(shield=True), trio.move_on_after(_TEAM_CLOSE_SECONDS):
+                    await team.close()
+                    if self._sup is not None and self._is_open(lead.agent_id):
+                        await self.close(lead.agent_id)
+                team.ended()
+
+    async def _serve_board(
+        self,
+        name: str,
+        made: builtins.list[Team],
+        *,
+        task_status: trio.TaskStatus[_BoardService] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Run team ``name``'s board (and its waker, once the team exists) until cancelled.
+
+        The board is kept in ``teams/<session>/<name>.jsonl`` under the state
+        directory when transcripts are on (in memory otherwise); its
+        ``TaskCreated``/``TaskCompleted`` checkpoints are the runtime's hooks,
+        and its changes go on the bus as the team's events. ``made`` receives
+        the team once its lead is registered.
+        """
+        services = self.services
+        path = None
+        if services.transcripts_enabled:
+            path = services.config.state_dir / "teams" / services.session_id / f"{name}.jsonl"
+            await trio.to_thread.run_sync(lambda: path.parent.mkdir(parents=True, exist_ok=True))
+
+        def publish(event: BoardEvent) -> None:
+            if made:
+                made[0].on_board_event(event)
+
+        def identify(member: str | None) -> tuple[str, str]:
+            team = made[0] if made else None
+            if team is None or member is None:
+                return ("", "")
+            try:
+                agent_id = team.agent_id(member)
+            except TeamError:
+                return (member, "teammate")
+            record = services.records.get(agent_id)
+            return (agent_id, record.agent_type if record is not None else "teammate")
+
+        gate = task_hook_gate(
+            services.hooks,
+            session_id=services.session_id,
+            cwd=str(services.cwd),
+            team_name=name,
+            identify=identify,
+        )
+        with trio.CancelScope() as scope:
+            async with (
+                open_board(path, gate=gate, publish=publish) as board,
+                trio.open_nursery() as nursery,
+            ):
+                task_status.started(_BoardService(board, scope, nursery))
+                await trio.sleep_forever()
+
+    def _equip(self, team: Team, service: _BoardService) -> None:
+        """Give ``team`` its board: the lead seated now, each teammate as it joins; the
+        waker started; the board closed when the team ends."""
+        seats = self.services.seats
+        team.board = service.board
+        seats.seat(team.lead_id, service.board, LEAD_NAME)
+        team.on_join = lambda agent_id, member: seats.seat(agent_id, service.board, member)
+
+        def closed() -> None:
+            seats.unseat_board(service.board)
+            service.scope.cancel()
+
+        team.on_close = closed
+        service.nursery.start_soon(team.run_waker)
+
+    async def _announce(self, team: Team) -> None:
+        """Publish ``team_created`` for ``team`` (its lead is the envelope's agent)."""
+        bus = self.bus
+        if not bus.has_subscribers:
+            return
+        lead = self.handle(team.lead_id)
+        if bus.has_lossless_subscribers:
+            await bus.make_room()
+        bus.publish_nowait(
+            TeamCreated(
+                agent_id=lead.agent_id,
+                parent_id=lead.parent_id,
+                depth=lead.depth,
+                nickname=lead.nickname,
+                team_name=team.name,
+                description=team.description,
+            )
+        )
 
     def _nickname_for(self, definition: AgentDefinition) -> str:
         """The next of the definition's own nicknames ("" for the runtime's pool).
@@ -555,7 +775,9 @@ class Runtime:
     async def close(self, agent_id: str, *, grace: float | None = None) -> Status:
         """Close the agent and its open descendants; return its previous status. Idempotent.
 
-        ``grace`` overrides the close grace period (0 cancels at once). Every
+        ``grace`` overrides the close grace period (0 cancels at once). A team
+        whose lead is closed ends with it: its teammates are closed (they are
+        the lead's children) and its board closes. Every
         agent closed ends Shutdown, a finished one included, and its transcript
         says so with a ``closed`` line naming ``agent_id``: a later resume of an
         ancestor brings back the descendants closed with it, not ``agent_id``
@@ -563,6 +785,10 @@ class Runtime:
         """
         subtree = self._open_subtree(agent_id)
         previous = await self.supervisor.close(agent_id, grace=grace)
+        for closed in subtree:  # a team whose lead is closed ends, its board with it
+            team = self.services.teams.of(closed)
+            if team is not None and team.lead_id == closed:
+                team.ended()
         for closed in subtree:
             if not self.services.transcripts_enabled:  # else the transcript says it
                 self._closed_by[closed] = agent_id
@@ -715,8 +941,11 @@ class Runtime:
         self._sup = supervisor
 
     def _shut(self) -> None:
-        """After the supervisor has exited: every transcript closed, nothing more accepted."""
+        """After the supervisor has exited: every transcript closed, nothing more accepted,
+        every team ended (its board closed)."""
         self._closing = True
+        for team in self.services.teams.teams():
+            team.ended()
         for record in self.services.records.values():
             record.close_transcript()
 
@@ -805,6 +1034,17 @@ class RuntimeHost:
             output_file=str(output) if background and output is not None else None,
         )
 
+    def _check_depth(self, caller: ToolContext) -> None:
+        """Refuse steering agents by id from an agent at ``max_depth``.
+
+        Only ``SendMessage`` reaches here from such an agent (a teammate keeps it
+        to message peers by name); by id it may not steer agents, as the
+        ``send_input`` it stands for is removed at the limit.
+        """
+        max_depth = self._runtime.config.limits.max_depth
+        if caller.depth >= max_depth:
+            raise DepthLimitReached(max_depth)
+
     def _check_scope(self, caller: ToolContext, agent_type: str) -> None:
         """Refuse a type outside the caller's scoped grant (``Agent(a, b)``), if it has one."""
         record = self._runtime.services.records.get(caller.agent_id)
@@ -836,6 +1076,7 @@ class RuntimeHost:
         self, caller: ToolContext, agent_id: str, message: str, *, interrupt: bool = False
     ) -> Status:
         """Queue ``message`` (interrupting the agent's run if asked), waiting a bounded time."""
+        self._check_depth(caller)
         return await self._guard(
             agent_id,
             lambda: self._runtime.send_input(
@@ -860,6 +1101,7 @@ class RuntimeHost:
 
         An agent this runtime does not hold must belong to its session lineage.
         """
+        self._check_depth(caller)
         runtime = self._runtime
         if not runtime._is_open(agent_id) and agent_id not in runtime.services.records:
             found = self._transcript_sessions(agent_id)
@@ -892,6 +1134,72 @@ class RuntimeHost:
         """For an id the runtime does not hold: what its transcript says to do, if it has one."""
         error = self._not_loaded(agent_id)
         return None if error is None else str(error)
+
+    # -- teams (the TeamHost half) -----------------------------------------------------------
+
+    def peer_names(self, caller: ToolContext) -> Sequence[str] | None:
+        """What ``SendMessage``'s ``to`` may be for the caller; ``None`` outside a team."""
+        team = self._runtime.services.teams.of(caller.agent_id)
+        return None if team is None else team.peer_names(caller.agent_id)
+
+    async def send_peer(self, caller: ToolContext, to: str, message: str) -> Sequence[PeerDelivery]:
+        """A peer message from the caller to ``to`` (a name, ``"*"`` or ``"lead"``)."""
+        team = self._runtime.services.teams.of(caller.agent_id)
+        if team is None:
+            raise NotInTeam(caller.agent_id)
+        return await team.send(caller.agent_id, to, message)
+
+    async def create_team(self, caller: ToolContext, team_name: str, description: str) -> TeamInfo:
+        """The caller becomes the lead of a new team; ``team_created`` is published."""
+        runtime = self._runtime
+        directory = runtime.services.teams
+        if directory.get(team_name) is not None:
+            raise TeamExists(team_name)
+        if directory.of(caller.agent_id) is not None:
+            led = directory.of(caller.agent_id)
+            assert led is not None
+            raise TeamExists(led.name, lead=led.lead_id == caller.agent_id)
+        nursery = runtime._service_nursery
+        if nursery is None:
+            raise RuntimeClosed
+        made: builtins.list[Team] = []
+        service = await nursery.start(runtime._serve_board, team_name, made)
+        try:
+            team = directory.create(runtime, team_name, caller.agent_id, description=description)
+        except BaseException:
+            service.scope.cancel()
+            raise
+        made.append(team)
+        runtime._equip(team, service)
+        await runtime._announce(team)
+        return team.info()
+
+    async def add_teammate(
+        self,
+        caller: ToolContext,
+        name: str,
+        *,
+        agent_type: str,
+        prompt: str,
+        model: str | None = None,
+    ) -> SpawnedAgent:
+        """Start teammate ``name`` of the team the caller leads (a child of the caller)."""
+        team = self._runtime.services.teams.of(caller.agent_id)
+        if team is None or team.lead_id != caller.agent_id:
+            raise NotInTeam(caller.agent_id)
+        self._check_scope(caller, agent_type)
+        agent_id = await team.add(name, agent_type, prompt, model=model)
+        record = self._runtime._record(agent_id)
+        return SpawnedAgent(agent_id, record.nickname, record.agent_type)
+
+    async def delete_team(self, caller: ToolContext) -> TeamInfo:
+        """End the team the caller leads: its teammates are closed."""
+        team = self._runtime.services.teams.of(caller.agent_id)
+        if team is None or team.lead_id != caller.agent_id:
+            raise NotInTeam(caller.agent_id)
+        info = team.info()
+        await team.close()
+        return info
 
     # -- unknown ids ---------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from subagents.runtime._config.values import RuntimeConfig
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._logging import RuntimeLog
 from subagents.runtime._providers.base import Provider
-from subagents.teams import BoardSeats
+from subagents.teams import BoardSeats, TeamDirectory
 from subagents.tools import Approver, McpServers, SecretRedactor, Tool, TrustPolicy
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ class Services:
     result and hook output. ``mcp`` are the runtime's MCP servers, shared by
     its agents (each started on first use). ``seats`` says which task board
     each team member works on, for the task tools (``TaskCreate``...).
+    ``teams`` holds the teams open now.
     """
 
     config: RuntimeConfig
@@ -55,6 +56,7 @@ class Services:
     redactor: SecretRedactor = attrs.field(factory=SecretRedactor.from_environ)
     records: dict[str, AgentRecord] = attrs.field(factory=dict)
     mcp: McpServers = attrs.field(factory=lambda: McpServers({}))
+    teams: TeamDirectory = attrs.field(factory=TeamDirectory)
     seats: BoardSeats = attrs.field(factory=BoardSeats)
 
     @property

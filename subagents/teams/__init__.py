@@ -1,4 +1,17 @@
-"""Teams: the shared task board members claim work from.
+"""Teams: a lead and named teammates that message each other, and the task board they share.
+
+A :class:`Team` is a lead and named teammates, each a full agent in one
+supervised subtree (every teammate is a child of the lead). Teammates message
+each other by name (``SendMessage {to, message}``; ``"*"`` for everyone,
+``"lead"`` for the lead), exactly once and in order per sender, as data in a
+delimited block (:func:`format_peer_message`). A teammate whose work is done
+is idle: it holds no ``max_threads`` slot, and a message or a new claimable
+task wakes it; nothing polls. A :class:`TeamDirectory` holds a runtime's open
+teams. The team reports on the bus with :class:`TeamCreated`,
+:class:`TeammateIdle`, :class:`MessageSent` and :class:`TeamDeleted`. The
+package sits between ``tools`` and ``runtime``: a team drives agents through
+:class:`TeamRuntime`, which :class:`subagents.runtime.Runtime` satisfies, and
+``Runtime.team`` opens a team from Python.
 
 The board (:func:`open_board`, :class:`TaskBoard`) is an actor: one Trio task
 owns the tasks, members send it requests over a bounded channel and each gets
@@ -20,6 +33,18 @@ tool context through :class:`BoardSeats`.
 
 from subagents.teams._board import BoardStatistics, TaskBoard, open_board
 from subagents.teams._config import BoardConfig
+from subagents.teams._directory import TeamDirectory, check_team_name
+from subagents.teams._events import (
+    BOARD_EVENT_TYPES,
+    MessageSent,
+    TaskClaimedEvent,
+    TaskCompletedEvent,
+    TaskCreatedEvent,
+    TaskUpdatedEvent,
+    TeamCreated,
+    TeamDeleted,
+    TeammateIdle,
+)
 from subagents.teams._exceptions import (
     BoardClosed,
     BoardError,
@@ -32,13 +57,21 @@ from subagents.teams._exceptions import (
     FieldTooLong,
     InvalidBoardConfig,
     InvalidOwner,
+    InvalidTeamName,
+    NotInTeam,
     TaskAlreadyClaimed,
     TaskBlocked,
     TaskBusy,
     TaskCompleted,
     TaskNotFound,
+    TeamClosed,
+    TeamError,
+    TeamExists,
+    TeammateNameTaken,
+    UnknownTeammate,
 )
 from subagents.teams._journal import JournalReplay
+from subagents.teams._messages import PEER_MESSAGE_TAG, format_peer_message
 from subagents.teams._task import (
     TASK_STATUSES,
     BoardEvent,
@@ -48,6 +81,13 @@ from subagents.teams._task import (
     Publish,
     Task,
     TaskStatus,
+)
+from subagents.teams._team import (
+    FORMING_WAIT_SECONDS,
+    AgentIdentity,
+    Team,
+    TeamRuntime,
+    TeamStatistics,
 )
 from subagents.teams._tools import (
     BOARD_TOOL_NAMES,
@@ -66,6 +106,31 @@ from subagents.teams._tools import (
 )
 
 __all__ = [
+    "BOARD_EVENT_TYPES",
+    "FORMING_WAIT_SECONDS",
+    "TaskClaimedEvent",
+    "TaskCompletedEvent",
+    "TaskCreatedEvent",
+    "TaskUpdatedEvent",
+    "PEER_MESSAGE_TAG",
+    "AgentIdentity",
+    "MessageSent",
+    "NotInTeam",
+    "Team",
+    "TeamClosed",
+    "TeamCreated",
+    "TeamDeleted",
+    "TeamDirectory",
+    "TeamError",
+    "TeamExists",
+    "TeamRuntime",
+    "TeamStatistics",
+    "TeammateIdle",
+    "TeammateNameTaken",
+    "UnknownTeammate",
+    "format_peer_message",
+    "check_team_name",
+    "InvalidTeamName",
     "BOARD_TOOL_NAMES",
     "TASK_STATUSES",
     "BoardClosed",

@@ -78,7 +78,11 @@ release, block, crash and reopen) whose invariants hold after every step: no
 task has two owners, no blocked task is claimed, a reopened board equals the
 board before the crash. Run ``BoardMachine.TestCase``, or subclass it (add
 rules, override :meth:`BoardMachine.refuses`); :class:`BoardHost` keeps a board
-open in a Trio thread for synchronous tests. Both are imported on first use,
+open in a Trio thread for synchronous tests. :class:`TeamMachine` extends it
+with a real team (peer messages from one sender or several at once, idle,
+close a teammate, close the lead): every message is delivered once or
+reported undeliverable, idle teammates use no slot, and closing the lead
+leaves no teammate or board writer running. These are imported on first use,
 since they need Hypothesis.
 """
 
@@ -143,6 +147,9 @@ __all__ = [
     "BoardHost",
     "BoardMachine",
     "ModelTask",
+    "Sent",
+    "TeamRunner",
+    "TeamMachine",
     # property tests of a runtime
     "ScriptedBehavior",
     "Cancel",
@@ -200,6 +207,8 @@ _RENAMED: typing.Final = {"Behavior": "ScriptedBehavior"}
 
 #: Names whose module imports Hypothesis, a test-only dependency: loaded on first use.
 _NEEDS_HYPOTHESIS: typing.Final = frozenset({"BoardHost", "BoardMachine", "ModelTask"})
+#: The team's machine, which also needs Hypothesis: loaded on first use.
+_TEAM_MACHINE: typing.Final = frozenset({"Sent", "TeamRunner", "TeamMachine"})
 
 
 def __getattr__(name: str) -> typing.Any:
@@ -207,6 +216,12 @@ def __getattr__(name: str) -> typing.Any:
         from subagents.testing import _board_machine
 
         value = getattr(_board_machine, name)
+        globals()[name] = value
+        return value
+    if name in _TEAM_MACHINE:
+        from subagents.testing import _team_machine
+
+        value = getattr(_team_machine, name)
         globals()[name] = value
         return value
     # Old names, still served with a DeprecationWarning that gives the new one.

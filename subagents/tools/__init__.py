@@ -65,6 +65,7 @@ from subagents.tools._exceptions import (
 from subagents.tools._filter import (
     AGENT_SOURCES,
     ALWAYS_EXCLUDED_TOOL_NAMES,
+    PEER_TOOL_NAMES,
     SPAWN_TOOL_NAMES,
     FilterLayer,
     ToolDecision,
@@ -104,6 +105,19 @@ from subagents.tools._lifecycle import (
     WaitTool,
     format_agent_result,
     lifecycle_tools,
+)
+from subagents.tools._lifecycle.team import (
+    BROADCAST,
+    LEAD_NAME,
+    TEAM_CREATE,
+    TEAM_DELETE,
+    PeerDelivery,
+    TeamCreateArgs,
+    TeamCreateTool,
+    TeamDeleteArgs,
+    TeamDeleteTool,
+    TeamHost,
+    TeamInfo,
 )
 from subagents.tools._listing import TOOL_SOURCES, ToolRow, tool_rows, tool_source
 from subagents.tools._mcp import (
@@ -147,6 +161,17 @@ from subagents.tools._validation import decode_arguments
 from subagents.tools._workspace import Workspace, WorkspacePath
 
 __all__ = [
+    "BROADCAST",
+    "LEAD_NAME",
+    "TEAM_CREATE",
+    "TEAM_DELETE",
+    "PeerDelivery",
+    "TeamCreateArgs",
+    "TeamCreateTool",
+    "TeamDeleteArgs",
+    "TeamDeleteTool",
+    "TeamHost",
+    "TeamInfo",
     "MCP_JSON",
     "McpProject",
     "mcp_server_config",
@@ -193,6 +218,7 @@ __all__ = [
     # filtering
     "AGENT_SOURCES",
     "ALWAYS_EXCLUDED_TOOL_NAMES",
+    "PEER_TOOL_NAMES",
     "SPAWN_TOOL_NAMES",
     "FilterLayer",
     "ToolDecision",

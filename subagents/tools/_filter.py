@@ -44,6 +44,7 @@ __all__ = [
     "AGENT_SOURCES",
     "ALWAYS_EXCLUDED_TOOL_NAMES",
     "FilterLayer",
+    "PEER_TOOL_NAMES",
     "SPAWN_TOOL_NAMES",
     "ToolDecision",
     "ToolPolicy",
@@ -62,6 +63,11 @@ ALWAYS_EXCLUDED_TOOL_NAMES: Final = frozenset(
 
 #: Tools that create or steer other agents; removed for an agent at ``max_depth``.
 SPAWN_TOOL_NAMES: Final = frozenset(LIFECYCLE_TOOLS)
+#: Of those, the ones an agent at ``max_depth`` keeps: a teammate (a child of
+#: its lead, so often at the limit) still messages its peers by name. Its
+#: other use, steering an agent by id, is refused at the limit by the host.
+PEER_TOOL_NAMES: Final = frozenset({"SendMessage"})
+_DEPTH_LIMITED: Final = SPAWN_TOOL_NAMES - PEER_TOOL_NAMES
 
 #: Where a definition can come from, lowest precedence first.
 AGENT_SOURCES: Final = tuple(source.value for source in AgentSource)
@@ -260,7 +266,7 @@ def decide(tool: Tool, policy: ToolPolicy, trust: TrustPolicy) -> ToolDecision:
             FilterLayer.ALWAYS_REMOVED,
             "it talks to the user or steers the session, which only the top-level agent may do",
         )
-    if name in SPAWN_TOOL_NAMES and policy.depth >= policy.max_depth:
+    if name in _DEPTH_LIMITED and policy.depth >= policy.max_depth:
         return removed(
             FilterLayer.ALWAYS_REMOVED,
             f"agent depth limit reached (depth {policy.depth}, max_depth={policy.max_depth}): "
@@ -388,7 +394,7 @@ class ToolSelection:
         decision = decide(tool, self.policy, self.trust)
         if not decision.kept:
             return not_available(name, self._hint(decision))
-        if name in SPAWN_TOOL_NAMES and ctx.depth >= self.policy.max_depth:
+        if name in _DEPTH_LIMITED and ctx.depth >= self.policy.max_depth:
             return not_available(
                 name,
                 f"Agent depth limit reached (max_depth={self.policy.max_depth}). "

@@ -149,10 +149,9 @@ def test_claude_code_current_tool_names_are_known(name: str) -> None:
     assert kind.implemented is (name in IMPLEMENTED_TOOLS)
 
 
-def test_send_message_and_the_task_tools_are_implemented_and_team_tools_are_not() -> None:
+def test_send_message_the_task_tools_and_the_team_tools_are_implemented() -> None:
     assert classify_tool("SendMessage").implemented
-    assert not classify_tool("TeamCreate").implemented
-    for name in ("TaskCreate", "TaskList", "TaskGet", "TaskUpdate"):
+    for name in ("TaskCreate", "TaskList", "TaskGet", "TaskUpdate", "TeamCreate", "TeamDelete"):
         assert classify_tool(name).implemented
 
 
@@ -163,7 +162,7 @@ def test_unimplemented_claude_code_tools_get_a_note_naming_them(write, tmp_path:
         ---
         name: lead
         description: Leads a team.
-        tools: Read, SendMessage, TaskCreate, TaskUpdate, TaskList, TeamCreate
+        tools: Read, SendMessage, TaskCreate, TaskUpdate, TaskList, TeamCreate, TaskStop
         ---
         Lead.
         """,
@@ -177,11 +176,12 @@ def test_unimplemented_claude_code_tools_get_a_note_naming_them(write, tmp_path:
         "TaskUpdate",
         "TaskList",
         "TeamCreate",
+        "TaskStop",
     )
     assert not [d for d in report.diagnostics if d.code is DiagnosticCode.UNKNOWN_TOOL]
     notes = [d for d in report.diagnostics if d.code is DiagnosticCode.NOT_IMPLEMENTED_TOOL]
     named = [d.message.split("'")[1] for d in notes]
-    assert named == ["TeamCreate"]  # the task tools are implemented (issue 18)
+    assert named == ["TaskStop"]  # the task and team tools are implemented (issue 18)
     assert all("not implement" in d.message for d in notes)
     assert all(d.severity is Severity.NOTE for d in notes)
 

@@ -40,6 +40,8 @@ TINY = Sizes(
     mcp_calls=10,
     board_members=5,
     board_tasks=50,
+    team_members=4,
+    team_messages=3,
 )
 RECORD_KEYS = {"scenario", "impl", "n", "unit", "min", "median", "reps"}
 
@@ -87,6 +89,11 @@ def test_every_scenario_is_written_with_the_documented_schema(tmp_path: Path) ->
     assert {r["impl"] for r in board} == {"subagents", "trio"}
     assert all(r["n"] == 50 for r in board)
     assert "| board_claims | 50 claims (" in output
+    # peer messages round a ring of teammates against trio channels, every one delivered
+    ring = [r for r in records if r["scenario"] == "team_messages"]
+    assert {r["impl"] for r in ring} == {"subagents", "trio"}
+    assert all(r["n"] == 12 for r in ring)
+    assert "| team_messages | 12 messages (" in output
     for scenario in ("request_reply", "fan_out"):
         assert (scenario, "asyncio") in pairs
         has_autogen = importlib.util.find_spec("autogen_core") is not None

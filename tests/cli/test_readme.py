@@ -57,3 +57,32 @@ def test_the_configuration_example_loads(tmp_path: Path) -> None:
     config = load_config(cwd=tmp_path, home=tmp_path / "home", env={})
     assert config.limits.max_threads == 4
     assert config.transcripts.retention_days == 30
+
+
+def test_the_teams_example_runs_offline_and_the_team_agrees(tmp_path: Path) -> None:
+    """The README's "Teams" example: three teammates survey, check, correct and agree."""
+    section = README.split("### Teams", 1)[1]
+    code = re.search(r"```python\n(.*?)\n```", section, re.DOTALL)
+    assert code is not None
+    project = tmp_path / "project"  # the home (and its state dir) outside the survey
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "app.py").write_text("# TODO: one\n# fixme: two\n")
+    (project / "docs").mkdir()
+    (project / "docs" / "a.md").write_text("XXX three\n")
+    (tmp_path / "example.py").write_text(code.group(1))
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["HOME"] = str(tmp_path / "home")
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "example.py")],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "| src | 2 | 1 |" in done.stdout
+    assert "| docs | 1 | 1 |" in done.stdout
+    assert "Total: 3 marker lines in 2 folders." in done.stdout
+    assert "TeamStatistics(members=3" in done.stdout

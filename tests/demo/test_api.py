@@ -16,7 +16,15 @@ def test_demo_all_is_complete_and_resolves() -> None:
         for name, value in vars(demo).items()
         if not name.startswith("_") and not isinstance(value, types.ModuleType)
     }
-    assert public == set(demo.__all__) == {"DEFAULT_SURVEY_LATENCY", "run_demo", "survey_policies"}
+    assert public == set(demo.__all__)
+    assert public == {
+        "DEFAULT_SURVEY_LATENCY",
+        "LEAD_TOOLS",
+        "MATE_TOOLS",
+        "run_demo",
+        "survey_policies",
+        "team_policies",
+    }
 
 
 @pytest.mark.parametrize("name", ["survey_policies", "DEFAULT_SURVEY_LATENCY"])

@@ -37,6 +37,8 @@ from subagents.tools import (
     MCP_RESOURCE_TOOL_NAMES,
     SEND_INPUT_WAIT_SECONDS,
     SPAWN_TOOL_NAMES,
+    TEAM_CREATE,
+    TEAM_DELETE,
     AgentHost,
     AgentReport,
     SpawnedAgent,
@@ -219,7 +221,8 @@ def test_lifecycle_tools_are_the_nine_spawn_tools(host: FakeHost) -> None:
         "TaskOutput",
         "SendMessage",
     )
-    assert set(names) == SPAWN_TOOL_NAMES
+    # The team tools join only with a TeamHost (tests/tools/lifecycle/test_team.py).
+    assert set(names) == SPAWN_TOOL_NAMES - {"TeamCreate", "TeamDelete"}
     registry = ToolRegistry(tools)
     assert registry.names == names
     # Only the tools that start a new agent run alongside the other calls of
@@ -242,6 +245,8 @@ def test_the_implemented_tool_names_are_the_tools_layer_s(host: FakeHost) -> Non
         *(tool.name for tool in lifecycle_tools(host)),
         *BOARD_TOOL_NAMES,
         *MCP_RESOURCE_TOOL_NAMES,
+        TEAM_CREATE,
+        TEAM_DELETE,
         COMPLETE_TASK,
     }
     assert set(IMPLEMENTED_TOOLS) == shipped
@@ -255,11 +260,17 @@ SCHEMAS = {
     "close_agent": (["id"], ["id"]),
     "resume_agent": (["id", "message"], ["id"]),
     "Task": (
-        ["description", "prompt", "subagent_type", "model", "run_in_background", "resume"],
+        [
+            *("description", "prompt", "subagent_type", "model", "run_in_background", "resume"),
+            *("name", "team_name"),
+        ],
         ["description", "prompt", "subagent_type"],
     ),
     "Agent": (
-        ["description", "prompt", "subagent_type", "model", "run_in_background", "resume"],
+        [
+            *("description", "prompt", "subagent_type", "model", "run_in_background", "resume"),
+            *("name", "team_name"),
+        ],
         ["description", "prompt", "subagent_type"],
     ),
     "TaskOutput": (["task_id", "agent_id", "block", "timeout"], []),

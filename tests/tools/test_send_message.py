@@ -118,7 +118,7 @@ async def test_broadcast_is_refused_with_a_reason(ctx: ToolContext) -> None:
     host = StoppedHost(status=Completed("x"))
     result = await send(host, {"to": "*", "message": "status?"}, ctx)
     assert result.is_error
-    assert "no agent teams" in result.content
+    assert "you are in no team" in result.content
     assert host.calls == []
 
 

@@ -86,6 +86,8 @@ def table(records: Sequence[Record]) -> str:
             n += f" round trips ({ours.n / ours.min:,.0f}/s)" if ours.min else " round trips"
         elif scenario == "board_claims":
             n += f" claims ({ours.n / ours.min:,.0f}/s)" if ours.min else " claims"
+        elif scenario == "team_messages":
+            n += f" messages ({ours.n / ours.min:,.0f}/s)" if ours.min else " messages"
         lines.append(
             f"| {scenario} | {n} | {_figure(ours)} | {_figure(raw) if raw else ''} | {vs_trio} "
             f"| {_figure(aio) if aio else ''} | {_figure(ag) if ag else ''} | {vs_autogen} "

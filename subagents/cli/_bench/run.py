@@ -212,4 +212,22 @@ def run_bench(
             board_v.append(float(seconds))
         result.records.append(_record("board_claims", "trio", made, "s", lock_v))
         result.records.append(_record("board_claims", "subagents", made, "s", board_v))
+
+    if "team_messages" in wanted:
+        # Peer messages round a ring of idle teammates through a real team (each woken,
+        # reading in a scripted turn) against bounded trio channels, alternating.
+        messages_mod = modules["bench_team_messages"]
+        members, each = sizes.team_members, sizes.team_messages
+        say(f"  team_messages ({members:,} teammates x {each} messages) ...")
+        ring_v: list[float] = []
+        team_v: list[float] = []
+        sent = members * each
+        for _ in range(sizes.agent_reps):
+            gc.collect()
+            ring_v.append(float(messages_mod.run_raw(members, each)[0]))
+            gc.collect()
+            seconds, sent = messages_mod.run_team(members, each)
+            team_v.append(float(seconds))
+        result.records.append(_record("team_messages", "trio", sent, "s", ring_v))
+        result.records.append(_record("team_messages", "subagents", sent, "s", team_v))
     return result

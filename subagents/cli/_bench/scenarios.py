@@ -44,6 +44,7 @@ SCENARIOS: Final = (
     "function_tool_call",
     "mcp_call",
     "board_claims",
+    "team_messages",
 )
 IMPLS: Final = ("subagents", "trio", "asyncio", "autogen")
 COMPARED: Final = ("request_reply", "fan_out")
@@ -53,6 +54,7 @@ MODULES: Final = (
     "bench_definitions",
     "bench_compare",
     "bench_teams",
+    "bench_team_messages",
 )
 
 
@@ -94,6 +96,9 @@ class Sizes:
     #: Members contending, and tasks they claim, per ``board_claims`` run.
     board_members: int = 100
     board_tasks: int = 10_000
+    #: Teammates, and messages each sends round the ring, per ``team_messages`` run.
+    team_members: int = 100
+    team_messages: int = 10
 
     @classmethod
     def full(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
@@ -116,6 +121,7 @@ class Sizes:
             function_calls=10_000,
             mcp_calls=1_000,
             board_tasks=2_000,
+            team_members=20,
         )
 
 

@@ -73,6 +73,12 @@ class HookEvent(enum.Enum):
     every agent), and blocks the same way. As in Claude Code, a ``Stop``
     hook's matcher is ignored, and a ``Stop`` hook in an agent's frontmatter
     is that agent's ``SubagentStop`` (:mod:`subagents.agents`).
+
+    ``TeammateIdle`` fires when a teammate of a team is about to go idle, after
+    its ``SubagentStop``; exit 2 (or JSON ``decision: "block"``) sends the
+    reason back as feedback and keeps it working, as in Claude Code
+    (https://code.claude.com/docs/en/hooks#teammateidle). Like ``Stop``, it has
+    no matcher.
     """
 
     PRE_TOOL_USE = "PreToolUse"
@@ -80,6 +86,7 @@ class HookEvent(enum.Enum):
     SUBAGENT_START = "SubagentStart"
     SUBAGENT_STOP = "SubagentStop"
     STOP = "Stop"
+    TEAMMATE_IDLE = "TeammateIdle"
     TASK_CREATED = "TaskCreated"
     TASK_COMPLETED = "TaskCompleted"
 
@@ -93,10 +100,15 @@ class HookEvent(enum.Enum):
         """Whether every hook of the event fires whatever its matcher says.
 
         As in Claude Code (https://code.claude.com/docs/en/hooks): ``Stop``,
-        ``TaskCreated`` and ``TaskCompleted`` have nothing to match, and fire on
-        every occurrence.
+        ``TaskCreated``, ``TaskCompleted`` and ``TeammateIdle`` have nothing to
+        match, and fire on every occurrence.
         """
-        return self in (HookEvent.STOP, HookEvent.TASK_CREATED, HookEvent.TASK_COMPLETED)
+        return self in (
+            HookEvent.STOP,
+            HookEvent.TASK_CREATED,
+            HookEvent.TASK_COMPLETED,
+            HookEvent.TEAMMATE_IDLE,
+        )
 
     @property
     def is_task_event(self) -> bool:
@@ -125,6 +137,7 @@ class HookPayload(msgspec.Struct, frozen=True, kw_only=True):
     ``TaskCreated`` and ``TaskCompleted`` carry Claude Code's ``task_id``,
     ``task_subject``, ``task_description``, ``teammate_name`` (the member making
     the change) and ``team_name``.
+    ``TeammateIdle`` carries ``teammate_name`` and ``team_name`` too.
     """
 
     hook_event_name: str
@@ -202,7 +215,7 @@ _FOREIGN_EVENTS = frozenset(
     (
         *("PostToolUseFailure", "PermissionRequest", "UserPromptSubmit", "Notification"),
         *("PreCompact", "PostCompact", "SessionStart", "SessionEnd", "Setup"),
-        *("TeammateIdle", "ConfigChange", "CwdChanged"),
+        *("ConfigChange", "CwdChanged"),
         *("FileChanged", "WorktreeCreate", "WorktreeRemove", "Elicitation"),
         *("ElicitationResult", "InstructionsLoaded"),
     )

@@ -35,6 +35,9 @@ exit code     effect                           where the text goes
                                                ``TaskCreated``/``TaskCompleted``: the
                                                task is not created / stays open, and
                                                stderr is the tool error (``reason``);
+                                               ``TeammateIdle``: the teammate keeps
+                                               working with stderr as its next
+                                               input instead of going idle;
                                                ``SubagentStart`` cannot block: stderr
                                                goes to the user
 other         non-blocking error               ``user_messages`` only
@@ -118,7 +121,7 @@ def _cap_text(data: bytes, total: int, redactor: SecretRedactor) -> tuple[str, b
 
 
 #: Events whose hooks may block the agent's stop (exit 2, or ``decision: "block"``).
-_STOP_EVENTS = frozenset({HookEvent.SUBAGENT_STOP, HookEvent.STOP})
+_STOP_EVENTS = frozenset({HookEvent.SUBAGENT_STOP, HookEvent.STOP, HookEvent.TEAMMATE_IDLE})
 #: Events whose exit 2 (with stderr) blocks: the stop, or the task board's change.
 _BLOCKING_EVENTS = _STOP_EVENTS | {HookEvent.TASK_CREATED, HookEvent.TASK_COMPLETED}
 

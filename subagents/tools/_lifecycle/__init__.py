@@ -12,7 +12,8 @@ The host contract the runtime implements is in :mod:`.host`, the tools in
 :mod:`.codex` (Codex's five), :mod:`.task` (``Task``/``Agent``,
 ``TaskOutput``) and :mod:`.send_message` (``SendMessage``), their arguments in
 :mod:`.args` (``SendMessage``'s in its own module), what they share in
-:mod:`.shared`; :func:`lifecycle_tools` binds them all to a host.
+:mod:`.shared`; Claude Code's team tools and the :class:`TeamHost` contract in
+:mod:`.team`; :func:`lifecycle_tools` binds them all to a host.
 """
 
 from __future__ import annotations
@@ -46,9 +47,33 @@ from subagents.tools._lifecycle.host import (
 )
 from subagents.tools._lifecycle.send_message import SendMessageArgs, SendMessageTool
 from subagents.tools._lifecycle.task import TaskOutputTool, TaskTool
+from subagents.tools._lifecycle.team import (
+    BROADCAST,
+    LEAD_NAME,
+    TEAM_CREATE,
+    TEAM_DELETE,
+    PeerDelivery,
+    TeamCreateArgs,
+    TeamCreateTool,
+    TeamDeleteArgs,
+    TeamDeleteTool,
+    TeamHost,
+    TeamInfo,
+)
 from subagents.tools._protocol import Tool
 
 __all__ = [
+    "BROADCAST",
+    "LEAD_NAME",
+    "TEAM_CREATE",
+    "TEAM_DELETE",
+    "PeerDelivery",
+    "TeamCreateArgs",
+    "TeamCreateTool",
+    "TeamDeleteArgs",
+    "TeamDeleteTool",
+    "TeamHost",
+    "TeamInfo",
     "DEFAULT_AGENT_TYPE",
     "CALLER_RESERVE_SECONDS",
     "FORK_NOTE",
@@ -78,19 +103,25 @@ __all__ = [
 ]
 
 
-def lifecycle_tools(host: AgentHost) -> tuple[Tool, ...]:
+def lifecycle_tools(host: AgentHost, teams: TeamHost | None = None) -> tuple[Tool, ...]:
     """Every lifecycle tool bound to ``host``: Codex's five, then Claude Code's four.
 
-    Claude Code's are ``Task``, ``Agent``, ``TaskOutput`` and ``SendMessage``.
+    Claude Code's are ``Task``, ``Agent``, ``TaskOutput`` and ``SendMessage``;
+    with ``teams``, ``SendMessage`` also takes teammates' names, and
+    ``TeamCreate`` and ``TeamDelete`` follow.
     """
+    team_tools: tuple[Tool, ...] = (
+        () if teams is None else (TeamCreateTool(teams), TeamDeleteTool(teams))
+    )
     return (
         SpawnAgentTool(host),
         SendInputTool(host),
         WaitTool(host),
         CloseAgentTool(host),
         ResumeAgentTool(host),
-        TaskTool(host),
-        TaskTool(host, name="Agent"),
+        TaskTool(host, teams=teams),
+        TaskTool(host, name="Agent", teams=teams),
         TaskOutputTool(host),
-        SendMessageTool(host),
+        SendMessageTool(host, teams),
+        *team_tools,
     )

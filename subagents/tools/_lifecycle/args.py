@@ -173,6 +173,31 @@ class TaskArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
         ]
         | None
     ) = None
+    name: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                min_length=1,
+                max_length=64,
+                pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+                description=(
+                    "Start the agent as a teammate of the team you lead, under this name: "
+                    "teammates message each other by name with SendMessage and claim tasks "
+                    "from the team's board (TeamCreate first)."
+                ),
+            ),
+        ]
+        | None
+    ) = None
+    team_name: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                max_length=64, description="The team the teammate joins (yours; may be left out)."
+            ),
+        ]
+        | None
+    ) = None
 
 
 class TaskOutputArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):

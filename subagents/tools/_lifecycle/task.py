@@ -42,6 +42,7 @@ from subagents.tools._lifecycle.shared import (
     refusal,
     type_listing,
 )
+from subagents.tools._lifecycle.team import TeamHost
 from subagents.tools._protocol import ToolResult
 
 __all__ = ["TaskOutputTool", "TaskTool"]
@@ -157,6 +158,8 @@ class TaskTool:
     host: AgentHost
     name: str = attrs.field(default="Task", kw_only=True)
     run_timeout: float = attrs.field(default=math.inf, kw_only=True)
+    #: The team side of the runtime: with it, ``name`` starts a teammate.
+    teams: TeamHost | None = attrs.field(default=None, kw_only=True)
     description: str = attrs.field(
         init=False, default=attrs.Factory(_task_description, takes_self=True)
     )
@@ -171,6 +174,8 @@ class TaskTool:
                 return await self._resume(args, ctx, args.resume)
             if is_blank(args.prompt):
                 return ToolResult.error(EMPTY_MESSAGE)
+            if args.name is not None:
+                return await self._teammate(args, ctx, args.name)
             async with ctx.in_call_order():
                 spawned = await self.host.spawn(
                     ctx,
@@ -188,6 +193,21 @@ class TaskTool:
         except SubagentsError as exc:
             return refusal(exc, self.host, None if args.resume else "subagent_type")
         return _foreground_result(report, self.run_timeout)
+
+    async def _teammate(self, args: TaskArgs, ctx: ToolContext, name: str) -> ToolResult:
+        """Claude Code's ``Agent {name, team_name}``: a teammate of the caller's team, which
+        lives on (idle between tasks) and so always runs in the background."""
+        teams = self.teams
+        if teams is None or teams.peer_names(ctx) is None:
+            return ToolResult.error(
+                "name starts a teammate, and you lead no team: create one with TeamCreate "
+                "first, or leave name out to start a subagent."
+            )
+        async with ctx.in_call_order():
+            spawned = await teams.add_teammate(
+                ctx, name, agent_type=args.subagent_type, prompt=args.prompt, model=args.model
+            )
+        return self._launched(spawned.agent_id, spawned.nickname, spawned.output_file)
 
     async def _resume(self, args: TaskArgs, ctx: ToolContext, agent_id: str) -> ToolResult:
         await self.host.resume(ctx, agent_id, args.prompt)
