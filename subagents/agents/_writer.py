@@ -137,7 +137,14 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    block = "\n" in value and all(line.isprintable() for line in value.split("\n"))
+    # Text ending in a line break stays quoted: as a block it needs ``|+``, after which
+    # PyYAML ends the document with ``...``, and a Markdown reader takes that line as
+    # the end of the frontmatter (the closing ``---`` would become the prompt).
+    block = (
+        "\n" in value
+        and not value.endswith("\n")
+        and all(line.isprintable() for line in value.split("\n"))
+    )
     style = "|" if block else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 

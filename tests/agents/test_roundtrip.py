@@ -110,3 +110,15 @@ def test_random_json_documents_never_crash(data: dict[str, object]) -> None:
     path = Path("fuzz.json")
     text = json.dumps(data, indent=1)
     _check_outcome(parse_document(text, path=path, json_format=True), path)
+
+
+def test_a_last_value_with_trailing_newlines_keeps_the_frontmatter_closed() -> None:
+    """Found by Hypothesis: ``initialPrompt: "\\n"`` was dumped with YAML's ``...`` end marker.
+
+    The Markdown reader takes ``...`` as the end of the frontmatter, so the
+    closing ``---`` became the system prompt and the initial prompt was lost.
+    """
+    definition = AgentDefinition(name="0", description="0", system_prompt="", initial_prompt="\n")
+    text = to_markdown(definition)
+    assert "\n...\n" not in text
+    _same(definition, parse_markdown(text, path=Path("agent.md")))
