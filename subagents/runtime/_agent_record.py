@@ -58,7 +58,6 @@ from subagents.tools import (
     ApprovalMode,
     ApprovalRouter,
     ToolSelection,
-    filter_tools,
     tool_policy,
 )
 
@@ -282,7 +281,10 @@ class AgentRecord:
             background=True if self.background else None,
         )
         offered = (*services.tools, *await agent_mcp_tools(services, self.definition))
-        self.tools = filter_tools(hook_tools(offered, self.site), policy, services.trust)
+        site = self.site
+        self.tools = services.selections.select(
+            offered, policy, services.trust, wrap=lambda kept: hook_tools(kept, site)
+        )
         self.spec = AgentSpec(
             definition=self.definition,
             provider=services.provider,

@@ -18,6 +18,7 @@ from subagents.runtime._config.values import RuntimeConfig
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._logging import RuntimeLog
 from subagents.runtime._providers.base import Provider
+from subagents.runtime._tool_selection import SelectionCache
 from subagents.tools import Approver, McpServers, SecretRedactor, Tool, TrustPolicy
 
 if TYPE_CHECKING:
@@ -53,6 +54,8 @@ class Services:
     redactor: SecretRedactor = attrs.field(factory=SecretRedactor.from_environ)
     records: dict[str, AgentRecord] = attrs.field(factory=dict)
     mcp: McpServers = attrs.field(factory=lambda: McpServers({}))
+    #: The tool filter's selections, reused by agents of one type at one position.
+    selections: SelectionCache = attrs.field(factory=SelectionCache)
 
     @property
     def transcripts_enabled(self) -> bool:
