@@ -319,6 +319,7 @@ class AgentRecord:
                 resumed=resumed,
                 policy=services.config.transcripts.on_disk_error,
                 claimed=self._claimed,
+                flusher=services.flusher,
             )
         self._transcript = self._claimed = None
         services.records[ctx.id] = self

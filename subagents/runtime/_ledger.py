@@ -27,6 +27,7 @@ from subagents.runtime._config.defaults import DiskErrorPolicy
 from subagents.runtime._exceptions import TranscriptError, TranscriptWriteError
 from subagents.runtime._messages import Conversation
 from subagents.runtime._result import AgentResult, TerminateReason
+from subagents.runtime._transcripts.flusher import Flusher
 from subagents.runtime._transcripts.load import Transcript
 from subagents.runtime._transcripts.records import FinalStatus, MetaRecord
 from subagents.runtime._transcripts.writer import TranscriptWriter
@@ -61,15 +62,20 @@ class RunLedger:
         resumed: Transcript | None,
         policy: DiskErrorPolicy,
         claimed: io.FileIO | None = None,
+        flusher: Flusher | None = None,
     ) -> None:
         """Open the transcript, write the conversation so far, then follow the conversation.
 
         ``claimed`` is the resumed transcript's lock, taken before it was read;
-        the writer takes it over. Raises :class:`TranscriptWriteError` under
-        the ``"stop"`` policy when the file cannot be written.
+        the writer takes it over; ``flusher`` lets the writer write a turn's
+        lines together (:mod:`subagents.runtime._transcripts.flusher`). Raises
+        :class:`TranscriptWriteError` under the ``"stop"`` policy when the file
+        cannot be written.
         """
         if resumed is None:
-            writer = TranscriptWriter(path, meta, on_disk_error=policy, on_report=self._problem)
+            writer = TranscriptWriter(
+                path, meta, on_disk_error=policy, on_report=self._problem, flusher=flusher
+            )
         else:
             writer = TranscriptWriter.resume(
                 resumed,
@@ -77,6 +83,7 @@ class RunLedger:
                 on_disk_error=policy,
                 on_report=self._problem,
                 lock=claimed,
+                flusher=flusher,
             )
         try:
             writer.append_new(self._conversation)

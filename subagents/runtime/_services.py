@@ -19,6 +19,7 @@ from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._logging import RuntimeLog
 from subagents.runtime._providers.base import Provider
 from subagents.runtime._tool_selection import SelectionCache
+from subagents.runtime._transcripts.flusher import TranscriptFlusher
 from subagents.tools import Approver, McpServers, SecretRedactor, Tool, TrustPolicy
 
 if TYPE_CHECKING:
@@ -56,6 +57,8 @@ class Services:
     mcp: McpServers = attrs.field(factory=lambda: McpServers({}))
     #: The tool filter's selections, reused by agents of one type at one position.
     selections: SelectionCache = attrs.field(factory=SelectionCache)
+    #: Writes the transcript lines held back in a scheduler pass at its end (run by open_runtime).
+    flusher: TranscriptFlusher = attrs.field(factory=TranscriptFlusher)
 
     @property
     def transcripts_enabled(self) -> bool:
