@@ -42,8 +42,16 @@ SCENARIOS: Final = (
     "transcripts_on",
     "transcripts_off",
     "function_tool_call",
+    "runtime_turns",
+    "runtime_turns_cpu",
+    "runtime_efficiency_1000",
+    "runtime_efficiency_10000",
+    "runtime_idle_memory",
 )
-IMPLS: Final = ("subagents", "trio", "asyncio", "autogen")
+#: ``subagents`` alone is the kernel (kernel scenarios) or ``open_runtime`` with transcripts
+#: on (runtime_*), ``no_transcripts`` open_runtime with them off, ``kernel`` the kernel-agent
+#: path (``agent_behavior`` under ``open_supervisor``) in a runtime_* scenario.
+IMPLS: Final = ("subagents", "trio", "asyncio", "autogen", "kernel", "no_transcripts")
 COMPARED: Final = ("request_reply", "fan_out")
 MODULES: Final = ("bench_kernel", "bench_agents", "bench_definitions", "bench_compare")
 
@@ -53,7 +61,8 @@ class Record:
     """One scenario on one implementation: ``--json`` writes a list of these.
 
     Time scenarios are seconds for the whole workload of ``n`` operations,
-    ``idle_memory`` bytes per actor, efficiency elapsed / ideal.
+    ``idle_memory`` bytes per actor, efficiency elapsed / ideal;
+    ``runtime_turns_cpu`` (written by runtime_turns) CPU microseconds per turn.
     """
 
     scenario: str
@@ -81,6 +90,12 @@ class Sizes:
     transcripts_agents: int = 200
     #: Calls of a function tool (and of its function, directly) per ``function_tool_call`` run.
     function_calls: int = 100_000
+    #: Agents of ``runtime_turns`` (10 turns each, zero latency, through ``open_runtime``).
+    runtime_agents: int = 1_000
+    #: Idle agents spawned through ``open_runtime`` per ``runtime_idle_memory`` run.
+    runtime_idle_agents: int = 1_000
+    #: Repetitions of ``spawn_exit`` (short and noisy: more of them, the min of each side).
+    spawn_exit_reps: int = 15
 
     @classmethod
     def full(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
@@ -101,6 +116,9 @@ class Sizes:
             efficiency=(100, 1_000),
             transcripts_agents=100,
             function_calls=10_000,
+            runtime_agents=1_000,
+            runtime_idle_agents=200,
+            spawn_exit_reps=9,
         )
 
 
