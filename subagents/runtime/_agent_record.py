@@ -378,9 +378,15 @@ class AgentRecord:
             self.ledger.end(ended, model=self.model, activation=self.runs, quiet=True)
             raise
         self._report_stop(fired)
+        # The result's fsync is made with those of the other results of this pass, in
+        # worker threads (TranscriptFlusher.sync), before the kernel publishes the status.
         self.ledger.end(
-            "shutdown" if ctx.stopping else "completed", model=self.model, activation=self.runs
+            "shutdown" if ctx.stopping else "completed",
+            model=self.model,
+            activation=self.runs,
+            sync=False,
         )
+        await self.ledger.sync(self.services.flusher)
         return value
 
     def _run_payload(self, event: HookEvent) -> HookPayload:

@@ -163,6 +163,7 @@ class TranscriptWriter:
         "_policy",
         "_runs",
         "_synced",
+        "_unsynced",
         "_written",
     )
 
@@ -204,6 +205,7 @@ class TranscriptWriter:
         self._opener = opener
         self._flusher = flusher
         self._pending: list[bytes] = []
+        self._unsynced = False
         self._file: TranscriptFile | None = None
         self._buffer: collections.deque[tuple[int, bytes]] = collections.deque()
         self._error: TranscriptWriteError | None = None
@@ -337,9 +339,19 @@ class TranscriptWriter:
         return len(new)
 
     def append_result(
-        self, result: AgentResult, *, status: FinalStatus | None = None, run: int | None = None
+        self,
+        result: AgentResult,
+        *,
+        status: FinalStatus | None = None,
+        run: int | None = None,
+        sync: bool = True,
     ) -> ResultRecord:
         """Write how a run ended, and ``fsync`` it, before the caller announces the completion.
+
+        With ``sync=False`` the line is written and its ``fsync`` is the caller's,
+        before it announces the completion: :meth:`unsynced` gives the file to
+        ``fsync`` (the flusher's :meth:`~TranscriptFlusher.sync`), and
+        :meth:`sync_failed` takes its error.
 
         ``run`` defaults to the run after the last one written; ``status`` to
         the kernel's (``completed`` for ``goal``, ``shutdown`` for ``aborted``,
@@ -349,7 +361,11 @@ class TranscriptWriter:
         record = ResultRecord.from_result(
             result, agent_id=self._meta.agent_id, run=number, status=status
         )
-        self._emit(_RESULT, _line(record))
+        if sync:
+            self._emit(_RESULT, _line(record))
+        else:
+            self._emit(_MESSAGE, _line(record))
+            self._unsynced = self._fsync and self._file is not None
         self._runs = max(self._runs, number)
         return record
 
@@ -359,6 +375,29 @@ class TranscriptWriter:
         record = ClosedRecord(agent_id=self._meta.agent_id, root=root)
         self._emit(_RESULT, _line(record))
         return record
+
+    def unsynced(self) -> int | None:
+        """The descriptor to ``fsync`` for a result written with ``sync=False`` (once)."""
+        if not self._unsynced:
+            return None
+        self._unsynced = False
+        file = self._file
+        return None if file is None else file.fileno()
+
+    def sync_failed(self, exc: OSError) -> None:
+        """The ``fsync`` of :meth:`unsynced` failed: a disk error, under the writer's policy.
+
+        Under ``"stop"`` raises :class:`TranscriptWriteError`; under ``"memory"`` the
+        error is reported and the following lines are held in memory.
+        """
+        self._drop_file()
+        error = TranscriptWriteError(self._path, exc, self._policy)
+        if self._policy == "stop":
+            self._failed = error
+            raise error from exc
+        self._error = error
+        if self._on_report is not None:
+            self._on_report(error)
 
     def flush(self) -> None:
         """Write the line held back for its turn (see Batches), if any; the flusher calls this."""

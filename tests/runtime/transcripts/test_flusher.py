@@ -20,6 +20,7 @@ import trio
 import trio.testing
 
 from subagents import testing
+from subagents.actors import Completed
 from subagents.runtime import (
     AgentResult,
     Message,
@@ -239,3 +240,69 @@ async def test_in_a_runtime_a_turn_costs_one_write_and_a_slow_tools_call_is_on_d
     # The meta line, the prompt, three turns of one write each, the fourth turn's call (at
     # the end of its pass) and results, the answer, the result: 9 (one per line: 12).
     assert writes <= 9
+
+
+async def test_the_results_of_one_pass_are_fsynced_together_in_worker_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    real = os.fsync
+
+    def recording(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", recording)
+    flusher = TranscriptFlusher()
+    files = [open_append(tmp_path / f"a{i}.jsonl") for i in range(3)]
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        async with trio.open_nursery() as waiters:
+            for file in files:
+                waiters.start_soon(flusher.sync, file.fileno())
+        flusher.stop()
+    assert sorted(synced) == sorted(f.fileno() for f in files)
+    assert flusher.synced == 3  # made by the task, not inline
+    for file in files:
+        file.close()
+
+
+async def test_a_failed_fsync_is_the_callers_error(tmp_path: Path) -> None:
+    flusher = TranscriptFlusher()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        with pytest.raises(OSError, match="Bad file descriptor"):
+            await flusher.sync(987_654)  # no such descriptor
+        flusher.stop()
+
+
+async def test_under_a_virtual_clock_the_fsync_is_made_at_once(
+    tmp_path: Path, autojump_clock: trio.abc.Clock
+) -> None:
+    flusher = TranscriptFlusher()
+    file = open_append(tmp_path / "a.jsonl")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        await flusher.sync(file.fileno())
+        flusher.stop()
+    assert flusher.synced == 0
+    file.close()
+
+
+async def test_in_a_runtime_results_are_fsynced_by_the_flusher_before_the_status(
+    tmp_path: Path,
+) -> None:
+    world = World(tmp_path)
+    provider = ScriptedProvider(lambda request: testing.say("done"))
+    async with world.open(provider) as rt:
+        handles = [await rt.spawn("general-purpose", "work") for _ in range(3)]
+        waited = await rt.wait([h.agent_id for h in handles], timeout=30, mode="all")
+        assert all(isinstance(s, Completed) for s in waited.statuses.values())
+        for handle in handles:
+            path = rt.services.records[handle.agent_id].transcript_file
+            assert path is not None
+            assert load_transcript(path).runs == 1
+        assert rt.services.flusher.synced == 3
