@@ -204,6 +204,9 @@ def _add_agent_fields(_: WrappedLogger, __: str, event_dict: EventDict) -> Event
     return event_dict
 
 
+_PLAIN: Final = frozenset({int, float, bool})
+
+
 @final
 class _Redact:
     """The processor that makes a line safe to write: what :func:`redact` gives, remembered.
@@ -219,11 +222,23 @@ class _Redact:
     def __call__(self, _: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
         masks = self._masks
         masks.refresh()
+        secrets = masks.secrets
         stamp = event_dict.pop("timestamp", None)
-        cleaned = cast(EventDict, _redact(event_dict, masks.secrets, 0, masks))
+        # _redact's first level, inlined: a line is a dozen short strings and numbers.
+        cleaned: dict[str, Any] = {}
+        for key, item in event_dict.items():
+            name, secret_key = masks.key(key if isinstance(key, str) else _safe_repr(key))
+            if secret_key and item is not None and item != "":
+                cleaned[name] = REDACTED
+            elif type(item) is str:
+                cleaned[name] = masks.text(item)
+            elif item is None or type(item) in _PLAIN:
+                cleaned[name] = item
+            else:
+                cleaned[name] = _redact(item, secrets, 1, masks)
         if stamp is not None:
             cleaned["timestamp"] = stamp if isinstance(stamp, str) else _redact(stamp, (), 0, masks)
-        return cleaned
+        return cast(EventDict, cleaned)
 
 
 def _to_sink(
