@@ -380,12 +380,10 @@ class AgentRecord:
         self._report_stop(fired)
         # The result's fsync is made with those of the other results of this pass, in
         # worker threads (TranscriptFlusher.sync), before the kernel publishes the status.
-        self.ledger.end(
-            "shutdown" if ctx.stopping else "completed",
-            model=self.model,
-            activation=self.runs,
-            sync=False,
-        )
+        status: FinalStatus = "shutdown" if ctx.stopping else "completed"
+        self.ledger.end(status, model=self.model, activation=self.runs, sync=False)
+        if status == "completed":  # the status on disk stands, whatever stop comes meanwhile
+            ctx.settle()
         await self.ledger.sync(self.services.flusher)
         return value
 
