@@ -29,6 +29,7 @@ import platform
 import statistics
 import sys
 import time
+import tracemalloc
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ from typing import Any
 
 import msgspec
 import trio
+import trio.testing
 
 from subagents import testing
 from subagents.actors import SupervisorConfig, open_supervisor
@@ -134,13 +136,19 @@ def make_spec(latency: float) -> AgentSpec:
 
 
 async def run_agents(
-    agents: int, latency: float, *, subscribe: bool = False, collector: str = "default"
+    agents: int,
+    latency: float,
+    *,
+    subscribe: bool = False,
+    collector: str = "default",
+    cpu: list[float] | None = None,
 ) -> float:
     """Run ``agents`` agents to completion as kernel actors; the elapsed wall-clock seconds.
 
     ``collector`` is ``default``, or ``off`` to show the cycle collector's share:
     with 10,000 agents alive, each full collection walks every agent's tasks,
-    frames and scopes.
+    frames and scopes. ``cpu``, when given, gets the process's CPU seconds of the
+    same interval (``time.process_time``).
     """
     spec = make_spec(latency)
     done = trio.Event()
@@ -161,6 +169,7 @@ async def run_agents(
         if collector == "off":
             gc.disable()
         start = time.perf_counter()
+        cpu_start = time.process_time()
         try:
             for _ in range(agents):
                 conversation = Conversation([Message.user("Ping nine times.", origin=Origin.TASK)])
@@ -172,6 +181,8 @@ async def run_agents(
             with trio.fail_after(TIMEOUT):
                 await done.wait()
             elapsed = time.perf_counter() - start
+            if cpu is not None:
+                cpu.append(time.process_time() - cpu_start)
         finally:
             gc.enable()
         if subscription is not None:
@@ -181,9 +192,12 @@ async def run_agents(
     return elapsed
 
 
-async def raw_sleepers(agents: int, latency: float, *, shared: bool) -> float:
+async def raw_sleepers(
+    agents: int, latency: float, *, shared: bool, cpu: list[float] | None = None
+) -> float:
     """The same waits on plain Trio tasks: ``TURNS`` waits of ``latency`` each,
-    through the scripted provider's :class:`SharedTimer` or ``trio.sleep``."""
+    through the scripted provider's :class:`SharedTimer` or ``trio.sleep``
+    (``cpu``, when given, gets the CPU seconds)."""
     wait = SharedTimer().sleep if shared else trio.sleep
 
     async def sleeper() -> None:
@@ -191,20 +205,19 @@ async def raw_sleepers(agents: int, latency: float, *, shared: bool) -> float:
             await wait(latency)
 
     start = time.perf_counter()
+    cpu_start = time.process_time()
     async with trio.open_nursery() as nursery:
         for _ in range(agents):
             nursery.start_soon(sleeper)
+    if cpu is not None:
+        cpu.append(time.process_time() - cpu_start)
     return time.perf_counter() - start
 
 
-async def run_runtime_agents(agents: int, *, transcripts: bool, root: Path) -> float:
-    """Run ``agents`` agents of ``TURNS`` turns at zero latency through ``open_runtime``.
-
-    The runtime is the one people embed (agent types from ``root/project``,
-    hooks, logs), with its transcripts on or off and its state in
-    ``root/state``; the elapsed seconds from the first spawn until every agent
-    is final. This is ``subagents bench``'s transcripts_on / transcripts_off.
-    """
+def _runtime_world(
+    root: Path, agents: int, *, transcripts: bool
+) -> tuple[RuntimeConfig, Path, Path]:
+    """The bench agent type in ``root/project``, and a configuration for ``agents`` agents."""
     project, home, state = root / "project", root / "home", root / "state"
     agents_dir = project / ".claude" / "agents"
     agents_dir.mkdir(parents=True, exist_ok=True)
@@ -214,21 +227,51 @@ async def run_runtime_agents(agents: int, *, transcripts: bool, root: Path) -> f
         "---\nname: bench-worker\ndescription: Calls Echo nine times, then complete_task.\n"
         f"tools: Echo, {COMPLETE_TASK}\n---\n\nYou are a benchmark agent.\n"
     )
+    (agents_dir / "bench-idle.md").write_text(
+        "---\nname: bench-idle\ndescription: Answers, then waits for input.\n"
+        "tools: Echo\n---\n\nYou are a benchmark agent.\n"
+    )
     config = RuntimeConfig(
         state_dir=state,
         limits=LimitsConfig(max_threads=agents, max_time_seconds=TIMEOUT),
         transcripts=TranscriptsConfig(enabled=transcripts),
     )
+    return config, project, home
+
+
+async def run_runtime_agents(
+    agents: int,
+    *,
+    transcripts: bool,
+    root: Path,
+    latency: float = 0.0,
+    cpu: list[float] | None = None,
+) -> float:
+    """Run ``agents`` agents of ``TURNS`` turns through ``open_runtime``.
+
+    The runtime is the one people embed (agent types from ``root/project``,
+    hooks, logs), with its transcripts on or off and its state in
+    ``root/state``, each model call taking ``latency`` seconds; the elapsed
+    seconds from the first spawn until every agent is final (``cpu``, when
+    given, gets the CPU seconds of the same interval). This is ``subagents
+    bench``'s transcripts_on / transcripts_off, runtime_turns and
+    runtime_efficiency_N.
+    """
+    config, project, home = _runtime_world(root, agents, transcripts=transcripts)
     provider = ScriptedProvider(
-        testing.tool_loop("Echo", {"text": "ping"}, turns=TURNS - 1, final="done", complete=True)
+        testing.tool_loop("Echo", {"text": "ping"}, turns=TURNS - 1, final="done", complete=True),
+        latency=latency,
     )
     async with open_runtime(
         config, cwd=project, home=home, env={}, provider=provider, tools=[EchoTool()]
     ) as rt:
         start = time.perf_counter()
+        cpu_start = time.process_time()
         ids = [(await rt.spawn("bench-worker", "Ping nine times.")).agent_id for _ in range(agents)]
         await rt.wait(ids, timeout=TIMEOUT, mode="all")
         elapsed = time.perf_counter() - start
+        if cpu is not None:
+            cpu.append(time.process_time() - cpu_start)
         results = [rt.result(agent_id) for agent_id in ids]
     bad = [
         r
@@ -240,6 +283,40 @@ async def run_runtime_agents(agents: int, *, transcripts: bool, root: Path) -> f
         detail = "no result" if first is None else first.describe()
         raise SystemExit(f"{len(bad)} agents did not complete: {detail}")
     return elapsed
+
+
+async def runtime_idle_memory(agents: int, *, root: Path) -> float:
+    """Bytes per idle agent spawned through ``open_runtime`` (transcripts on), with its
+    conversation: ``agents`` agents answer at once and stay open, idle, waiting for input.
+
+    Measured with ``tracemalloc`` from before the first spawn until every agent
+    is idle and the runtime's tasks are blocked (the runtime's own fixed
+    allocations, before the first spawn, are left out).
+    """
+    config, project, home = _runtime_world(root, agents, transcripts=True)
+    provider = ScriptedProvider(lambda request: testing.say("done"))
+    async with open_runtime(
+        config, cwd=project, home=home, env={}, provider=provider, tools=[EchoTool()]
+    ) as rt:
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            ids = [(await rt.spawn("bench-idle", "Say done.")).agent_id for _ in range(agents)]
+            await rt.wait(ids, timeout=TIMEOUT, mode="all")
+            await trio.testing.wait_all_tasks_blocked()
+            gc.collect()
+            used = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        idle = sum(
+            1
+            for agent_id in ids
+            if (r := rt.result(agent_id)) is not None and r.terminate_reason is TerminateReason.GOAL
+        )
+    if idle != agents:
+        raise SystemExit(f"{agents - idle} agents did not finish their run")
+    return used / agents
 
 
 @tool(read_only=True)

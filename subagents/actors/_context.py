@@ -57,6 +57,7 @@ class ActorContext:
         "_recv",
         "_scope",
         "_send",
+        "_settled",
         "_start_error",
         "_stopping",
         "_sup",
@@ -103,6 +104,7 @@ class ActorContext:
         self._notices: dict[str, ChildFinished] | None = None
         self._inflight: set[Request] | None = None
         self._stopping = False
+        self._settled = False
         self._on_stop: Callable[[], object] | None = None
         self._start_error: Exception | None = None
         self._done: trio.Event | None = None
@@ -146,6 +148,17 @@ class ActorContext:
     def stopping(self) -> bool:
         """Whether this actor was asked to close; it should wind up promptly."""
         return self._stopping
+
+    def settle(self) -> None:
+        """Declare this activation's outcome decided: the behavior only finishes up now.
+
+        A stop asked from here until the behavior returns no longer turns its
+        outcome into ``Shutdown`` (the actor still stops right after reporting
+        it). The runtime calls this once an agent's result is written with the
+        status ``stopping`` gave then, and it waits for that result's ``fsync``:
+        the status published must be the one on disk.
+        """
+        self._settled = True
 
     def on_stop(self, callback: Callable[[], object] | None) -> None:
         """Have ``callback`` called once, synchronously, when this actor is asked to stop.

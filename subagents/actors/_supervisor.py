@@ -285,12 +285,14 @@ class Supervisor:
                             started = True
                 while started and not ctx._stopping:
                     outcome: Status
+                    ctx._settled = False
                     try:
                         outcome = _outcome(await ctx._behavior(ctx))
                     except Exception as exc:
                         outcome = Errored(_describe(exc))
-                    # ``stopping`` (not ``_stopping``): it changes while the behavior runs.
-                    if ctx.stopping:
+                    # ``stopping`` (not ``_stopping``): it changes while the behavior runs;
+                    # once the behavior settled its outcome (ActorContext.settle), it stands.
+                    if ctx.stopping and not (ctx._settled and type(outcome) is not Errored):
                         outcome = SHUTDOWN
                     elif ctx._auto_close:
                         self._request_stop(ctx)

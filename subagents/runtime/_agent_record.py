@@ -60,7 +60,6 @@ from subagents.tools import (
     ApprovalMode,
     ApprovalRouter,
     ToolSelection,
-    filter_tools,
     tool_policy,
 )
 
@@ -288,7 +287,10 @@ class AgentRecord:
             background=True if self.background else None,
         )
         offered = (*services.tools, *await agent_mcp_tools(services, self.definition))
-        self.tools = filter_tools(hook_tools(offered, self.site), policy, services.trust)
+        site = self.site
+        self.tools = services.selections.select(
+            offered, policy, services.trust, wrap=lambda kept: hook_tools(kept, site)
+        )
         self.spec = AgentSpec(
             definition=self.definition,
             provider=services.provider,
@@ -323,6 +325,7 @@ class AgentRecord:
                 resumed=resumed,
                 policy=services.config.transcripts.on_disk_error,
                 claimed=self._claimed,
+                flusher=services.flusher,
             )
         self._transcript = self._claimed = None
         services.records[ctx.id] = self
@@ -392,9 +395,13 @@ class AgentRecord:
             self.ledger.end(ended, model=self.model, activation=self.runs, quiet=True)
             raise
         self._report_stop(fired)
-        self.ledger.end(
-            "shutdown" if ctx.stopping else "completed", model=self.model, activation=self.runs
-        )
+        # The result's fsync is made with those of the other results of this pass, in
+        # worker threads (TranscriptFlusher.sync), before the kernel publishes the status.
+        status: FinalStatus = "shutdown" if ctx.stopping else "completed"
+        self.ledger.end(status, model=self.model, activation=self.runs, sync=False)
+        if status == "completed":  # the status on disk stands, whatever stop comes meanwhile
+            ctx.settle()
+        await self.ledger.sync(self.services.flusher)
         team = self.services.teams.of(ctx.id)
         if team is not None and not ctx.stopping:
             await team.went_idle(ctx.id)

@@ -27,6 +27,7 @@ from subagents.runtime._config.defaults import DiskErrorPolicy
 from subagents.runtime._exceptions import TranscriptError, TranscriptWriteError
 from subagents.runtime._messages import Conversation
 from subagents.runtime._result import AgentResult, TerminateReason
+from subagents.runtime._transcripts.flusher import Flusher, TranscriptFlusher
 from subagents.runtime._transcripts.load import Transcript
 from subagents.runtime._transcripts.records import FinalStatus, MetaRecord
 from subagents.runtime._transcripts.writer import TranscriptWriter
@@ -61,15 +62,20 @@ class RunLedger:
         resumed: Transcript | None,
         policy: DiskErrorPolicy,
         claimed: io.FileIO | None = None,
+        flusher: Flusher | None = None,
     ) -> None:
         """Open the transcript, write the conversation so far, then follow the conversation.
 
         ``claimed`` is the resumed transcript's lock, taken before it was read;
-        the writer takes it over. Raises :class:`TranscriptWriteError` under
-        the ``"stop"`` policy when the file cannot be written.
+        the writer takes it over; ``flusher`` lets the writer write a turn's
+        lines together (:mod:`subagents.runtime._transcripts.flusher`). Raises
+        :class:`TranscriptWriteError` under the ``"stop"`` policy when the file
+        cannot be written.
         """
         if resumed is None:
-            writer = TranscriptWriter(path, meta, on_disk_error=policy, on_report=self._problem)
+            writer = TranscriptWriter(
+                path, meta, on_disk_error=policy, on_report=self._problem, flusher=flusher
+            )
         else:
             writer = TranscriptWriter.resume(
                 resumed,
@@ -77,6 +83,7 @@ class RunLedger:
                 on_disk_error=policy,
                 on_report=self._problem,
                 lock=claimed,
+                flusher=flusher,
             )
         try:
             writer.append_new(self._conversation)
@@ -103,12 +110,20 @@ class RunLedger:
         self.last_status = "completed" if result.succeeded else "errored"
 
     def end(
-        self, status: FinalStatus, *, model: str, activation: int, quiet: bool = False
+        self,
+        status: FinalStatus,
+        *,
+        model: str,
+        activation: int,
+        quiet: bool = False,
+        sync: bool = True,
     ) -> AgentResult:
         """Write the activation's last result with the kernel's ``status``; log it; return it.
 
         An activation stopped before the loop began gets an ``aborted`` result.
         Unless ``quiet``, a write error under the ``"stop"`` policy is raised.
+        With ``sync=False`` the result's ``fsync`` is :meth:`sync`'s, which the
+        caller awaits before the completion is announced.
         """
         result = self._pending
         if result is None:
@@ -127,17 +142,43 @@ class RunLedger:
             duration=round(result.duration, 3),
             error=result.error,
         )
-        self._write(result, status, quiet=quiet)
+        self._write(result, status, quiet=quiet, sync=sync)
         return result
 
-    def _write(self, result: AgentResult, status: FinalStatus | None, *, quiet: bool) -> None:
+    async def sync(self, flusher: TranscriptFlusher) -> None:
+        """``fsync`` the result :meth:`end` wrote with ``sync=False``, through ``flusher``.
+
+        Shielded: once the result is written, its ``fsync`` is finished however
+        the caller is cancelled, so the result is on disk before the final
+        status. Under the ``"stop"`` policy a failed ``fsync`` raises
+        :class:`TranscriptWriteError`.
+        """
+        writer = self.writer
+        fd = None if writer is None else writer.unsynced()
+        if writer is None or fd is None:
+            return
+        problem: TranscriptError | None = None
+        try:
+            await flusher.sync(fd)
+        except OSError as exc:
+            try:
+                writer.sync_failed(exc)  # under "memory": reported through _problem
+            except TranscriptError as stopped:
+                problem = stopped
+        if problem is not None:
+            self.logger.error("transcript problem", error=str(problem))
+            raise problem
+
+    def _write(
+        self, result: AgentResult, status: FinalStatus | None, *, quiet: bool, sync: bool = True
+    ) -> None:
         writer = self.writer
         if writer is None:
             return
         problem: TranscriptError | None = None
         try:
             writer.append_new(self._conversation)
-            writer.append_result(result, status=status)
+            writer.append_result(result, status=status, sync=sync)
         except TranscriptError as exc:
             problem = exc
         if problem is not None:

@@ -94,22 +94,26 @@ def redact(value: Any, secrets: Iterable[str] = (), *, env: Mapping[str, str] | 
     return _redact(value, known, 0)
 
 
-def _redact(value: Any, secrets: tuple[str, ...], depth: int) -> Any:
+def _redact(value: Any, secrets: tuple[str, ...], depth: int, masks: _Masks | None = None) -> Any:
     if value is None or isinstance(value, bool | int | float):
         return value
     if isinstance(value, str):
-        return mask_text(value, secrets)
+        return mask_text(value, secrets) if masks is None else masks.text(value)
     if depth >= _MAX_DEPTH:
         return "[...]"
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
-            name = mask_text(key if isinstance(key, str) else _safe_repr(key), secrets)
-            secret = is_secret_key(name) and item is not None and item != ""
-            out[name] = REDACTED if secret else _redact(item, secrets, depth + 1)
+            if masks is None:
+                name = mask_text(key if isinstance(key, str) else _safe_repr(key), secrets)
+                secret_key = is_secret_key(name)
+            else:
+                name, secret_key = masks.key(key if isinstance(key, str) else _safe_repr(key))
+            secret = secret_key and item is not None and item != ""
+            out[name] = REDACTED if secret else _redact(item, secrets, depth + 1, masks)
         return out
     if isinstance(value, list | tuple | set | frozenset):
-        return [_redact(item, secrets, depth + 1) for item in value]
+        return [_redact(item, secrets, depth + 1, masks) for item in value]
     if isinstance(value, bytes | bytearray):
         return mask_text(bytes(value).decode("utf-8", "replace"), secrets)
     if isinstance(value, Path):
@@ -117,6 +121,62 @@ def _redact(value: Any, secrets: tuple[str, ...], depth: int) -> Any:
     if isinstance(value, BaseException):
         return mask_text(f"{type(value).__name__}: {_safe_str(value)}", secrets)
     return mask_text(_safe_repr(value), secrets)
+
+
+#: Strings up to this length have their masked form remembered (ids, names, statuses).
+_MASK_CACHE_CHARS: Final = 256
+#: Remembered strings and keys per set of secrets; emptied when full.
+_MASK_CACHE_SIZE: Final = 4096
+
+
+@final
+class _Masks:
+    """:func:`mask_text` and :func:`is_secret_key` remembered, for one set of secret values.
+
+    A log line repeats the same keys (``agent_id``, ``status``...) and many of
+    the same short values (ids, nicknames, statuses): masking each once per
+    set of secrets gives every line the same text :func:`redact` would, for
+    a fraction of the regular-expression work. The secrets are the values of
+    the secret variables of ``env`` when the line is logged: the cache is
+    dropped whenever they change.
+    """
+
+    __slots__ = ("_env", "_keys", "_snapshot", "_texts", "secrets")
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._env = env
+        self._snapshot: tuple[tuple[str, str], ...] | None = None
+        self.secrets: tuple[str, ...] = ()
+        self._texts: dict[str, str] = {}
+        self._keys: dict[str, tuple[str, bool]] = {}
+
+    def refresh(self) -> None:
+        """Read the secret values again if the environment changed since the last line."""
+        snapshot = tuple(self._env.items())
+        if snapshot != self._snapshot:
+            self._snapshot = snapshot
+            self.secrets = secret_values(self._env)
+            self._texts.clear()
+            self._keys.clear()
+
+    def text(self, value: str) -> str:
+        if len(value) > _MASK_CACHE_CHARS:
+            return mask_text(value, self.secrets)
+        masked = self._texts.get(value)
+        if masked is None:
+            if len(self._texts) >= _MASK_CACHE_SIZE:
+                self._texts.clear()
+            masked = self._texts[value] = mask_text(value, self.secrets)
+        return masked
+
+    def key(self, key: str) -> tuple[str, bool]:
+        known = self._keys.get(key)
+        if known is None:
+            if len(self._keys) >= _MASK_CACHE_SIZE:
+                self._keys.clear()
+            name = mask_text(key, self.secrets)
+            known = self._keys[key] = (name, is_secret_key(name))
+        return known
 
 
 def _safe_repr(value: object) -> str:
@@ -144,14 +204,40 @@ def _add_agent_fields(_: WrappedLogger, __: str, event_dict: EventDict) -> Event
     return event_dict
 
 
-@attrs.frozen
-class _Redact:
-    """The processor that makes a line safe to write (see :func:`redact`)."""
+_PLAIN: Final = frozenset({int, float, bool})
 
-    env: Mapping[str, str]
+
+@final
+class _Redact:
+    """The processor that makes a line safe to write: what :func:`redact` gives, remembered.
+
+    The ``timestamp`` is the one the processor before wrote (ISO 8601, nothing to mask).
+    """
+
+    __slots__ = ("_masks",)
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._masks = _Masks(env)
 
     def __call__(self, _: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
-        cleaned = redact(event_dict, env=self.env)
+        masks = self._masks
+        masks.refresh()
+        secrets = masks.secrets
+        stamp = event_dict.pop("timestamp", None)
+        # _redact's first level, inlined: a line is a dozen short strings and numbers.
+        cleaned: dict[str, Any] = {}
+        for key, item in event_dict.items():
+            name, secret_key = masks.key(key if isinstance(key, str) else _safe_repr(key))
+            if secret_key and item is not None and item != "":
+                cleaned[name] = REDACTED
+            elif type(item) is str:
+                cleaned[name] = masks.text(item)
+            elif item is None or type(item) in _PLAIN:
+                cleaned[name] = item
+            else:
+                cleaned[name] = _redact(item, secrets, 1, masks)
+        if stamp is not None:
+            cleaned["timestamp"] = stamp if isinstance(stamp, str) else _redact(stamp, (), 0, masks)
         return cast(EventDict, cleaned)
 
 

@@ -270,6 +270,7 @@ async def open_runtime(
         async with trio.open_nursery() as nursery:
             events = follower.subscribe(bus, capacity=supervisor_config.bus_capacity)
             nursery.start_soon(follower.follow, name="subagents progress")
+            nursery.start_soon(services.flusher.run, name="subagents transcripts")
             try:
                 async with open_supervisor(supervisor_config, bus=bus) as sup:
                     runtime._bind(sup)
@@ -291,6 +292,7 @@ async def open_runtime(
                 body_error = exc
             finally:
                 runtime._shut()
+                services.flusher.stop()
                 events.close()
         removed = 0
         try:

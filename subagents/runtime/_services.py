@@ -18,6 +18,8 @@ from subagents.runtime._config.values import RuntimeConfig
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._logging import RuntimeLog
 from subagents.runtime._providers.base import Provider
+from subagents.runtime._tool_selection import SelectionCache
+from subagents.runtime._transcripts.flusher import TranscriptFlusher
 from subagents.teams import BoardSeats, TeamDirectory
 from subagents.tools import Approver, McpServers, SecretRedactor, Tool, TrustPolicy
 
@@ -58,6 +60,10 @@ class Services:
     mcp: McpServers = attrs.field(factory=lambda: McpServers({}))
     teams: TeamDirectory = attrs.field(factory=TeamDirectory)
     seats: BoardSeats = attrs.field(factory=BoardSeats)
+    #: The tool filter's selections, reused by agents of one type at one position.
+    selections: SelectionCache = attrs.field(factory=SelectionCache)
+    #: Writes the transcript lines held back in a scheduler pass at its end (run by open_runtime).
+    flusher: TranscriptFlusher = attrs.field(factory=TranscriptFlusher)
 
     @property
     def transcripts_enabled(self) -> bool:

@@ -366,6 +366,36 @@ async def test_close_lets_a_cooperative_agent_stop_within_grace(
         assert sup.status(ref.id) == SHUTDOWN
 
 
+async def test_a_settled_outcome_stands_when_a_stop_comes_before_the_behavior_returns(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """Issue 17: an agent whose result is on disk as completed, waiting for its fsync, is
+    reported completed even if it is closed meanwhile (then it stops); unsettled, Shutdown."""
+    release = trio.Event()
+
+    async def settles(ctx: ActorContext) -> str:
+        ctx.settle()
+        with trio.CancelScope(shield=True):
+            await release.wait()
+        return "done"
+
+    async def does_not(ctx: ActorContext) -> str:
+        with trio.CancelScope(shield=True):
+            await release.wait()
+        return "done"
+
+    async with open_supervisor(config(close_grace_period=5)) as sup:
+        settled = await sup.spawn(settles)
+        plain = await sup.spawn(does_not)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(sup.close, settled.id)
+            nursery.start_soon(sup.close, plain.id)
+            await trio.testing.wait_all_tasks_blocked()
+            release.set()
+        assert sup.status(settled.id) == Completed("done")
+        assert sup.status(plain.id) == SHUTDOWN
+
+
 async def test_close_cancels_an_agent_that_ignores_it_after_the_grace_period(
     autojump_clock: trio.abc.Clock,
 ) -> None:

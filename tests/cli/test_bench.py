@@ -42,6 +42,9 @@ TINY = Sizes(
     board_tasks=50,
     team_members=4,
     team_messages=3,
+    runtime_agents=3,
+    runtime_idle_agents=3,
+    spawn_exit_reps=2,
 )
 RECORD_KEYS = {"scenario", "impl", "n", "unit", "min", "median", "reps"}
 
@@ -100,6 +103,19 @@ def test_every_scenario_is_written_with_the_documented_schema(tmp_path: Path) ->
         assert ((scenario, "autogen") in pairs) is has_autogen
     assert "| request_reply |" in output
     assert "targets met" in output
+    # issue 17: the open_runtime path beside the kernel-agent path and raw Trio, in one run
+    for scenario in ("runtime_turns", "runtime_turns_cpu"):
+        assert {
+            (scenario, impl) for impl in ("subagents", "no_transcripts", "kernel", "trio")
+        } <= pairs
+    assert next(r for r in records if r["scenario"] == "runtime_turns_cpu")["unit"] == "us/turn"
+    for scenario in ("runtime_efficiency_1000", "runtime_efficiency_10000", "runtime_idle_memory"):
+        assert {(scenario, impl) for impl in ("subagents", "kernel", "trio")} <= pairs
+    assert "| open_runtime path |" in output
+    assert "| runtime_turns_cpu | 30 turns |" in output
+    assert "x kernel:" in output
+    spawn_exit = [r for r in records if r["scenario"] == "spawn_exit"]
+    assert all(r["reps"] == 2 for r in spawn_exit)  # spawn_exit_reps, not reps
 
 
 def test_a_missing_autogen_is_reported_as_skipped(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import pytest
 
@@ -179,3 +181,26 @@ def test_request_params_map_settings_and_thinking() -> None:
     assert adaptive["thinking"] == {"type": "adaptive"}
     off = request_params(ModelRequest(**base, settings=ModelSettings(thinking_budget=0)))
     assert "thinking" not in off
+
+
+def test_a_definitions_input_validator_is_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17: spawning many agents of one type checks their inputs with one validator."""
+    from subagents.agents import AgentDefinition
+
+    built = 0
+    real = AgentDefinition.input_schema
+
+    def counting(self: AgentDefinition) -> dict[str, Any]:
+        nonlocal built
+        built += 1
+        return real(self)
+
+    monkeypatch.setattr(AgentDefinition, "input_schema", counting)
+    agent = definition(inputs=(InputSpec("limit", InputType.INTEGER),))
+    for _ in range(5):
+        assert check_inputs(agent, {"limit": 3}) == {"limit": 3}
+    with pytest.raises(InvalidInputs, match="'many' is not of type 'integer'"):
+        check_inputs(agent, {"limit": "many"})
+    other = definition(inputs=(InputSpec("limit", InputType.STRING),))
+    assert check_inputs(other, {"limit": "many"}) == {"limit": "many"}
+    assert built == 2

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -314,3 +315,39 @@ def test_stderr_lines_show_controls_as_signs(tmp_path: Path) -> None:
     assert "[Ada␛[2J d0] hook failed" in text
     assert "out␛]52;c;cHduZWQ=␇⟨U+202E⟩⟨U+009B⟩6n" in text
     assert lines_of(tmp_path / "state" / "logs" / "t.jsonl")[0]["output"] == hostile
+
+
+def test_a_repeated_line_is_masked_from_memory_and_a_new_secret_is_still_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17: a line's keys and short values are masked once per set of secrets, not per line.
+
+    The secrets are still the environment's current ones: a secret variable set
+    after the first line is masked in the next.
+    """
+    import subagents.runtime._logging as logging_module
+
+    calls = 0
+    real = logging_module.mask_text
+
+    def counting(text: str, secrets: Iterable[str] = ()) -> str:
+        nonlocal calls
+        calls += 1
+        return real(text, secrets)
+
+    monkeypatch.setattr(logging_module, "mask_text", counting)
+    env: dict[str, str] = {}
+    path = tmp_path / "log.jsonl"
+    with RuntimeLog(path=path, env=env) as log:
+        logger = log.for_agent(agent_id="a1", nickname="Ada", depth=1)
+        logger.info("status changed", status="running", message=None)
+        first = calls
+        for _ in range(20):
+            logger.info("status changed", status="running", message=None)
+        assert calls == first  # every key and value was masked before
+        env["MY_SERVICE_TOKEN"] = "tok-" + "z" * 20
+        logger.info("status changed", status="tok-" + "z" * 20, message=None)
+    last = json.loads(path.read_text().splitlines()[-1])
+    assert last["status"] == REDACTED
+    assert last["nickname"] == "Ada"
+    assert "timestamp" in last

@@ -242,6 +242,30 @@ def test_only_the_last_five_activities_are_kept_newest_last() -> None:
     assert progress.tool_uses == 8
 
 
+def test_a_tool_calls_activity_is_described_when_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17: folding a tool call costs no description; only the kept five are described,
+    and only when a row is read."""
+    from subagents.runtime._progress import tracker as tracker_module
+
+    described: list[str] = []
+    real = tracker_module.describe_tool_call
+
+    def counting(name: str, arguments: Any) -> str:
+        described.append(name)
+        return real(name, arguments)
+
+    monkeypatch.setattr(tracker_module, "describe_tool_call", counting)
+    tracker = ProgressTracker()
+    tracker.handle(ADA.spawned("Explore", t=1.0))
+    tracker.handle(ADA.turn(1, t=2.0))
+    for n in range(100):
+        tracker.handle(ADA.tool(1, f"c{n}", "Read", {"file_path": f"f{n}.py"}, t=10.0 + n))
+    assert described == []
+    activities = tracker.progress("ada").activities
+    assert [a.text for a in activities] == [f"Read f{n}.py" for n in range(95, 100)]
+    assert len(described) == ACTIVITY_LIMIT
+
+
 def test_status_message_follows_what_the_agent_is_doing() -> None:
     tracker = ProgressTracker()
 

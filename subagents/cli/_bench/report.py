@@ -15,7 +15,7 @@ from typing import Final
 
 from subagents.cli._bench.scenarios import Record
 
-__all__ = ["draw_chart", "matplotlib_missing", "table"]
+__all__ = ["draw_chart", "matplotlib_missing", "runtime_table", "table"]
 
 #: subagents / raw Trio must not exceed these (the kernel issue's targets).
 TRIO_TARGETS: Final = {
@@ -31,11 +31,19 @@ AUTOGEN_TARGETS: Final = {"request_reply": 8.0, "fan_out": 15.0}
 #: Elapsed / ideal must not exceed these (efficiency_100 has no target of its own).
 EFFICIENCY_TARGETS: Final = {"efficiency_1000": 1.25, "efficiency_10000": 1.5}
 CORPUS_TARGET: Final = 1.0
+#: open_runtime (transcripts on) / the kernel-agent path, CPU per turn, must not exceed this.
+RUNTIME_KERNEL_TARGET: Final = 2.0
+#: runtime_efficiency_1000 must not exceed this (elapsed / ideal).
+RUNTIME_EFFICIENCY_TARGET: Final = 1.25
+#: runtime_efficiency_10000 must not exceed this times the kernel path's figure, same run.
+RUNTIME_10000_VS_KERNEL: Final = 1.5
 
 
 def _figure(r: Record) -> str:
     if r.unit == "s":
         return f"{r.min:.3f} s"
+    if r.unit == "us/turn":
+        return f"{r.min:.1f} us"
     if r.unit == "bytes/actor":
         return f"{r.min / 1024:.2f} KiB"
     return f"{r.min:.2f}x"
@@ -55,7 +63,7 @@ def table(records: Sequence[Record]) -> str:
     ]
     for scenario in dict.fromkeys(r.scenario for r in records):
         ours = by.get((scenario, "subagents"))
-        if ours is None:
+        if ours is None or scenario.startswith("runtime_"):
             continue
         raw, aio, ag = (by.get((scenario, impl)) for impl in ("trio", "asyncio", "autogen"))
         checks: list[str] = []
@@ -99,6 +107,68 @@ def table(records: Sequence[Record]) -> str:
         lines.append(
             f"Transcripts on cost {on.min / off.min:.2f}x the time of transcripts off "
             f"({on.n / on.min:,.0f} against {off.n / off.min:,.0f} turns/s)."
+        )
+    runtime = runtime_table(records)
+    if runtime:
+        lines += ["", runtime]
+    return "\n".join(lines)
+
+
+def _turns(r: Record | None) -> str:
+    if r is None:
+        return ""
+    if r.scenario == "runtime_turns":
+        return f"{_figure(r)} ({r.n / r.min:,.0f}/s)" if r.min else _figure(r)
+    return _figure(r)
+
+
+def runtime_table(records: Sequence[Record]) -> str:
+    """The path users take (``open_runtime``) beside the kernel-agent path and raw Trio.
+
+    Empty when no runtime_* scenario ran.
+    """
+    by = {(r.scenario, r.impl): r for r in records}
+    scenarios = [s for s in dict.fromkeys(r.scenario for r in records) if s.startswith("runtime_")]
+    if not scenarios:
+        return ""
+    lines = [
+        "| open_runtime path | n | open_runtime | transcripts off | kernel agents | raw Trio "
+        "| open_runtime / kernel | targets met |",
+        "|---|---:|---:|---:|---:|---:|---:|:-:|",
+    ]
+    for scenario in scenarios:
+        ours, off, kernel, raw = (
+            by.get((scenario, impl)) for impl in ("subagents", "no_transcripts", "kernel", "trio")
+        )
+        if ours is None:
+            continue
+        ratio = ""
+        checks: list[str] = []
+        if kernel is not None and kernel.min:
+            value = ours.min / kernel.min
+            ratio = f"{value:.2f}x"
+            if scenario == "runtime_turns_cpu":
+                checks.append(
+                    f"<= {RUNTIME_KERNEL_TARGET:g}x kernel: {_met(value <= RUNTIME_KERNEL_TARGET)}"
+                )
+            elif scenario == "runtime_efficiency_10000":
+                checks.append(
+                    f"<= {RUNTIME_10000_VS_KERNEL:g}x kernel: "
+                    f"{_met(value <= RUNTIME_10000_VS_KERNEL)}"
+                )
+        if scenario == "runtime_efficiency_1000":
+            checks.append(
+                f"<= {RUNTIME_EFFICIENCY_TARGET:g}x ideal: "
+                f"{_met(ours.min <= RUNTIME_EFFICIENCY_TARGET)}"
+            )
+        n = f"{ours.n:,}"
+        if scenario.startswith("runtime_turns"):
+            n += " turns"
+        elif scenario.startswith("runtime_efficiency"):
+            n += " agents"
+        lines.append(
+            f"| {scenario} | {n} | {_turns(ours)} | {_turns(off)} | {_turns(kernel)} "
+            f"| {_turns(raw)} | {ratio} | {'; '.join(checks)} |"
         )
     return "\n".join(lines)
 

@@ -97,8 +97,11 @@ def run_bench(
             if autogen:
                 impls.append(("autogen", _in_asyncio(compare, compare.autogen_fan_out, n, fan_k)))
         times: dict[str, list[float]] = {impl: [] for impl, _ in impls}
-        for _ in range(sizes.reps):
-            for impl, run in impls:
+        # spawn_exit is short, and a loaded machine flipped it once (2.26x against 2x):
+        # more repetitions, each side first in turn, the min of each side.
+        reps = max(sizes.reps, sizes.spawn_exit_reps) if name == "spawn_exit" else sizes.reps
+        for rep in range(reps):
+            for impl, run in impls if rep % 2 == 0 else impls[::-1]:
                 gc.collect()
                 times[impl].append(run())
         result.records.extend(_record(name, impl, n, unit, v) for impl, v in times.items())
@@ -230,4 +233,106 @@ def run_bench(
             team_v.append(float(seconds))
         result.records.append(_record("team_messages", "trio", sent, "s", ring_v))
         result.records.append(_record("team_messages", "subagents", sent, "s", team_v))
+    _run_runtime(agents_mod, kernel_mod, sizes, wanted, result, say)
     return result
+
+
+def _in_tmp(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> float:
+    """``fn(*args, root=<a fresh temporary folder>, **kwargs)`` in a fresh ``trio.run``."""
+    with tempfile.TemporaryDirectory(prefix="subagents-bench-") as tmp:
+        return float(trio.run(functools.partial(fn, *args, root=Path(tmp), **kwargs)))
+
+
+def _run_runtime(
+    agents_mod: ModuleType,
+    kernel_mod: ModuleType,
+    sizes: Sizes,
+    wanted: set[str],
+    result: BenchRun,
+    say: Callable[[str], None],
+) -> None:
+    """The ``open_runtime`` path beside the kernel-agent path and raw Trio, in one run.
+
+    ``subagents`` is ``open_runtime`` with transcripts on (the default), ``no_transcripts``
+    with them off, ``kernel`` the agents as kernel actors (``agent_turns``), ``trio`` raw
+    tasks making the same waits; they take turns within each repetition.
+    """
+    turns = int(agents_mod.TURNS)
+    if wanted & {"runtime_turns", "runtime_turns_cpu"}:
+        n = sizes.runtime_agents
+        say(f"  runtime_turns ({n:,} agents x {turns} turns, zero latency) ...")
+        walls: dict[str, list[float]] = {}
+        cpus: dict[str, list[float]] = {}
+        runs: list[tuple[str, Callable[[list[float]], float]]] = [
+            (
+                "subagents",
+                lambda cpu: _in_tmp(agents_mod.run_runtime_agents, n, transcripts=True, cpu=cpu),
+            ),
+            (
+                "no_transcripts",
+                lambda cpu: _in_tmp(agents_mod.run_runtime_agents, n, transcripts=False, cpu=cpu),
+            ),
+            (
+                "kernel",
+                lambda cpu: float(
+                    trio.run(functools.partial(agents_mod.run_agents, n, 0.0, cpu=cpu))
+                ),
+            ),
+            (
+                "trio",
+                lambda cpu: float(
+                    trio.run(
+                        functools.partial(agents_mod.raw_sleepers, n, 0.0, shared=False, cpu=cpu)
+                    )
+                ),
+            ),
+        ]
+        for rep in range(sizes.agent_reps):
+            for impl, run in runs if rep % 2 == 0 else runs[::-1]:
+                gc.collect()
+                cpu: list[float] = []
+                walls.setdefault(impl, []).append(run(cpu))
+                cpus.setdefault(impl, []).append(cpu[0] * 1e6 / (n * turns))
+        for impl, values in walls.items():
+            result.records.append(_record("runtime_turns", impl, n * turns, "s", values))
+        for impl, values in cpus.items():
+            result.records.append(_record("runtime_turns_cpu", impl, n * turns, "us/turn", values))
+
+    ideal = turns * sizes.latency
+    for agents in (1_000, 10_000):
+        name = f"runtime_efficiency_{agents}"
+        if name not in wanted:
+            continue
+        if agents not in sizes.efficiency:
+            result.notes.append(f"{name}: skipped in --quick (run without --quick for it)")
+            continue
+        count = max(1, agents // sizes.efficiency_divisor)
+        say(f"  {name} ({count:,} agents x {turns} turns of {sizes.latency * 1000:g} ms) ...")
+        sleepers = functools.partial(agents_mod.raw_sleepers, shared=True)
+        eff: dict[str, list[float]] = {"trio": [], "kernel": [], "subagents": []}
+        for _ in range(sizes.agent_reps):
+            gc.collect()
+            eff["trio"].append(_in_trio(sleepers, count, sizes.latency)() / ideal)
+            gc.collect()
+            eff["kernel"].append(_in_trio(agents_mod.run_agents, count, sizes.latency)() / ideal)
+            gc.collect()
+            ours = _in_tmp(
+                agents_mod.run_runtime_agents, count, transcripts=True, latency=sizes.latency
+            )
+            eff["subagents"].append(ours / ideal)
+        for impl, values in eff.items():
+            result.records.append(_record(name, impl, count, "x ideal", values))
+
+    if "runtime_idle_memory" in wanted:
+        n = sizes.runtime_idle_agents
+        say(f"  runtime_idle_memory ({n:,} idle agents) ...")
+        mem: dict[str, list[float]] = {"trio": [], "kernel": [], "subagents": []}
+        for _ in range(sizes.reps):
+            gc.collect()
+            mem["trio"].append(float(trio.run(kernel_mod.raw_idle_memory, n)))
+            gc.collect()
+            mem["kernel"].append(float(trio.run(kernel_mod.kernel_idle_memory, n)))
+            gc.collect()
+            mem["subagents"].append(_in_tmp(agents_mod.runtime_idle_memory, n))
+        for impl, values in mem.items():
+            result.records.append(_record("runtime_idle_memory", impl, n, "bytes/actor", values))

@@ -45,8 +45,16 @@ SCENARIOS: Final = (
     "mcp_call",
     "board_claims",
     "team_messages",
+    "runtime_turns",
+    "runtime_turns_cpu",
+    "runtime_efficiency_1000",
+    "runtime_efficiency_10000",
+    "runtime_idle_memory",
 )
-IMPLS: Final = ("subagents", "trio", "asyncio", "autogen")
+#: ``subagents`` alone is the kernel (kernel scenarios) or ``open_runtime`` with transcripts
+#: on (runtime_*), ``no_transcripts`` open_runtime with them off, ``kernel`` the kernel-agent
+#: path (``agent_behavior`` under ``open_supervisor``) in a runtime_* scenario.
+IMPLS: Final = ("subagents", "trio", "asyncio", "autogen", "kernel", "no_transcripts")
 COMPARED: Final = ("request_reply", "fan_out")
 MODULES: Final = (
     "bench_kernel",
@@ -63,7 +71,8 @@ class Record:
     """One scenario on one implementation: ``--json`` writes a list of these.
 
     Time scenarios are seconds for the whole workload of ``n`` operations,
-    ``idle_memory`` bytes per actor, efficiency elapsed / ideal.
+    ``idle_memory`` bytes per actor, efficiency elapsed / ideal;
+    ``runtime_turns_cpu`` (written by runtime_turns) CPU microseconds per turn.
     """
 
     scenario: str
@@ -99,6 +108,12 @@ class Sizes:
     #: Teammates, and messages each sends round the ring, per ``team_messages`` run.
     team_members: int = 100
     team_messages: int = 10
+    #: Agents of ``runtime_turns`` (10 turns each, zero latency, through ``open_runtime``).
+    runtime_agents: int = 1_000
+    #: Idle agents spawned through ``open_runtime`` per ``runtime_idle_memory`` run.
+    runtime_idle_agents: int = 1_000
+    #: Repetitions of ``spawn_exit`` (short and noisy: more of them, the min of each side).
+    spawn_exit_reps: int = 15
 
     @classmethod
     def full(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
@@ -122,6 +137,9 @@ class Sizes:
             mcp_calls=1_000,
             board_tasks=2_000,
             team_members=20,
+            runtime_agents=1_000,
+            runtime_idle_agents=200,
+            spawn_exit_reps=9,
         )
 
 

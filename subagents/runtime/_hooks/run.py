@@ -112,7 +112,8 @@ async def subagent_run_hooks(
     fires the stop hooks early for a run that ended normally, and each block
     (at most :data:`MAX_STOP_BLOCKS`) lets the agent go on and stop again.
 
-    ``payload_factory(event)`` builds each payload when it is needed, so the
+    ``payload_factory(event)`` builds each payload when it is needed (never
+    when no hook is registered for the event: then hooks cost nothing), so the
     ``SubagentStop`` one can carry the agent's final text. For a top-level
     agent (its payload has no ``parent_id``) the ``Stop`` hooks fire after the
     ``SubagentStop`` ones, with the same payload, as Claude Code fires ``Stop``
@@ -124,6 +125,11 @@ async def subagent_run_hooks(
     """
 
     async def fire_stop(urgent: bool = False) -> HookOutcome:
+        if not (
+            runner.has_hooks(HookEvent.SUBAGENT_STOP, agent_hooks)
+            or runner.has_hooks(HookEvent.STOP, agent_hooks)
+        ):
+            return HookOutcome(HookEvent.SUBAGENT_STOP)  # no hook: no payload to build
         deadline = trio.current_time() + stop_grace if urgent else math.inf
         payload = payload_factory(HookEvent.SUBAGENT_STOP)
         if run.blocked:
@@ -153,14 +159,16 @@ async def subagent_run_hooks(
             with trio.CancelScope(shield=True):
                 run.stop = await fire_stop(urgent)
 
-    start_payload = payload_factory(HookEvent.SUBAGENT_START)
     try:
-        run.start = await runner.fire(
-            HookEvent.SUBAGENT_START,
-            start_payload,
-            agent_hooks=agent_hooks,
-            nickname=nickname,
-        )
+        if runner.has_hooks(HookEvent.SUBAGENT_START, agent_hooks):
+            run.start = await runner.fire(
+                HookEvent.SUBAGENT_START,
+                payload_factory(HookEvent.SUBAGENT_START),
+                agent_hooks=agent_hooks,
+                nickname=nickname,
+            )
+        else:
+            run.start = HookOutcome(HookEvent.SUBAGENT_START)
         yield run
     except BaseException as exc:
         # Re-raised below: this only learns how the run ended.

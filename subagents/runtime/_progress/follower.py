@@ -26,10 +26,13 @@ __all__ = ["ProgressFollower"]
 class ProgressFollower:
     """Feeds ``tracker`` (and the status log) from one subscription."""
 
-    __slots__ = ("_log", "_subscription", "tracker")
+    __slots__ = ("_log", "_status_log", "_subscription", "tracker")
 
     def __init__(self, log: RuntimeLog, tracker: ProgressTracker | None = None) -> None:
         self._log = log
+        # One logger for every status line, told the agent per line: the same line as a
+        # logger bound to the agent writes (RuntimeLog.for_agent), without making one per event.
+        self._status_log = log.logger()
         self.tracker = ProgressTracker() if tracker is None else tracker
         self._subscription: Subscription | None = None
 
@@ -37,9 +40,14 @@ class ProgressFollower:
         self.tracker.handle(event)
         if type(event) is StatusChanged:
             detail = getattr(event.status, "message", None)
-            self._log.for_agent(
-                agent_id=event.agent_id, nickname=event.nickname, depth=event.depth
-            ).info("status changed", status=kind_of(event.status), message=detail)
+            self._status_log.info(
+                "status changed",
+                agent_id=event.agent_id,
+                nickname=event.nickname,
+                depth=event.depth,
+                status=kind_of(event.status),
+                message=detail,
+            )
 
     def subscribe(self, bus: Bus, *, capacity: int) -> Subscription:
         """Open the lossless subscription to follow (before the first agent is spawned)."""

@@ -78,7 +78,7 @@ from subagents.runtime._progress.text import (
     status_activity,
     status_message,
 )
-from subagents.runtime._progress.tree import AgentTree, Node, Tally
+from subagents.runtime._progress.tree import AgentTree, LazyActivity, Node, Tally
 from subagents.runtime._progress.values import AgentProgress, ProgressStatistics, SubtreeTotals
 from subagents.runtime._providers.base import Usage
 
@@ -199,7 +199,7 @@ class ProgressTracker(AgentTree):
             turns=own.turns,
             tool_uses=own.tool_uses,
             usage=own.usage(),
-            activities=tuple(node.activities),
+            activities=node.recent(),
             started_at=node.started_at,
             ended_at=node.ended_at,
             elapsed=max(0.0, end - node.started_at),
@@ -325,13 +325,13 @@ class ProgressTracker(AgentTree):
         delta = Tally()
         delta.tool_uses = 1
         self._work(node, delta)
-        description = describe_tool_call(event.tool_name, event.input)
         inflight = node.inflight
         if len(inflight) >= _INFLIGHT_LIMIT:
             del inflight[next(iter(inflight))]
         inflight[event.tool_use_id] = event.tool_name
         node.phase = "tools"
-        node.note(event.time, description)
+        # Described when read: most calls leave the last five before anyone looks.
+        node.note_lazily(LazyActivity(event.time, describe_tool_call, event.tool_name, event.input))
 
     def _on_tool_ended(self, event: ToolCallEnded) -> None:
         node = self._node(event)

@@ -11,12 +11,36 @@ in their ancestors' totals. Folding events into it is the tracker's job.
 from __future__ import annotations
 
 import collections
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from subagents.actors import PENDING_INIT, Event, Status, is_final
 from subagents.runtime._progress.values import ACTIVITY_LIMIT, Activity
 from subagents.runtime._providers.base import Usage
 
-__all__ = ["AgentTree", "Node", "Tally"]
+__all__ = ["AgentTree", "LazyActivity", "Node", "Tally"]
+
+
+class LazyActivity:
+    """An activity whose text is written when it is read (:meth:`Node.recent`), not when it
+    happens: an agent keeps its last five, and most are never read before they go."""
+
+    __slots__ = ("arguments", "describe", "name", "time")
+
+    def __init__(
+        self,
+        time: float,
+        describe: Callable[[str, Mapping[str, Any]], str],
+        name: str,
+        arguments: Mapping[str, Any],
+    ) -> None:
+        self.time = time
+        self.describe = describe
+        self.name = name
+        self.arguments = arguments
+
+    def activity(self) -> Activity:
+        return Activity(self.time, self.describe(self.name, self.arguments))
 
 
 class Tally:
@@ -100,7 +124,9 @@ class Node:
         # when they would shrink, and then they restart from zero.
         self.run = Tally()
         self.sub = Tally()
-        self.activities: collections.deque[Activity] = collections.deque(maxlen=ACTIVITY_LIMIT)
+        self.activities: collections.deque[Activity | LazyActivity] = collections.deque(
+            maxlen=ACTIVITY_LIMIT
+        )
         self.inflight: dict[str, str] = {}
         self.phase = ""
         self.grace = False
@@ -108,6 +134,13 @@ class Node:
 
     def note(self, when: float, text: str) -> None:
         self.activities.append(Activity(when, text))
+
+    def note_lazily(self, activity: LazyActivity) -> None:
+        self.activities.append(activity)
+
+    def recent(self) -> tuple[Activity, ...]:
+        """The last activities, oldest first, each with its text."""
+        return tuple(a if type(a) is Activity else a.activity() for a in self.activities)  # type: ignore[union-attr]
 
 
 class AgentTree:

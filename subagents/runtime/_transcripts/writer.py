@@ -11,6 +11,16 @@ a new writer on the same file, which appends a second meta line and goes on
 with the message numbers (after ending a torn last line with a newline, so no
 new line is glued to it). Nothing is ever truncated or rewritten.
 
+**Batches.** A writer given a ``flusher`` (the runtime's
+:class:`~subagents.runtime._transcripts.flusher.TranscriptFlusher`) holds back
+the one line that opens a turn, an assistant message with tool calls, and
+writes it with the next line (the turn's tool results: one ``write`` and one
+``fstat`` for the turn), or at the end of the scheduler pass, when the flusher
+runs: a turn's lines are in the file before the loop goes on to publish the
+turn's completion, so a completed turn survives ``kill -9`` as before, and a
+line held back waits at most one scheduler pass. Every other line is written
+at once, with any line held back before it.
+
 The writer is synchronous on purpose: a line is one small ``write`` (and one
 ``fstat`` that notices a deleted file), which costs less than a trip to a
 worker thread, and a synchronous call can still write the result while the
@@ -43,7 +53,7 @@ import msgspec
 
 from subagents.runtime._config.defaults import DiskErrorPolicy
 from subagents.runtime._exceptions import TranscriptError, TranscriptWriteError
-from subagents.runtime._messages import Conversation, Message
+from subagents.runtime._messages import Conversation, Message, ToolUseBlock
 from subagents.runtime._result import AgentResult
 from subagents.runtime._transcripts.file import (
     TranscriptFile,
@@ -63,6 +73,7 @@ from subagents.runtime._transcripts.records import (
 )
 
 if TYPE_CHECKING:
+    from subagents.runtime._transcripts.flusher import Flusher
     from subagents.runtime._transcripts.load import Transcript
 
 __all__ = [
@@ -80,6 +91,14 @@ _encoder = msgspec.json.Encoder()
 
 def _line(record: TranscriptRecord) -> bytes:
     return _encoder.encode(record) + b"\n"
+
+
+def _created_empty(file: TranscriptFile) -> bool:
+    """Whether the opened file is empty (new): no torn line to end, no second open to look."""
+    try:
+        return os.fstat(file.fileno()).st_size == 0
+    except (OSError, ValueError, TypeError):
+        return False
 
 
 # -- the writer ----------------------------------------------------------------------
@@ -131,6 +150,7 @@ class TranscriptWriter:
         "_error",
         "_failed",
         "_file",
+        "_flusher",
         "_fsync",
         "_held",
         "_max_buffered",
@@ -139,9 +159,11 @@ class TranscriptWriter:
         "_on_report",
         "_opener",
         "_path",
+        "_pending",
         "_policy",
         "_runs",
         "_synced",
+        "_unsynced",
         "_written",
     )
 
@@ -159,6 +181,7 @@ class TranscriptWriter:
         fsync_results: bool = True,
         opener: Callable[[Path], TranscriptFile] = open_append,
         lock: io.FileIO | None = None,
+        flusher: Flusher | None = None,
     ) -> None:
         if on_disk_error not in ("memory", "stop"):
             raise TranscriptError(
@@ -180,6 +203,9 @@ class TranscriptWriter:
         self._max_buffered = max_buffered_lines
         self._fsync = fsync_results
         self._opener = opener
+        self._flusher = flusher
+        self._pending: list[bytes] = []
+        self._unsynced = False
         self._file: TranscriptFile | None = None
         self._buffer: collections.deque[tuple[int, bytes]] = collections.deque()
         self._error: TranscriptWriteError | None = None
@@ -210,6 +236,7 @@ class TranscriptWriter:
         fsync_results: bool = True,
         opener: Callable[[Path], TranscriptFile] = open_append,
         lock: io.FileIO | None = None,
+        flusher: Flusher | None = None,
     ) -> TranscriptWriter:
         """A writer that goes on with a loaded transcript, in the same file.
 
@@ -231,6 +258,7 @@ class TranscriptWriter:
             fsync_results=fsync_results,
             opener=opener,
             lock=lock,
+            flusher=flusher,
         )
 
     @property
@@ -282,7 +310,18 @@ class TranscriptWriter:
         """Write ``message`` as the next line; returns its ``seq``."""
         seq = self._next_seq
         record = MessageRecord(agent_id=self._meta.agent_id, seq=seq, message=message)
-        self._emit(_MESSAGE, _line(record))
+        line = _line(record)
+        if (
+            self._flusher is not None
+            and self._file is not None
+            and not self._pending
+            and message.role == "assistant"
+            and any(type(block) is ToolUseBlock for block in message.content)
+            and self._flusher.want(self)
+        ):
+            self._pending.append(line)  # written with the turn's tool results
+        else:
+            self._emit(_MESSAGE, line)
         self._next_seq = seq + 1
         self._synced += 1
         return seq
@@ -300,9 +339,19 @@ class TranscriptWriter:
         return len(new)
 
     def append_result(
-        self, result: AgentResult, *, status: FinalStatus | None = None, run: int | None = None
+        self,
+        result: AgentResult,
+        *,
+        status: FinalStatus | None = None,
+        run: int | None = None,
+        sync: bool = True,
     ) -> ResultRecord:
         """Write how a run ended, and ``fsync`` it, before the caller announces the completion.
+
+        With ``sync=False`` the line is written and its ``fsync`` is the caller's,
+        before it announces the completion: :meth:`unsynced` gives the file to
+        ``fsync`` (the flusher's :meth:`~TranscriptFlusher.sync`), and
+        :meth:`sync_failed` takes its error.
 
         ``run`` defaults to the run after the last one written; ``status`` to
         the kernel's (``completed`` for ``goal``, ``shutdown`` for ``aborted``,
@@ -312,7 +361,11 @@ class TranscriptWriter:
         record = ResultRecord.from_result(
             result, agent_id=self._meta.agent_id, run=number, status=status
         )
-        self._emit(_RESULT, _line(record))
+        if sync:
+            self._emit(_RESULT, _line(record))
+        else:
+            self._emit(_MESSAGE, _line(record))
+            self._unsynced = self._fsync and self._file is not None
         self._runs = max(self._runs, number)
         return record
 
@@ -322,6 +375,34 @@ class TranscriptWriter:
         record = ClosedRecord(agent_id=self._meta.agent_id, root=root)
         self._emit(_RESULT, _line(record))
         return record
+
+    def unsynced(self) -> int | None:
+        """The descriptor to ``fsync`` for a result written with ``sync=False`` (once)."""
+        if not self._unsynced:
+            return None
+        self._unsynced = False
+        file = self._file
+        return None if file is None else file.fileno()
+
+    def sync_failed(self, exc: OSError) -> None:
+        """The ``fsync`` of :meth:`unsynced` failed: a disk error, under the writer's policy.
+
+        Under ``"stop"`` raises :class:`TranscriptWriteError`; under ``"memory"`` the
+        error is reported and the following lines are held in memory.
+        """
+        self._drop_file()
+        error = TranscriptWriteError(self._path, exc, self._policy)
+        if self._policy == "stop":
+            self._failed = error
+            raise error from exc
+        self._error = error
+        if self._on_report is not None:
+            self._on_report(error)
+
+    def flush(self) -> None:
+        """Write the line held back for its turn (see Batches), if any; the flusher calls this."""
+        if self._pending and not self._closed and self._failed is None:
+            self._emit(_MESSAGE, b"")
 
     def retry(self) -> bool:
         """Try once to move the lines held in memory to the file; returns whether it is on disk.
@@ -359,6 +440,9 @@ class TranscriptWriter:
         """Close the file, first trying once to write lines held in memory; idempotent."""
         if self._closed:
             return
+        if self._pending:
+            with contextlib.suppress(TranscriptError):
+                self.flush()
         if self._buffer:
             self.retry()
         self._drop_file()
@@ -392,7 +476,7 @@ class TranscriptWriter:
             held.close()
         lock_file(file, self._path)
         try:
-            if needs_newline(self._path):
+            if not _created_empty(file) and needs_newline(self._path):
                 write_all(file, b"\n")
         except BaseException:
             file.close()
@@ -410,6 +494,24 @@ class TranscriptWriter:
             os.fsync(fd)
 
     def _emit(self, kind: int, line: bytes) -> None:
+        """Write ``line`` (``b""``: none), after the line held back, if any."""
+        pending = self._pending
+        if pending:
+            self._pending = []
+            held = pending[0]
+            if self._file is not None and not self._closed and self._failed is None:
+                try:
+                    self._put(self._file, kind, held + line)
+                except OSError as exc:
+                    self._fault(exc, _MESSAGE, held)
+                    if line:
+                        self._emit(kind, line)
+                    return
+                self._written += 2 if line else 1
+                return
+            self._emit(_MESSAGE, held)
+        if not line:
+            return
         if self._closed:
             raise TranscriptError(
                 f"The transcript writer of {self._path} is closed; open a new one "

@@ -654,3 +654,25 @@ async def test_no_hooks_costs_nothing() -> None:
         assert run.context is None
     assert run.stop is not None
     assert run.stop.results == ()
+
+
+async def test_with_no_hook_registered_no_payload_is_built() -> None:
+    """Issue 17: with no hooks configured, hooks cost nothing (not even a payload)."""
+    built: list[HookEvent] = []
+
+    def factory(event: HookEvent) -> HookPayload:
+        built.append(event)
+        return HookPayload(hook_event_name=event.value, agent_id="a1", agent_type="Explore")
+
+    async with subagent_run_hooks(HookRunner([]), factory) as fired:
+        assert not fired.start.results
+        assert await fired.finish() is None
+    assert built == []
+    stop_only = HookRunner([Hook(HookEvent.SUBAGENT_STOP, function=_noop)])
+    async with subagent_run_hooks(stop_only, factory):
+        pass
+    assert built == [HookEvent.SUBAGENT_STOP]
+
+
+async def _noop(payload: HookPayload) -> None:
+    return None

@@ -1,0 +1,93 @@
+"""The tool filter's selection, made once per agent type and position (issue 17).
+
+Filtering is a pure function of the offered tools' names and flags, the
+agent's :class:`ToolPolicy` and the :class:`TrustPolicy`
+(``subagents/tools/_filter.py: decide``): a cached selection must be exactly
+the one a fresh filter gives, and must not be reused for another policy, other
+tools or other flags.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from subagents import testing
+from subagents.runtime import ScriptedProvider
+from subagents.runtime._tool_selection import SelectionCache
+from subagents.tools import ToolPolicy, TrustPolicy, filter_tools
+from subagents.tools import _filter as filter_module
+from tests.runtime.helpers import SlowTool
+from tests.runtime.world import World
+
+POLICY = ToolPolicy(allow=("Read*",), source="project", depth=1, max_depth=1)
+
+
+def test_a_cached_selection_is_the_fresh_filters_selection() -> None:
+    tools = (SlowTool("ReadA"), SlowTool("Write", read_only=False), SlowTool("ReadB"))
+    cache = SelectionCache()
+    first = cache.select(tools, POLICY, TrustPolicy())
+    second = cache.select(tools, POLICY, TrustPolicy())
+    fresh = filter_tools(tools, POLICY, TrustPolicy())
+    assert second is first
+    assert (cache.hits, cache.misses) == (1, 1)
+    assert first.decisions == fresh.decisions
+    assert first.names == fresh.names == ("ReadA", "ReadB")
+
+
+def test_another_policy_or_other_tools_are_filtered_afresh() -> None:
+    tools = (SlowTool("ReadA"), SlowTool("Write", read_only=False))
+    cache = SelectionCache()
+    cache.select(tools, POLICY, TrustPolicy())
+    read_only = cache.select(tools, ToolPolicy(source="project"), TrustPolicy())
+    assert read_only.names == ("ReadA", "Write")
+    other = cache.select((SlowTool("ReadA"),), POLICY, TrustPolicy())
+    assert other.names == ("ReadA",)
+    assert cache.misses == 3
+
+
+def test_the_kept_tools_are_wrapped_per_agent_with_the_same_decisions() -> None:
+    tools = (SlowTool("ReadA"), SlowTool("Write", read_only=False))
+    cache = SelectionCache()
+    plain = cache.select(tools, POLICY, TrustPolicy())
+    wrapped = cache.select(
+        tools, POLICY, TrustPolicy(), wrap=lambda kept: tuple(SlowTool(t.name) for t in kept)
+    )
+    assert wrapped is not plain
+    assert wrapped.decisions == plain.decisions
+    assert wrapped.names == plain.names
+    assert all(a is not b for a, b in zip(wrapped.tools, plain.tools, strict=True))
+
+
+def test_the_cache_is_bounded() -> None:
+    cache = SelectionCache(capacity=2)
+    for depth in range(5):
+        cache.select((SlowTool("ReadA"),), ToolPolicy(depth=depth, max_depth=9), TrustPolicy())
+        assert len(cache) <= 2
+
+
+async def test_agents_of_one_type_share_one_filtering(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = 0
+    real = filter_module.decide
+
+    def counting(*args: object, **kwargs: object) -> object:
+        nonlocal calls
+        calls += 1
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(filter_module, "decide", counting)
+    world = World(tmp_path)
+    provider = ScriptedProvider([testing.say("done")] * 3)
+    async with world.open(provider) as rt:
+        handles = [await rt.spawn("Explore", "Look", inputs={"thoroughness": "quick"})]
+        offered = calls
+        assert offered > 0
+        handles += [await rt.spawn("Explore", "Look", inputs={"thoroughness": "quick"})]
+        handles += [await rt.spawn("Explore", "Look", inputs={"thoroughness": "quick"})]
+        assert calls == offered  # the second and third agent reused the first's selection
+        await rt.wait([h.agent_id for h in handles], timeout=10)
+        names = {rt.services.records[h.agent_id].tools.names for h in handles}  # type: ignore[union-attr]
+        assert len(names) == 1
