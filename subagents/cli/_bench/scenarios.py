@@ -18,6 +18,7 @@ from typing import Any, Final
 
 __all__ = [
     "IMPLS",
+    "PEER_SCENARIOS",
     "SCENARIOS",
     "BenchRun",
     "Record",
@@ -42,10 +43,42 @@ SCENARIOS: Final = (
     "transcripts_on",
     "transcripts_off",
     "function_tool_call",
+    "peer_turns",
+    "peer_cpu",
+    "peer_efficiency_100",
+    "peer_efficiency_1000",
+    "peer_efficiency_10000",
+    "peer_memory",
 )
-IMPLS: Final = ("subagents", "trio", "asyncio", "autogen")
+IMPLS: Final = (
+    "subagents",
+    "trio",
+    "asyncio",
+    "autogen",
+    "subagents+transcripts",
+    "openai-agents",
+    "langgraph",
+    "pydantic-ai",
+    "autogen-agentchat",
+)
 COMPARED: Final = ("request_reply", "fan_out")
-MODULES: Final = ("bench_kernel", "bench_agents", "bench_definitions", "bench_compare")
+#: The scenarios of ``bench_peers.py``: the same agent workload on the frameworks users would
+#: pick instead (the ``peers`` extra), each run in a subprocess.
+PEER_SCENARIOS: Final = (
+    "peer_turns",
+    "peer_cpu",
+    "peer_efficiency_100",
+    "peer_efficiency_1000",
+    "peer_efficiency_10000",
+    "peer_memory",
+)
+MODULES: Final = (
+    "bench_kernel",
+    "bench_agents",
+    "bench_definitions",
+    "bench_compare",
+    "bench_peers",
+)
 
 
 @dataclass
@@ -53,7 +86,9 @@ class Record:
     """One scenario on one implementation: ``--json`` writes a list of these.
 
     Time scenarios are seconds for the whole workload of ``n`` operations,
-    ``idle_memory`` bytes per actor, efficiency elapsed / ideal.
+    ``idle_memory`` bytes per actor, efficiency elapsed / ideal; ``peer_cpu`` CPU
+    microseconds per turn, ``peer_memory`` bytes per agent, and a peer run killed at
+    the timeout has the unit ``over s`` (its min is the timeout).
     """
 
     scenario: str
@@ -81,6 +116,14 @@ class Sizes:
     transcripts_agents: int = 200
     #: Calls of a function tool (and of its function, directly) per ``function_tool_call`` run.
     function_calls: int = 100_000
+    #: Agents of ``peer_turns`` / ``peer_cpu`` (x 10 turns, zero latency), on every peer.
+    peer_turns_agents: int = 1_000
+    #: Agents of the ``peer_efficiency_N`` runs (100 ms per model call).
+    peer_efficiency: tuple[int, ...] = (100, 1_000, 10_000)
+    #: Agents of ``peer_memory``.
+    peer_memory_agents: int = 1_000
+    #: Seconds a peer's measured run may take before it is killed and reported as over.
+    peer_timeout: float = 120.0
 
     @classmethod
     def full(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
@@ -88,7 +131,10 @@ class Sizes:
 
     @classmethod
     def quick(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
-        """A tenth of the kernel sizes, fewer repetitions, no 10,000-agent efficiency."""
+        """A tenth of the kernel sizes, fewer repetitions, no 10,000-agent efficiency.
+
+        The peers run 50 agents for their turns, and their efficiency at 100 agents only.
+        """
         kernel = {k: max(1, v // 10) for k, v in kernel_sizes.items()}
         kernel["fan_out_actors"] = 100
         kernel["pubsub_subscribers"] = 100
@@ -101,6 +147,9 @@ class Sizes:
             efficiency=(100, 1_000),
             transcripts_agents=100,
             function_calls=10_000,
+            peer_turns_agents=50,
+            peer_efficiency=(100,),
+            peer_memory_agents=100,
         )
 
 
