@@ -242,6 +242,21 @@ def run_peers(
     def failed(scenario: str, peer: Peer, outcome: Outcome) -> None:
         notes.append(f"{scenario}: {peer.impl} failed ({outcome.error})")
 
+    def measured(peer: Peer, agents: int, latency: float, mode: str = "time") -> Outcome:
+        """One run, said as it ends (a full run takes long: the figures come as they are made)."""
+        gc.collect()
+        outcome = run_once(peer, agents, latency, mode, timeout=timeout)
+        if outcome.data is not None:
+            figures = ", ".join(
+                f"{key} {value:,.3f}" for key, value in outcome.data.items() if key != "agents"
+            )
+            say(f"    {peer.impl}: {figures}")
+        elif outcome.over is not None:
+            say(f"    {peer.impl}: over {timeout:g} s")
+        else:
+            say(f"    {peer.impl}: failed ({outcome.error})")
+        return outcome
+
     if wanted & {"peer_turns", "peer_cpu"}:
         say(
             f"  peer_turns ({turn_agents:,} agents x {TURNS} turns, zero latency, "
@@ -251,8 +266,7 @@ def run_peers(
         cpu: dict[str, list[float]] = {p.impl: [] for p in present}
         for _ in range(reps):
             for peer in present:
-                gc.collect()
-                outcome = run_once(peer, turn_agents, 0.0, timeout=timeout)
+                outcome = measured(peer, turn_agents, 0.0)
                 if outcome.data is not None:
                     elapsed[peer.impl].append(outcome.data["elapsed"])
                     cpu[peer.impl].append(outcome.data["cpu"] * 1e6 / (turn_agents * TURNS))
@@ -288,8 +302,7 @@ def run_peers(
             for peer in present:
                 if peer.impl in over:
                     continue
-                gc.collect()
-                outcome = run_once(peer, agents, latency, timeout=timeout)
+                outcome = measured(peer, agents, latency)
                 if outcome.data is not None:
                     values[peer.impl].append(outcome.data["elapsed"] / ideal)
                 elif outcome.over is not None:
@@ -306,8 +319,7 @@ def run_peers(
     if "peer_memory" in wanted:
         say(f"  peer_memory ({memory_agents:,} agents, {latency * 1000:g} ms per call, traced) ...")
         for peer in present:
-            gc.collect()
-            outcome = run_once(peer, memory_agents, latency, "memory", timeout=timeout)
+            outcome = measured(peer, memory_agents, latency, "memory")
             if outcome.data is not None:
                 records.append(
                     _record(
@@ -346,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
         memory_agents=100 if args.quick else 1_000,
         reps=reps,
         wanted=args.only or SCENARIOS,
-        say=print,
+        say=lambda line: print(line, flush=True),
     )
     for r in records:
         print(
