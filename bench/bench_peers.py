@@ -355,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     records, notes = run_peers(
         turn_agents=50 if args.quick else 1_000,
         efficiency=(100,) if args.quick else (100, 1_000, 10_000),
-        memory_agents=100 if args.quick else 1_000,
+        memory_agents=50 if args.quick else 250,
         reps=reps,
         wanted=args.only or SCENARIOS,
         say=lambda line: print(line, flush=True),

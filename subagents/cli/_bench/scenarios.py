@@ -121,7 +121,7 @@ class Sizes:
     #: Agents of the ``peer_efficiency_N`` runs (100 ms per model call).
     peer_efficiency: tuple[int, ...] = (100, 1_000, 10_000)
     #: Agents of ``peer_memory``.
-    peer_memory_agents: int = 1_000
+    peer_memory_agents: int = 250
     #: Seconds a peer's measured run may take before it is killed and reported as over.
     peer_timeout: float = 120.0
 
@@ -149,7 +149,7 @@ class Sizes:
             function_calls=10_000,
             peer_turns_agents=50,
             peer_efficiency=(100,),
-            peer_memory_agents=100,
+            peer_memory_agents=50,
         )
 
 
