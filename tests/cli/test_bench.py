@@ -5,14 +5,19 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from subagents.cli import _bench, build_parser
+from subagents.cli._bench.report import peers_table, table
 from subagents.cli._bench.scenarios import (
     IMPLS,
+    PEER_SCENARIOS,
     SCENARIOS,
+    Record,
     Sizes,
     find_bench_dir,
     load_scenarios,
@@ -56,7 +61,20 @@ def bench(*argv: str) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-def test_every_scenario_is_written_with_the_documented_schema(tmp_path: Path) -> None:
+def without_peer_frameworks(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """Make ``bench_peers`` see none of the peer frameworks installed; return the module."""
+    folder = find_bench_dir()
+    assert folder is not None
+    peers = load_scenarios(folder)["bench_peers"]
+    monkeypatch.setattr(peers, "missing_modules", lambda peer: list(peer.modules))
+    return peers
+
+
+def test_every_scenario_is_written_with_the_documented_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the peers (their own tests below) take a subprocess per measurement: not here
+    without_peer_frameworks(monkeypatch)
     path = tmp_path / "bench.json"
     code, output = bench("--json", str(path))
     assert code == 0, output
@@ -74,7 +92,8 @@ def test_every_scenario_is_written_with_the_documented_schema(tmp_path: Path) ->
     pairs = {(r["scenario"], r["impl"]) for r in records}
     ran = {scenario for scenario, _ in pairs}
     # the corpus lives beside the checkout; without it corpus_load is skipped with a note
-    assert ran | {"corpus_load"} == set(SCENARIOS)
+    assert ran | {"corpus_load"} | set(PEER_SCENARIOS) == set(SCENARIOS)
+    assert "peers: skipped (no peer framework is installed" in output
     if "corpus_load" not in ran:
         assert "corpus_load: skipped" in output
     for scenario in ("spawn_exit", "request_reply", "fan_out", "pubsub", "tree_cancel"):
@@ -175,3 +194,110 @@ def test_mcp_call_is_skipped_with_a_note_when_its_server_cannot_start(
     assert code == 0, output
     assert "note: mcp_call: skipped (the MCP server did not start:" in output
     assert json.loads(path.read_text())["records"] == []
+
+
+# -- peers: the same agent workload on the frameworks users would pick instead ------------
+
+
+def test_peers_are_skipped_cleanly_without_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    peers = without_peer_frameworks(monkeypatch)
+
+    def no_subprocess(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a peer ran although none is installed")
+
+    monkeypatch.setattr(peers, "run_once", no_subprocess)
+    path = tmp_path / "bench.json"
+    argv = [arg for scenario in PEER_SCENARIOS for arg in ("--only", scenario)]
+    code, output = bench(*argv, "--json", str(path))
+    assert code == 0, output
+    assert (
+        "note: peers: skipped (no peer framework is installed; pip install 'subagents[peers]')"
+        in output
+    )
+    assert json.loads(path.read_text())["records"] == []
+    assert "Peers (" not in output
+
+
+def load_peer_script(monkeypatch: pytest.MonkeyPatch, name: str) -> ModuleType:
+    """Import ``bench/peers/<name>.py`` (it puts its folder on ``sys.path``: undone after)."""
+    folder = find_bench_dir()
+    assert folder is not None
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    spec = importlib.util.spec_from_file_location(f"_test_{name}", folder / "peers" / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("transcripts", [False, True])
+async def test_our_peer_workload_makes_ten_tool_calls_per_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transcripts: bool
+) -> None:
+    """Ours through ``open_runtime(tools=[add])`` + ``rt.spawn``: exactly N x 10 ``add`` calls."""
+    ours = load_peer_script(monkeypatch, "peer_subagents")
+    calls = await ours.run_agents(3, 0.0, transcripts=transcripts, root=tmp_path)
+    assert calls == ours.Counter.calls == 3 * 10
+
+
+def test_the_harness_refuses_a_workload_that_was_not_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    harness = load_peer_script(monkeypatch, "_harness")
+    assert harness.check(["done"] * 2, 20, 2) == 20
+    with pytest.raises(harness.WorkloadError, match="19 tool calls for 2 agents"):
+        harness.check(["done"] * 2, 19, 2)
+    with pytest.raises(harness.WorkloadError, match="1 of 2 agents ended with"):
+        harness.check(["done", "oops"], 20, 2)
+
+
+def test_a_peer_run_is_a_subprocess_that_reports_its_workload() -> None:
+    folder = find_bench_dir()
+    assert folder is not None
+    peers = load_scenarios(folder)["bench_peers"]
+    ours = next(peer for peer in peers.PEERS if peer.impl == "subagents")
+    outcome = peers.run_once(ours, 2, 0.0, timeout=60.0)
+    assert outcome.error is None
+    assert outcome.data["tool_calls"] == 20
+    assert outcome.data["cpu"] > 0
+
+
+def test_a_peer_that_hangs_is_killed_and_reported_as_over_the_timeout(tmp_path: Path) -> None:
+    folder = find_bench_dir()
+    assert folder is not None
+    peers = load_scenarios(folder)["bench_peers"]
+    script = tmp_path / "hangs.py"
+    script.write_text(
+        "import json, sys, time\n"
+        "print(json.dumps({'started': time.time()}), flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    outcome = peers.run_once(peers.Peer("hangs", str(script)), 1, 0.0, timeout=0.2)
+    assert outcome == peers.Outcome(over=0.2)
+    script.write_text("import sys\nsys.exit('broken framework')\n")
+    outcome = peers.run_once(peers.Peer("broken", str(script)), 1, 0.0, timeout=5.0)
+    assert outcome.error == "broken framework"
+
+
+def test_the_peers_table_shows_each_framework_and_the_cpu_target() -> None:
+    records = [
+        Record("peer_turns", "subagents", 1000, "s", 0.5, 0.5, 1),
+        Record("peer_cpu", "subagents", 1000, "us/turn", 100.0, 100.0, 1),
+        Record("peer_cpu", "subagents+transcripts", 1000, "us/turn", 300.0, 300.0, 1),
+        Record("peer_cpu", "autogen-agentchat", 1000, "us/turn", 600.0, 600.0, 1),
+        Record("peer_cpu", "langgraph", 1000, "us/turn", 2000.0, 2000.0, 1),
+        Record("peer_efficiency_10000", "langgraph", 10000, "over s", 120.0, 120.0, 1),
+        Record("peer_memory", "langgraph", 100, "bytes/agent", 2048.0, 2048.0, 1),
+    ]
+    lines = table(records).splitlines()
+    assert "| framework | turns/s | CPU per turn | efficiency 10,000 | per agent |" in lines
+    assert "| subagents | 2,000/s | 100 us |  |  |" in lines
+    assert "| langgraph |  | 2,000 us | > 120 s | 2.0 KiB |" in lines
+    # ours with transcripts is not a peer: the nearest peer is autogen, at 6x
+    assert (
+        "CPU per turn: every peer >= 5x subagents: yes (nearest: autogen-agentchat, 6.0x)" in lines
+    )
+    slower = [*records, Record("peer_cpu", "pydantic-ai", 1000, "us/turn", 450.0, 450.0, 1)]
+    assert "every peer >= 5x subagents: NO (nearest: pydantic-ai, 4.5x)" in table(slower)
+    assert peers_table([Record("spawn_exit", "subagents", 10, "s", 0.1, 0.1, 1)]) == []

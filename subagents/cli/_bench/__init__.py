@@ -11,6 +11,9 @@ it from a checkout.
 Each scenario runs in this process and this run on ``subagents`` and on raw
 Trio (fastest correct idiom); request_reply and fan_out also on plain asyncio
 and, when it is installed (``pip install 'subagents[bench]'``), on autogen-core.
+The peer_* scenarios run one agent workload on ``open_runtime`` and on the agent
+frameworks of the ``peers`` extra (``pip install 'subagents[peers]'``), each in
+a subprocess; a framework that is not installed is skipped with a note.
 
 This module is the command: its options, its checks and what it prints. The
 run itself is :mod:`subagents.cli._bench.run`, the table and the chart

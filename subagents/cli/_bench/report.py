@@ -2,7 +2,8 @@
 
 The targets are the kernel issue's: how far ``subagents`` may be from raw Trio,
 how much faster than autogen-core it must be, how close to ideal many agents
-must run, and how fast the definitions corpus must load. The chart needs
+must run, and how fast the definitions corpus must load; and issue 17's for the
+peers (every agent framework spends at least 5x our CPU per turn). The chart needs
 matplotlib (``pip install 'subagents[bench]'``).
 """
 
@@ -13,9 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from subagents.cli._bench.scenarios import Record
+from subagents.cli._bench.scenarios import PEER_SCENARIOS, Record
 
-__all__ = ["draw_chart", "matplotlib_missing", "runtime_table", "table"]
+__all__ = ["draw_chart", "matplotlib_missing", "peers_table", "runtime_table", "table"]
 
 #: subagents / raw Trio must not exceed these (the kernel issue's targets).
 TRIO_TARGETS: Final = {
@@ -37,6 +38,8 @@ RUNTIME_KERNEL_TARGET: Final = 2.0
 RUNTIME_EFFICIENCY_TARGET: Final = 1.25
 #: runtime_efficiency_10000 must not exceed this times the kernel path's figure, same run.
 RUNTIME_10000_VS_KERNEL: Final = 1.5
+#: Every peer framework's CPU per turn / subagents' must reach this (zero latency).
+PEER_CPU_TARGET: Final = 5.0
 
 
 def _figure(r: Record) -> str:
@@ -63,7 +66,7 @@ def table(records: Sequence[Record]) -> str:
     ]
     for scenario in dict.fromkeys(r.scenario for r in records):
         ours = by.get((scenario, "subagents"))
-        if ours is None or scenario.startswith("runtime_"):
+        if ours is None or scenario.startswith("runtime_") or scenario in PEER_SCENARIOS:
             continue
         raw, aio, ag = (by.get((scenario, impl)) for impl in ("trio", "asyncio", "autogen"))
         checks: list[str] = []
@@ -108,6 +111,7 @@ def table(records: Sequence[Record]) -> str:
             f"Transcripts on cost {on.min / off.min:.2f}x the time of transcripts off "
             f"({on.n / on.min:,.0f} against {off.n / off.min:,.0f} turns/s)."
         )
+    lines.extend(peers_table(records))
     runtime = runtime_table(records)
     if runtime:
         lines += ["", runtime]
@@ -171,6 +175,63 @@ def runtime_table(records: Sequence[Record]) -> str:
             f"| {_turns(raw)} | {ratio} | {'; '.join(checks)} |"
         )
     return "\n".join(lines)
+
+
+def _peer_cell(r: Record | None) -> str:
+    if r is None:
+        return ""
+    if r.unit == "over s":
+        return f"> {r.min:g} s"
+    if r.unit == "bytes/agent":
+        return f"{r.min / 1024:,.1f} KiB"
+    if r.unit == "us/turn":
+        return f"{r.min:,.0f} us"
+    if r.unit == "s":
+        return f"{r.n / r.min:,.0f}/s" if r.min else ""
+    return f"{r.min:.2f}x"
+
+
+def peers_table(records: Sequence[Record]) -> list[str]:
+    """The peers: one row per implementation, and whether ours meets the CPU target.
+
+    Empty when no peer scenario was recorded. CPU per turn and turns/s are at zero
+    latency; efficiency is elapsed / ideal with 100 ms per model call.
+    """
+    peer = [r for r in records if r.scenario in PEER_SCENARIOS]
+    if not peer:
+        return []
+    by = {(r.scenario, r.impl): r for r in peer}
+    columns = [s for s in PEER_SCENARIOS if any(r.scenario == s for r in peer)]
+    titles = {
+        "peer_turns": "turns/s",
+        "peer_cpu": "CPU per turn",
+        "peer_memory": "per agent",
+    }
+    heads = [
+        titles[c] if c in titles else f"efficiency {int(c.rsplit('_', 1)[1]):,}" for c in columns
+    ]
+    lines = [
+        "",
+        "Peers (same workload; zero latency for turns/s and CPU, 100 ms per model call "
+        "for efficiency):",
+        "",
+        f"| framework | {' | '.join(heads)} |",
+        f"|---|{'---:|' * len(columns)}",
+    ]
+    for impl in dict.fromkeys(r.impl for r in peer):
+        cells = [_peer_cell(by.get((c, impl))) for c in columns]
+        lines.append(f"| {impl} | {' | '.join(cells)} |")
+    ours = by.get(("peer_cpu", "subagents"))
+    others = [r for r in peer if r.scenario == "peer_cpu" and not r.impl.startswith("subagents")]
+    if ours is not None and others and ours.min:
+        nearest = min(others, key=lambda r: r.min)
+        ratio = nearest.min / ours.min
+        lines.append("")
+        lines.append(
+            f"CPU per turn: every peer >= {PEER_CPU_TARGET:g}x subagents: "
+            f"{_met(ratio >= PEER_CPU_TARGET)} (nearest: {nearest.impl}, {ratio:.1f}x)"
+        )
+    return lines
 
 
 def matplotlib_missing() -> bool:

@@ -1,5 +1,8 @@
 """Running the benchmark scenarios: on ``subagents`` and raw Trio, some on asyncio and autogen-core.
 
+The peer scenarios (``peer_*``) run the same agent workload on ``subagents`` and on
+the agent frameworks users would pick instead, each measurement in a subprocess.
+
 Each measurement is a fresh ``trio.run`` (or asyncio event loop) after a
 garbage collection, and the implementations take turns within a repetition, so
 a drift of the machine hits them alike; the repetitions of one scenario on one
@@ -21,7 +24,14 @@ from typing import Any, TextIO
 import trio
 
 from subagents import __version__
-from subagents.cli._bench.scenarios import COMPARED, SCENARIOS, BenchRun, Record, Sizes
+from subagents.cli._bench.scenarios import (
+    COMPARED,
+    PEER_SCENARIOS,
+    SCENARIOS,
+    BenchRun,
+    Record,
+    Sizes,
+)
 
 __all__ = ["run_bench"]
 
@@ -234,6 +244,25 @@ def run_bench(
         result.records.append(_record("team_messages", "trio", sent, "s", ring_v))
         result.records.append(_record("team_messages", "subagents", sent, "s", team_v))
     _run_runtime(agents_mod, kernel_mod, sizes, wanted, result, say)
+    if wanted & set(PEER_SCENARIOS):
+        # The same agent workload on the frameworks users would pick instead, each
+        # measurement in its own subprocess (bench_peers.py); skipped with a note for
+        # each one that is not installed (the ``peers`` extra).
+        peers = modules["bench_peers"]
+        records, notes = peers.run_peers(
+            turn_agents=sizes.peer_turns_agents,
+            efficiency=sizes.peer_efficiency,
+            memory_agents=sizes.peer_memory_agents,
+            reps=sizes.agent_reps,
+            wanted=wanted,
+            timeout=sizes.peer_timeout,
+            latency=sizes.latency,
+            say=say,
+        )
+        result.records.extend(Record(**r) for r in records)
+        result.notes.extend(notes)
+        if records:
+            result.versions.update(peers.versions())
     return result
 
 

@@ -18,6 +18,7 @@ from typing import Any, Final
 
 __all__ = [
     "IMPLS",
+    "PEER_SCENARIOS",
     "SCENARIOS",
     "BenchRun",
     "Record",
@@ -50,12 +51,40 @@ SCENARIOS: Final = (
     "runtime_efficiency_1000",
     "runtime_efficiency_10000",
     "runtime_idle_memory",
+    "peer_turns",
+    "peer_cpu",
+    "peer_efficiency_100",
+    "peer_efficiency_1000",
+    "peer_efficiency_10000",
+    "peer_memory",
 )
 #: ``subagents`` alone is the kernel (kernel scenarios) or ``open_runtime`` with transcripts
 #: on (runtime_*), ``no_transcripts`` open_runtime with them off, ``kernel`` the kernel-agent
 #: path (``agent_behavior`` under ``open_supervisor``) in a runtime_* scenario.
-IMPLS: Final = ("subagents", "trio", "asyncio", "autogen", "kernel", "no_transcripts")
+IMPLS: Final = (
+    "subagents",
+    "trio",
+    "asyncio",
+    "autogen",
+    "kernel",
+    "no_transcripts",
+    "subagents+transcripts",
+    "openai-agents",
+    "langgraph",
+    "pydantic-ai",
+    "autogen-agentchat",
+)
 COMPARED: Final = ("request_reply", "fan_out")
+#: The scenarios of ``bench_peers.py``: the same agent workload on the frameworks users would
+#: pick instead (the ``peers`` extra), each run in a subprocess.
+PEER_SCENARIOS: Final = (
+    "peer_turns",
+    "peer_cpu",
+    "peer_efficiency_100",
+    "peer_efficiency_1000",
+    "peer_efficiency_10000",
+    "peer_memory",
+)
 MODULES: Final = (
     "bench_kernel",
     "bench_agents",
@@ -63,6 +92,7 @@ MODULES: Final = (
     "bench_compare",
     "bench_teams",
     "bench_team_messages",
+    "bench_peers",
 )
 
 
@@ -73,6 +103,9 @@ class Record:
     Time scenarios are seconds for the whole workload of ``n`` operations,
     ``idle_memory`` bytes per actor, efficiency elapsed / ideal;
     ``runtime_turns_cpu`` (written by runtime_turns) CPU microseconds per turn.
+    ``idle_memory`` bytes per actor, efficiency elapsed / ideal; ``peer_cpu`` CPU
+    microseconds per turn, ``peer_memory`` bytes per agent, and a peer run killed at
+    the timeout has the unit ``over s`` (its min is the timeout).
     """
 
     scenario: str
@@ -114,6 +147,14 @@ class Sizes:
     runtime_idle_agents: int = 1_000
     #: Repetitions of ``spawn_exit`` (short and noisy: more of them, the min of each side).
     spawn_exit_reps: int = 15
+    #: Agents of ``peer_turns`` / ``peer_cpu`` (x 10 turns, zero latency), on every peer.
+    peer_turns_agents: int = 1_000
+    #: Agents of the ``peer_efficiency_N`` runs (100 ms per model call).
+    peer_efficiency: tuple[int, ...] = (100, 1_000, 10_000)
+    #: Agents of ``peer_memory``.
+    peer_memory_agents: int = 250
+    #: Seconds a peer's measured run may take before it is killed and reported as over.
+    peer_timeout: float = 120.0
 
     @classmethod
     def full(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
@@ -121,7 +162,10 @@ class Sizes:
 
     @classmethod
     def quick(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
-        """A tenth of the kernel sizes, fewer repetitions, no 10,000-agent efficiency."""
+        """A tenth of the kernel sizes, fewer repetitions, no 10,000-agent efficiency.
+
+        The peers run 50 agents for their turns, and their efficiency at 100 agents only.
+        """
         kernel = {k: max(1, v // 10) for k, v in kernel_sizes.items()}
         kernel["fan_out_actors"] = 100
         kernel["pubsub_subscribers"] = 100
@@ -140,6 +184,9 @@ class Sizes:
             runtime_agents=1_000,
             runtime_idle_agents=200,
             spawn_exit_reps=9,
+            peer_turns_agents=50,
+            peer_efficiency=(100,),
+            peer_memory_agents=50,
         )
 
 
