@@ -181,7 +181,8 @@ class TeammatePolicy:
         me_found = _ME.search(first)
         me = me_found.group(1) if me_found else "?"
         roster = _ROSTER.search(first)
-        alone = roster is None or len(roster.group(1).split(",")) <= 1
+        team = [n.strip() for n in roster.group(1).split(",")] if roster else [me]
+        alone = len(team) <= 1
         said = peer_lines(messages)
         latency = jitter(self.latency, request)
         claims, done = self._claims(calls)
@@ -192,7 +193,7 @@ class TeammatePolicy:
                 return reply
         if any(c.task_id not in done for c in claims):
             return final_reply(request, f"{me}: waiting for a peer's answer.", latency)
-        reply = self._claim_next(messages, calls, surveyed, alone, latency)
+        reply = self._claim_next(messages, calls, surveyed, alone, latency, me, team)
         if reply is not None:
             return reply
         report = ", ".join(f"{c.kind.lower()}ed {c.folder}" for c in claims) or "no task"
@@ -356,8 +357,16 @@ class TeammatePolicy:
         surveyed: set[str],
         alone: bool,
         latency: float,
+        me: str = "?",
+        team: Sequence[str] = (),
     ) -> Reply | None:
-        """Look at the board when something happened since I last did; claim what I may."""
+        """Look at the board when something happened since I last did; claim what I may.
+
+        Surveys are dealt round the roster (the n-th survey task on the board to
+        the n-th teammate, modulo the team's size), so every teammate surveys and
+        reports a figure however Trio happens to schedule them; checks go to
+        whoever is free first, never to the folder's own surveyor.
+        """
         lists = [ex for ex in calls if ex.name == "TaskList" and ex.content is not None]
         last = lists[-1].answered[0] if lists else -1
         # New claimable work is announced (the wake-up note), or follows my own change.
@@ -368,10 +377,19 @@ class TeammatePolicy:
             return calls_reply("Looking at the board.", [("TaskList", {})], latency)
         tried = {str(ex.input.get("taskId")) for ex in calls if ex.name == "TaskUpdate"}
         rows = (board_data(lists[-1].content) or {}).get("tasks") or []
+        surveys = [
+            str(row.get("id"))
+            for row in rows
+            if (found := _SUBJECT.match(str(row.get("subject", "")))) and found.group(1) == "Survey"
+        ]
         for row in rows:
             subject = _SUBJECT.match(str(row.get("subject", "")))
             if subject is None or str(row.get("id")) in tried:
                 continue
+            if subject.group(1) == "Survey" and me in team and len(team) > 1:
+                dealt = team[surveys.index(str(row.get("id"))) % len(team)]
+                if dealt != me:
+                    continue  # dealt to another teammate
             if row.get("status") != "pending" or row.get("owner") or row.get("blockedBy"):
                 continue
             if subject.group(1) == "Check" and subject.group(2) in surveyed and not alone:
