@@ -39,6 +39,7 @@ from subagents.runtime import (
     TerminateReason,
     TranscriptsConfig,
     TranscriptWriter,
+    TurnStarted,
     load_transcript,
     open_runtime,
     transcript_path,
@@ -298,6 +299,53 @@ async def test_without_a_provider_the_scripted_one_answers(tmp_path: Path) -> No
     assert isinstance(status, Completed)
     assert status.result is not None
     assert status.result.startswith("[scripted reply")
+
+
+async def test_progress_is_current_the_moment_each_event_is_published(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The runtime's tracker is fed where each event is published (a bus listener, issue 17),
+    not through a subscription of its own: it holds no buffer and never lags or holds a
+    publisher, and a subscriber reading an event finds the tracker already past it."""
+    world = World(tmp_path)
+    provider = ScriptedProvider(
+        lambda request: testing.say("done") if request.turn > 3 else testing.call("TodoWrite")
+    )
+    async with world.open(provider) as rt:
+        stats = rt.statistics().bus
+        assert (stats.subscribers, stats.listeners) == (0, 1)
+        behind: list[str] = []
+        read = 0
+
+        async def check(sub: subagents.actors.Subscription) -> None:
+            nonlocal read
+            async for event in sub:
+                read += 1
+                assert not isinstance(event, subagents.actors.Lagged)
+                try:
+                    progress = rt.tracker.progress(event.agent_id)
+                except subagents.runtime.ProgressNotFound:
+                    behind.append(f"{type(event).__name__}: agent unknown")
+                    continue
+                if isinstance(event, TurnStarted) and progress.turns < event.turn:
+                    behind.append(f"turn {event.turn} started, tracker at {progress.turns}")
+
+        with rt.subscribe(policy="block", capacity=100) as sub:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(check, sub)
+                ids = [(await rt.spawn("general-purpose", "Go")).agent_id for _ in range(20)]
+                await rt.wait(ids, timeout=10, mode="all")
+                await trio.testing.wait_all_tasks_blocked()
+                sub.close()
+        assert behind == []
+        results = [rt.result(agent_id) for agent_id in ids]
+        assert [rt.progress(agent_id).turns for agent_id in ids] == [
+            r.turns if r is not None else None for r in results
+        ]
+        assert all(r is not None and r.turns > 2 for r in results)
+        stats = rt.statistics()
+        assert stats.progress.events == stats.bus.published == read
+        assert (stats.progress.lagged, stats.bus.subscribers, stats.bus.listeners) == (0, 0, 1)
 
 
 async def test_log_lines_name_the_agent(
