@@ -28,6 +28,7 @@ from subagents.agents import UnknownAgentError
 from subagents.runtime import (
     AgentBusy,
     InvalidInputs,
+    LoggingConfig,
     MetaRecord,
     ModelRequest,
     Origin,
@@ -368,6 +369,31 @@ async def test_log_lines_name_the_agent(
             0,
             rt.session_id,
         )
+
+
+@pytest.mark.parametrize("level", ["info", "debug"])
+async def test_an_agent_logs_one_line_per_lifecycle_step_and_its_live_statuses_at_debug(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, level: str
+) -> None:
+    """At the default ``info`` an agent's lines are its start, each run's end and its own end
+    (issue 17: a status line per event cost every turn); ``debug`` adds the live statuses."""
+    world = World(tmp_path, extra={"logging": LoggingConfig(file_level=level)})
+    async with world.open(ScriptedProvider([testing.say("done")])) as rt:
+        handle = await rt.spawn("Explore", "Look")
+        await rt.wait([handle.agent_id], timeout=5)
+    path = world.state / "logs" / f"{rt.session_id}.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    mine = [line for line in lines if line.get("agent_id") == handle.agent_id]
+    assert [(line["event"], line.get("status")) for line in mine if line["level"] == "info"] == [
+        ("agent spawned", None),
+        ("run finished", "completed"),
+        ("status changed", "completed"),
+    ]
+    statuses = [
+        (line["level"], line["status"]) for line in mine if line["event"] == "status changed"
+    ]
+    live = [("debug", "pending_init"), ("debug", "running")]
+    assert statuses == [*(live if level == "debug" else []), ("info", "completed")]
 
 
 async def test_old_sessions_are_removed_when_the_runtime_closes(tmp_path: Path) -> None:

@@ -2,8 +2,9 @@
 
 A :class:`ProgressFollower` listens to the bus (:meth:`~subagents.actors.Bus.listen`)
 from before the first agent, folds every event into a
-:class:`~subagents.runtime.ProgressTracker` as it is published and logs each
-status change with the agent's id, nickname and depth. Being a synchronous
+:class:`~subagents.runtime.ProgressTracker` as it is published, and logs status
+changes with the agent's id, nickname and depth: an agent's end at ``info``, its
+live statuses (``pending_init``, ``running``) at ``debug``. Being a synchronous
 listener rather than a subscription, it costs a turn no buffer, no task switch
 and no wait for room, it never lags, and the tracker is current the moment an
 event is published: ``rt.progress(id)`` right after ``rt.spawn`` sees the spawn,
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from typing import final
 
-from subagents.actors import Bus, Event, Listener, StatusChanged, kind_of
+from subagents.actors import Bus, Event, Listener, StatusChanged, is_final, kind_of
 from subagents.runtime._logging import RuntimeLog
 from subagents.runtime._progress.tracker import ProgressTracker
 
@@ -25,27 +26,38 @@ __all__ = ["ProgressFollower"]
 class ProgressFollower:
     """Feeds ``tracker`` (and the status log) from the bus it is attached to."""
 
-    __slots__ = ("_listener", "_log", "_status_log", "tracker")
+    __slots__ = ("_debug", "_listener", "_log", "_status_log", "tracker")
 
     def __init__(self, log: RuntimeLog, tracker: ProgressTracker | None = None) -> None:
         self._log = log
         # One logger for every status line, told the agent per line: the same line as a
         # logger bound to the agent writes (RuntimeLog.for_agent), without making one per event.
         self._status_log = log.logger()
+        self._debug = log.enabled("debug")
         self.tracker = ProgressTracker() if tracker is None else tracker
         self._listener: Listener | None = None
 
     def _observe(self, event: Event) -> None:
         self.tracker.handle(event)
         if type(event) is StatusChanged:
-            detail = getattr(event.status, "message", None)
-            self._status_log.info(
+            status = event.status
+            # One line per lifecycle step at info: an agent's end (with its message). Its
+            # start is the "agent spawned" line and each run's end "run finished"; the live
+            # statuses (pending_init, running) are at debug, and below the log's levels they
+            # cost this check, not a call with its keywords.
+            if is_final(status):
+                write = self._status_log.info
+            elif self._debug:
+                write = self._status_log.debug
+            else:
+                return
+            write(
                 "status changed",
                 agent_id=event.agent_id,
                 nickname=event.nickname,
                 depth=event.depth,
-                status=kind_of(event.status),
-                message=detail,
+                status=kind_of(status),
+                message=getattr(status, "message", None),
             )
 
     def attach(self, bus: Bus) -> Listener:
