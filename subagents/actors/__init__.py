@@ -14,7 +14,14 @@ and publishes every status change on a :class:`Bus`::
 import typing as _typing
 import warnings as _warnings
 
-from ._bus import Bus, BusStatistics, OverflowPolicy, Subscription, SubscriptionStatistics
+from ._bus import (
+    Bus,
+    BusStatistics,
+    Listener,
+    OverflowPolicy,
+    Subscription,
+    SubscriptionStatistics,
+)
 from ._config import SupervisorConfig, is_count, is_seconds
 from ._context import ActorContext, Behavior, Init
 from ._events import AgentSpawned, Event, Lagged, StatusChanged
@@ -80,6 +87,7 @@ __all__ = [
     "Init",
     "InvalidConfiguration",
     "Lagged",
+    "Listener",
     "MailboxFull",
     "NicknamePool",
     "NoReply",

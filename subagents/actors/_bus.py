@@ -12,6 +12,13 @@ buffer and a policy for when it is full:
 
 Subscriptions are pulled by their consumer, so a consumer that raises or never
 reads cannot break a publisher.
+
+A :class:`Listener` is the synchronous alternative for an in-process consumer
+whose handling is cheap and O(1), such as a progress tracker: :meth:`Bus.listen`
+registers a callable that :meth:`Bus.publish_nowait` calls with each stamped
+event before offering it to the subscriptions. It never lags, never holds a
+publisher and costs no task switch or buffer; a listener that raises is
+detached (its error kept on the handle) so it cannot break a publisher either.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from __future__ import annotations
 import collections
 import enum
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Final, Self, final
 
@@ -34,6 +41,7 @@ from ._exceptions import InvalidConfiguration
 __all__ = [
     "Bus",
     "BusStatistics",
+    "Listener",
     "OverflowPolicy",
     "Subscription",
     "SubscriptionStatistics",
@@ -67,6 +75,8 @@ class BusStatistics:
     """Publishes that had to wait for a ``block`` subscriber to make room."""
     block_timeouts: int
     """Of those, how many gave up after ``max_block`` and dropped instead."""
+    listeners: int
+    """Listeners attached now (:meth:`Bus.listen`); they are not counted in ``subscribers``."""
 
 
 @attrs.frozen
@@ -256,6 +266,52 @@ class Subscription:
 
 
 @final
+class Listener:
+    """A synchronous consumer of every event, attached with :meth:`Bus.listen`.
+
+    Its callable runs inside :meth:`Bus.publish_nowait`, after the event is
+    stamped with its ``seq`` and ``time`` and before any subscription sees it,
+    so it gets every event, in order, without a buffer or a task. It must be
+    quick and must not wait. If it raises an :class:`Exception`, it is detached
+    and the exception kept in :attr:`error`; the publisher carries on.
+    """
+
+    __slots__ = ("_bus", "_callback", "closed", "error")
+
+    def __init__(self, bus: Bus, callback: Callable[[Event], object]) -> None:
+        self._bus = bus
+        self._callback = callback
+        self.closed = False
+        self.error: Exception | None = None
+        """The exception that detached this listener, if one did."""
+
+    def _deliver(self, event: Event) -> None:
+        try:
+            self._callback(event)
+        except Exception as exc:  # a broken listener must not break the publisher
+            self.error = exc
+            self.close()
+
+    def close(self) -> None:
+        """Detach from the bus; no event reaches the callable after this."""
+        if self.closed:
+            return
+        self.closed = True
+        self._bus._remove_listener(self)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+@final
 class Bus:
     """Publishes events to every matching subscription, stamping order and time.
 
@@ -270,6 +326,7 @@ class Bus:
         "_closed_delivered",
         "_closed_dropped",
         "_dropped",
+        "_listeners",
         "_seq",
         "_subs",
         "default_capacity",
@@ -283,6 +340,7 @@ class Bus:
         self.default_max_block = default_max_block
         self._subs: tuple[Subscription, ...] = ()
         self._block_subs: tuple[Subscription, ...] = ()
+        self._listeners: tuple[Listener, ...] = ()
         self._seq = 0
         self._dropped = 0
         self._blocked_publishes = 0
@@ -331,6 +389,20 @@ class Bus:
             self._block_subs = (*self._block_subs, sub)
         return sub
 
+    def listen(self, callback: Callable[[Event], object]) -> Listener:
+        """Call ``callback`` with every event from now on, synchronously, as it is published.
+
+        For cheap in-process consumers only (see :class:`Listener`); anything
+        that may wait or fall behind should :meth:`subscribe` instead. Close the
+        returned handle (or use it as a context manager) to detach.
+        """
+        listener = Listener(self, callback)
+        self._listeners = (*self._listeners, listener)
+        return listener
+
+    def _remove_listener(self, listener: Listener) -> None:
+        self._listeners = tuple(x for x in self._listeners if x is not listener)
+
     def _remove(self, sub: Subscription) -> None:
         self._subs = tuple(s for s in self._subs if s is not sub)
         self._block_subs = tuple(s for s in self._block_subs if s is not sub)
@@ -346,6 +418,8 @@ class Bus:
         self._seq += 1
         _force_setattr(event, "seq", self._seq)
         _force_setattr(event, "time", time.time())
+        for listener in self._listeners:
+            listener._deliver(event)
         for sub in self._subs:
             if sub._offer(event):
                 self._dropped += 1
@@ -378,8 +452,9 @@ class Bus:
 
     @property
     def has_subscribers(self) -> bool:
-        """Whether any subscription is open; publishers may skip building events if not."""
-        return bool(self._subs)
+        """Whether any subscription or listener is open; publishers may skip building events
+        if not."""
+        return bool(self._subs) or bool(self._listeners)
 
     @property
     def has_lossless_subscribers(self) -> bool:
@@ -400,4 +475,5 @@ class Bus:
             subscribers=len(self._subs),
             blocked_publishes=self._blocked_publishes,
             block_timeouts=self._block_timeouts,
+            listeners=len(self._listeners),
         )

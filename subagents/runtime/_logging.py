@@ -460,7 +460,16 @@ class RuntimeLog:
             _to_sink,
         ]
         self._wrapper = structlog.make_filtering_bound_logger(lowest)
+        self._lowest = lowest
         self._context = dict(context or {})
+
+    def enabled(self, level: str) -> bool:
+        """Whether a line at ``level`` is written anywhere (the file or stderr).
+
+        A hot path checks this once, so a line below the configured levels costs a
+        comparison instead of a call with its keyword arguments.
+        """
+        return _level(level) >= self._lowest
 
     @property
     def path(self) -> Path | None:

@@ -268,8 +268,7 @@ async def open_runtime(
         )
         body_error: BaseException | None = None
         async with trio.open_nursery() as nursery:
-            events = follower.subscribe(bus, capacity=supervisor_config.bus_capacity)
-            nursery.start_soon(follower.follow, name="subagents progress")
+            follower.attach(bus)
             nursery.start_soon(services.flusher.run, name="subagents transcripts")
             try:
                 async with open_supervisor(supervisor_config, bus=bus) as sup:
@@ -288,12 +287,12 @@ async def open_runtime(
                         log.logger().warning("settings problem", problem=warning)
                     _log_trust(log, config, quiet=not setup.from_store)
                     yield runtime
-            except BaseException as exc:  # re-raised below, once the follower has finished
+            except BaseException as exc:  # re-raised below, once the service tasks have finished
                 body_error = exc
             finally:
                 runtime._shut()
                 services.flusher.stop()
-                events.close()
+                follower.detach()
         removed = 0
         try:
             if body_error is None:

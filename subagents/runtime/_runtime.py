@@ -859,12 +859,10 @@ class Runtime:
 
     def progress(self, agent_id: str) -> AgentProgress:
         """The agent's progress: tokens, tool uses, turns, last activities, subtree totals."""
-        self._follower.pump()
         return self.tracker.progress(agent_id)
 
     def tree(self) -> builtins.list[AgentProgress]:
         """Every agent's progress, depth-first from the top-level agents."""
-        self._follower.pump()
         return self.tracker.tree()
 
     def subscribe(self, **options: Any) -> Subscription:
@@ -906,7 +904,6 @@ class Runtime:
             return False
 
     def _live_counts(self, agent_id: str) -> tuple[int, int, int]:
-        self._follower.pump()
         try:
             progress = self.tracker.progress(agent_id)
         except ProgressNotFound:

@@ -179,3 +179,52 @@ def test_a_second_of_a_thousand_agents_tokens_passes_losslessly_in_order() -> No
     for sub in subs:
         assert sub.dropped == 0
         assert [e.n for e in drain(sub)] == list(range(50_000))  # type: ignore[union-attr]
+
+
+def test_a_listener_gets_every_event_stamped_before_any_subscriber() -> None:
+    bus = Bus()
+    assert not bus.has_subscribers
+    seen: list[tuple[int, int]] = []
+    with bus.subscribe(capacity=1) as sub:
+        # what the subscriber had been handed when the listener ran: nothing newer
+        with bus.listen(lambda e: seen.append((e.seq, sub.statistics().delivered))) as listener:
+            assert bus.has_subscribers
+            for n in range(5):
+                bus.publish_nowait(tick(n))
+            stats = bus.statistics()
+            assert (stats.subscribers, stats.listeners) == (1, 1)
+        assert listener.closed
+        bus.publish_nowait(tick(9))
+    assert seen == [(1, 0), (2, 1), (3, 2), (4, 3), (5, 4)]  # none lost, in order, first
+    stats = bus.statistics()
+    assert (stats.listeners, stats.blocked_publishes, stats.dropped) == (0, 0, 5)
+    assert not bus.has_subscribers
+
+
+async def test_a_listener_never_holds_a_publisher() -> None:
+    bus = Bus()
+    got: list[int] = []
+    with bus.listen(lambda e: got.append(e.seq)):
+        for n in range(10_000):
+            await bus.publish(tick(n))  # no lossless subscriber: never waits for room
+    assert got == list(range(1, 10_001))
+    assert bus.statistics().blocked_publishes == 0
+
+
+def test_a_listener_that_raises_is_detached_and_the_publisher_carries_on() -> None:
+    bus = Bus()
+    calls: list[int] = []
+
+    def broken(event: Event) -> None:
+        calls.append(event.seq)
+        raise RuntimeError("tracker bug")
+
+    listener = bus.listen(broken)
+    with bus.listen(lambda e: calls.append(-e.seq)), bus.subscribe() as sub:
+        bus.publish_nowait(tick(1))
+        bus.publish_nowait(tick(2))
+        assert [e.n for e in drain(sub)] == [1, 2]  # type: ignore[union-attr]
+    assert calls == [1, -1, -2]
+    assert listener.closed
+    assert isinstance(listener.error, RuntimeError)
+    listener.close()  # closing again is harmless

@@ -351,3 +351,27 @@ def test_a_repeated_line_is_masked_from_memory_and_a_new_secret_is_still_seen(
     assert last["status"] == REDACTED
     assert last["nickname"] == "Ada"
     assert "timestamp" in last
+
+
+@pytest.mark.parametrize(
+    ("file_level", "stderr_level", "path", "enabled"),
+    [
+        ("info", "warning", True, {"info", "warning", "error"}),
+        ("warning", "debug", True, {"debug", "info", "warning", "error"}),
+        ("debug", "error", False, {"error"}),  # no file: only stderr's level counts
+    ],
+)
+def test_enabled_says_whether_a_level_is_written_anywhere(
+    tmp_path: Path, file_level: str, stderr_level: str, path: bool, enabled: set[str]
+) -> None:
+    log = RuntimeLog(
+        path=tmp_path / "log.jsonl" if path else None,
+        file_level=file_level,
+        stderr_level=stderr_level,
+        stderr=io.StringIO(),
+    )
+    with log:
+        assert {level for level in ("debug", "info", "warning", "error") if log.enabled(level)} == (
+            enabled
+        )
+        assert log.enabled("warn") == ("warning" in enabled)  # the aliases too

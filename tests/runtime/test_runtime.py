@@ -28,6 +28,7 @@ from subagents.agents import UnknownAgentError
 from subagents.runtime import (
     AgentBusy,
     InvalidInputs,
+    LoggingConfig,
     MetaRecord,
     ModelRequest,
     Origin,
@@ -39,6 +40,7 @@ from subagents.runtime import (
     TerminateReason,
     TranscriptsConfig,
     TranscriptWriter,
+    TurnStarted,
     load_transcript,
     open_runtime,
     transcript_path,
@@ -300,6 +302,53 @@ async def test_without_a_provider_the_scripted_one_answers(tmp_path: Path) -> No
     assert status.result.startswith("[scripted reply")
 
 
+async def test_progress_is_current_the_moment_each_event_is_published(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The runtime's tracker is fed where each event is published (a bus listener, issue 17),
+    not through a subscription of its own: it holds no buffer and never lags or holds a
+    publisher, and a subscriber reading an event finds the tracker already past it."""
+    world = World(tmp_path)
+    provider = ScriptedProvider(
+        lambda request: testing.say("done") if request.turn > 3 else testing.call("TodoWrite")
+    )
+    async with world.open(provider) as rt:
+        stats = rt.statistics().bus
+        assert (stats.subscribers, stats.listeners) == (0, 1)
+        behind: list[str] = []
+        read = 0
+
+        async def check(sub: subagents.actors.Subscription) -> None:
+            nonlocal read
+            async for event in sub:
+                read += 1
+                assert not isinstance(event, subagents.actors.Lagged)
+                try:
+                    progress = rt.tracker.progress(event.agent_id)
+                except subagents.runtime.ProgressNotFound:
+                    behind.append(f"{type(event).__name__}: agent unknown")
+                    continue
+                if isinstance(event, TurnStarted) and progress.turns < event.turn:
+                    behind.append(f"turn {event.turn} started, tracker at {progress.turns}")
+
+        with rt.subscribe(policy="block", capacity=100) as sub:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(check, sub)
+                ids = [(await rt.spawn("general-purpose", "Go")).agent_id for _ in range(20)]
+                await rt.wait(ids, timeout=10, mode="all")
+                await trio.testing.wait_all_tasks_blocked()
+                sub.close()
+        assert behind == []
+        results = [rt.result(agent_id) for agent_id in ids]
+        assert [rt.progress(agent_id).turns for agent_id in ids] == [
+            r.turns if r is not None else None for r in results
+        ]
+        assert all(r is not None and r.turns > 2 for r in results)
+        stats = rt.statistics()
+        assert stats.progress.events == stats.bus.published == read
+        assert (stats.progress.lagged, stats.bus.subscribers, stats.bus.listeners) == (0, 0, 1)
+
+
 async def test_log_lines_name_the_agent(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
@@ -320,6 +369,31 @@ async def test_log_lines_name_the_agent(
             0,
             rt.session_id,
         )
+
+
+@pytest.mark.parametrize("level", ["info", "debug"])
+async def test_an_agent_logs_one_line_per_lifecycle_step_and_its_live_statuses_at_debug(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, level: str
+) -> None:
+    """At the default ``info`` an agent's lines are its start, each run's end and its own end
+    (issue 17: a status line per event cost every turn); ``debug`` adds the live statuses."""
+    world = World(tmp_path, extra={"logging": LoggingConfig(file_level=level)})
+    async with world.open(ScriptedProvider([testing.say("done")])) as rt:
+        handle = await rt.spawn("Explore", "Look")
+        await rt.wait([handle.agent_id], timeout=5)
+    path = world.state / "logs" / f"{rt.session_id}.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    mine = [line for line in lines if line.get("agent_id") == handle.agent_id]
+    assert [(line["event"], line.get("status")) for line in mine if line["level"] == "info"] == [
+        ("agent spawned", None),
+        ("run finished", "completed"),
+        ("status changed", "completed"),
+    ]
+    statuses = [
+        (line["level"], line["status"]) for line in mine if line["event"] == "status changed"
+    ]
+    live = [("debug", "pending_init"), ("debug", "running")]
+    assert statuses == [*(live if level == "debug" else []), ("info", "completed")]
 
 
 async def test_old_sessions_are_removed_when_the_runtime_closes(tmp_path: Path) -> None:

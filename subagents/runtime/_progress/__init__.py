@@ -4,6 +4,6 @@
 :mod:`.tree` keeps the agents as a tree with per-subtree tallies; :mod:`.values`
 holds the frozen snapshots it hands out; :mod:`.text` words a status or a tool
 call for people (the live view, the plain printer and the report use it);
-:mod:`.follower` is the runtime's own subscriber, which feeds the tracker (and
-logs each status change) from a lossless subscription.
+:mod:`.follower` is the runtime's own consumer, a bus listener that feeds the
+tracker (and logs each status change) as each event is published.
 """

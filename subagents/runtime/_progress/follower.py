@@ -1,21 +1,21 @@
-"""The runtime's own bus subscriber: the progress tracker and the status log.
+"""The runtime's own bus consumer: the progress tracker and the status log.
 
-A :class:`ProgressFollower` reads a lossless subscription opened before the
-first agent, folds every event into a
-:class:`~subagents.runtime.ProgressTracker` and logs each status change with
-the agent's id, nickname and depth. Its task runs in the runtime's nursery and
-ends once the subscription is closed and drained. :meth:`ProgressFollower.pump`
-handles the events already published without waiting, so a read right after a
-call (``rt.progress(id)`` after ``rt.spawn``) sees them.
+A :class:`ProgressFollower` listens to the bus (:meth:`~subagents.actors.Bus.listen`)
+from before the first agent, folds every event into a
+:class:`~subagents.runtime.ProgressTracker` as it is published, and logs status
+changes with the agent's id, nickname and depth: an agent's end at ``info``, its
+live statuses (``pending_init``, ``running``) at ``debug``. Being a synchronous
+listener rather than a subscription, it costs a turn no buffer, no task switch
+and no wait for room, it never lags, and the tracker is current the moment an
+event is published: ``rt.progress(id)`` right after ``rt.spawn`` sees the spawn,
+and a subscriber reading an event finds the tracker already past it.
 """
 
 from __future__ import annotations
 
 from typing import final
 
-import trio
-
-from subagents.actors import Bus, Event, Lagged, StatusChanged, Subscription, kind_of
+from subagents.actors import Bus, Event, Listener, StatusChanged, is_final, kind_of
 from subagents.runtime._logging import RuntimeLog
 from subagents.runtime._progress.tracker import ProgressTracker
 
@@ -24,52 +24,56 @@ __all__ = ["ProgressFollower"]
 
 @final
 class ProgressFollower:
-    """Feeds ``tracker`` (and the status log) from one subscription."""
+    """Feeds ``tracker`` (and the status log) from the bus it is attached to."""
 
-    __slots__ = ("_log", "_status_log", "_subscription", "tracker")
+    __slots__ = ("_debug", "_listener", "_log", "_status_log", "tracker")
 
     def __init__(self, log: RuntimeLog, tracker: ProgressTracker | None = None) -> None:
         self._log = log
         # One logger for every status line, told the agent per line: the same line as a
         # logger bound to the agent writes (RuntimeLog.for_agent), without making one per event.
         self._status_log = log.logger()
+        self._debug = log.enabled("debug")
         self.tracker = ProgressTracker() if tracker is None else tracker
-        self._subscription: Subscription | None = None
+        self._listener: Listener | None = None
 
-    def _observe(self, event: Event | Lagged) -> None:
+    def _observe(self, event: Event) -> None:
         self.tracker.handle(event)
         if type(event) is StatusChanged:
-            detail = getattr(event.status, "message", None)
-            self._status_log.info(
+            status = event.status
+            # One line per lifecycle step at info: an agent's end (with its message). Its
+            # start is the "agent spawned" line and each run's end "run finished"; the live
+            # statuses (pending_init, running) are at debug, and below the log's levels they
+            # cost this check, not a call with its keywords.
+            if is_final(status):
+                write = self._status_log.info
+            elif self._debug:
+                write = self._status_log.debug
+            else:
+                return
+            write(
                 "status changed",
                 agent_id=event.agent_id,
                 nickname=event.nickname,
                 depth=event.depth,
-                status=kind_of(event.status),
-                message=detail,
+                status=kind_of(status),
+                message=getattr(status, "message", None),
             )
 
-    def subscribe(self, bus: Bus, *, capacity: int) -> Subscription:
-        """Open the lossless subscription to follow (before the first agent is spawned)."""
-        self._subscription = bus.subscribe(policy="block", capacity=capacity)
-        return self._subscription
+    def attach(self, bus: Bus) -> Listener:
+        """Follow every event ``bus`` publishes from now on (before the first agent)."""
+        self._listener = bus.listen(self._observe)
+        return self._listener
 
-    async def follow(self) -> None:
-        """Handle every event until the subscription is closed and drained."""
-        subscription = self._subscription
-        assert subscription is not None, "subscribe() before follow()"
-        async for event in subscription:
-            self._observe(event)
-        self._subscription = None
+    def detach(self) -> None:
+        """Stop following; the tracker keeps what it has.
 
-    def pump(self) -> None:
-        """Handle the events already buffered, without waiting."""
-        subscription = self._subscription
-        if subscription is None:
+        Had handling an event failed (a bug: the listener is detached then, so that
+        the publisher carries on), the failure is logged here.
+        """
+        listener, self._listener = self._listener, None
+        if listener is None:
             return
-        while True:
-            try:
-                event = subscription.receive_nowait()
-            except (trio.WouldBlock, trio.EndOfChannel):
-                return
-            self._observe(event)
+        listener.close()
+        if listener.error is not None:
+            self._log.logger().error("progress tracking stopped", error=repr(listener.error))
