@@ -279,7 +279,9 @@ class Team:
         return tuple(
             name
             for name, agent_id in self._members.items()
-            if agent_id and not is_final(self._runtime.status(agent_id))
+            if agent_id
+            and not is_final(status := self._runtime.status(agent_id))
+            and not _ended(status)
         )
 
     def info(self) -> TeamInfo:

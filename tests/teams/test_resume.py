@@ -21,8 +21,10 @@ from pathlib import Path
 import pytest
 import trio
 
+from subagents import testing
 from subagents.runtime import Runtime, ScriptedProvider, Teammate
 from subagents.teams import Task, Team, TeamRecord, read_team_record
+from tests.runtime.world import World, tool_results
 from tests.teams.test_team import TEAM, scripted, texts, world_with_team
 
 STEP = 30.0
@@ -203,3 +205,49 @@ async def test_a_resumed_team_keeps_its_name_taken(
         assert back is not team
         assert rt.services.teams.get("survey") is back
         assert [n for n, _ in back.members] == [m.name for m in mates]
+
+
+async def test_a_team_a_lead_model_created_comes_back_with_it(tmp_path: Path) -> None:
+    """``TeamCreate`` then ``Agent {name}``: the lead's own team, closed with it, comes back
+    when it is resumed, teammate and task included; ``TaskList`` works again."""
+    world = World(tmp_path)
+    world.agent("lead", tools="TeamCreate, Agent, TaskCreate, TaskList")
+    world.agent("alice")
+    lead = scripted(
+        testing.call("TeamCreate", team_name="review", description="Review the parser"),
+        testing.call("Agent", description="a", prompt="Read.", subagent_type="alice", name="alice"),
+        testing.call("TaskCreate", subject="Read parser.py", description="And list the bugs"),
+    )
+    async with (
+        ScriptedProvider(policies={"lead": lead, "*": scripted()}) as provider,
+        world.open(provider) as rt,
+    ):
+        handle = await rt.spawn("lead", "Lead.")
+        await rt.wait([handle.agent_id], timeout=STEP)
+        team = rt.services.teams.of(handle.agent_id)
+        assert team is not None
+        await settle(rt, team)
+        assert team.board is not None
+        before, members = await team.board.list(), team.members
+        assert [t.subject for t in before] == ["Read parser.py"]
+        assert [name for name, _ in members] == ["alice"]
+    resumed = scripted(testing.call("TaskList"))
+    async with (
+        ScriptedProvider(policies={"lead": resumed, "*": scripted()}) as provider,
+        world.open(provider) as rt,
+    ):
+        with trio.fail_after(STEP):
+            await rt.resume(handle.agent_id, "Go on.")
+        back = rt.services.teams.of(handle.agent_id)
+        assert back is not None
+        await settle(rt, back)
+        assert (back.name, back.description, back.members) == (
+            "review",
+            "Review the parser",
+            members,
+        )
+        assert back.board is not None
+        assert await back.board.list() == before
+        listed = tool_results(rt.conversation(handle.agent_id).messages)[-1]
+        assert not listed.is_error
+        assert "Read parser.py" in listed.content
