@@ -77,7 +77,12 @@ from subagents.runtime._progress.follower import ProgressFollower
 from subagents.runtime._progress.tracker import ProgressTracker
 from subagents.runtime._progress.values import AgentProgress, ProgressStatistics
 from subagents.runtime._result import AgentResult
-from subagents.runtime._resume import children_to_reopen, load_resumable, plan_resume
+from subagents.runtime._resume import (
+    children_to_reopen,
+    load_resumable,
+    plan_resume,
+    unread_peer_messages,
+)
 from subagents.runtime._services import Services
 from subagents.runtime._task import prepare_task
 from subagents.runtime._transcripts.load import find_transcript
@@ -650,6 +655,7 @@ class Runtime:
             path = find_transcript(services.config.state_dir, agent_id)
             claimed = claim_transcript(path, agent_id)
         record: AgentRecord | None = None
+        team_service: _BoardService | None = None
         try:
             source = load_resumable(services, self.catalog, agent_id, old, path)
             if by_user and source.transcript is not None:
@@ -673,7 +679,7 @@ class Runtime:
                 claimed=claimed,
                 restore=plan.restore,
             )
-            team_service = await self._reopen_team(record)
+            team_service = await self._reopen_team(record)  # a team it led comes back
             try:
                 await self._start(record, parent)
             except BaseException:
@@ -691,7 +697,30 @@ class Runtime:
         self._closed_by.pop(agent_id, None)
         record.logger.info("agent resumed", idle=plan.restore is not None, parent_id=parent)
         await self._reopen_children(agent_id, tree)
+        if team_service is not None:
+            await self._redeliver_unread(agent_id)
         return sup.status(agent_id)
+
+    async def _redeliver_unread(self, lead_id: str) -> None:
+        """Deliver again, once, the peer messages of the team ``lead_id`` leads that were
+        in a mailbox, unread, when its process ended (:func:`unread_peer_messages`); one
+        that cannot be delivered now is logged, as its sender was told it was delivered."""
+        team = self.services.teams.of(lead_id)
+        if team is None:
+            return
+        names = {lead_id: LEAD_NAME} | {agent_id: name for name, agent_id in team.members}
+        records = self.services.records
+        conversations = {
+            agent_id: record.conversation
+            for agent_id in names
+            if self._is_open(agent_id) and (record := records.get(agent_id)) is not None
+        }
+        for to_id, framed in unread_peer_messages(team.name, names, conversations):
+            delivery = await team.redeliver(to_id, framed)
+            if not delivery.delivered:
+                self.services.log.logger(parent_id=lead_id).warning(
+                    "peer message lost with the process", to_id=to_id, reason=delivery.reason
+                )
 
     async def _reopen_team(self, record: AgentRecord) -> _BoardService | None:
         """Prepare the team ``record``'s agent led, if it led one that was not ended on

@@ -478,6 +478,18 @@ class Team:
             return PeerDelivery(name, agent_id, False, str(exc))
         return PeerDelivery(name, agent_id, True)
 
+    async def redeliver(self, agent_id: str, framed: str) -> PeerDelivery:
+        """Deliver ``framed`` (a message :meth:`send` framed before the process ended, which
+        its recipient never read) to member ``agent_id`` again, once; as :meth:`send`
+        counts it. Called when a team is resumed."""
+        name = self._by_id.get(agent_id, agent_id)
+        delivery = await self._deliver(name, agent_id, framed)
+        if delivery.delivered:
+            self._delivered += 1
+        else:
+            self._undeliverable += 1
+        return delivery
+
     # -- idle -------------------------------------------------------------------------------
 
     async def went_idle(self, agent_id: str) -> None:

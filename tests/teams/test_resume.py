@@ -22,10 +22,10 @@ import pytest
 import trio
 
 from subagents import testing
-from subagents.runtime import Runtime, ScriptedProvider, Teammate
+from subagents.runtime import ModelRequest, Reply, Runtime, ScriptedProvider, Teammate
 from subagents.teams import Task, Team, TeamRecord, read_team_record
 from tests.runtime.world import World, tool_results
-from tests.teams.test_team import TEAM, scripted, texts, world_with_team
+from tests.teams.test_team import TEAM, scripted, world_with_team
 
 STEP = 30.0
 
@@ -51,7 +51,9 @@ async def fill_board(team: Team) -> tuple[Task, ...]:
 
 
 def mentions(rt: Runtime, agent_id: str, token: str) -> int:
-    return sum(1 for text in texts(rt, agent_id) if token in text)
+    """How many of the agent's inputs hold ``token`` (its replies, which may quote it, not)."""
+    messages = rt.conversation(agent_id).messages
+    return sum(m.text.count(token) for m in messages if m.role == "user")
 
 
 async def test_a_team_comes_back_with_its_lead_from_the_same_journal(tmp_path: Path) -> None:
@@ -251,3 +253,47 @@ async def test_a_team_a_lead_model_created_comes_back_with_it(tmp_path: Path) ->
         listed = tool_results(rt.conversation(handle.agent_id).messages)[-1]
         assert not listed.is_error
         assert "Read parser.py" in listed.content
+
+
+async def test_a_message_still_in_a_mailbox_at_the_crash_is_delivered_once_after(
+    tmp_path: Path,
+) -> None:
+    """The lead's ``SendMessage`` to a busy teammate was delivered to its mailbox, and the
+    process ended before the teammate read it: resuming the lead delivers it again, once
+    (the lead's transcript says it was delivered; alice's does not hold it)."""
+    world = world_with_team(tmp_path)
+    lead = scripted(testing.call("SendMessage", to="alice", message="token-in-the-mailbox"))
+
+    def busy(request: ModelRequest) -> Reply:
+        return testing.hang("Working.")
+
+    async with (
+        ScriptedProvider(policies={"lead": lead, "*": busy}) as provider,
+        world.open(provider) as rt,
+        rt.team("survey", "lead", "Lead.", teammates=TEAM[:1]) as team,
+    ):
+        lead_id = team.lead_id
+        alice = team.agent_id("alice")
+        await rt.wait([lead_id], timeout=STEP)
+        sent = tool_results(rt.conversation(lead_id).messages)[0]
+        assert json.loads(sent.content)["recipients"][0]["delivered"] is True
+        assert mentions(rt, alice, "token-in-the-mailbox") == 0  # busy: still in its mailbox
+        await rt.close(lead_id, grace=0)  # the mailbox goes with the process
+    async with (
+        ScriptedProvider(policies={"*": scripted()}) as provider,
+        world.open(provider) as rt,
+    ):
+        with trio.fail_after(STEP):
+            await rt.resume(lead_id)
+        back = rt.services.teams.of(lead_id)
+        assert back is not None
+        await settle(rt, back)
+        assert mentions(rt, alice, "token-in-the-mailbox") == 1
+        # A second resume finds it read: not delivered a third time.
+        await rt.close(lead_id)
+        with trio.fail_after(STEP):
+            await rt.resume(lead_id)
+        again = rt.services.teams.of(lead_id)
+        assert again is not None
+        await settle(rt, again)
+        assert mentions(rt, alice, "token-in-the-mailbox") == 1
