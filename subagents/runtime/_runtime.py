@@ -609,7 +609,11 @@ class Runtime:
         had open when it stopped (closed with it, or open when its process
         ended) come back with it, each under its own parent, as Codex's
         ``resume_agent`` does; a child closed on its own stays closed, and one
-        a limit refuses is logged and left closed.
+        a limit refuses is logged and left closed. A team it led comes back
+        with it unless the team was ended on purpose (``TeamDelete``, the
+        ``team`` block left normally): the same name, its teammates by name,
+        its board reopened from the same journal, and the peer messages left
+        unread in a mailbox delivered once.
 
         Its transcript is locked before it is read and for as long as the agent
         is open here: :class:`AgentInUse` (naming the holder's process) is
