@@ -31,6 +31,7 @@ jump in, which would make resumes in tests non-deterministic.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
@@ -56,6 +57,7 @@ from subagents.runtime._transcripts.load import (
     load_transcript,
 )
 from subagents.runtime._transcripts.records import ClosedRecord, FinalStatus, MetaRecord
+from subagents.teams import format_peer_message
 
 __all__ = [
     "RESUMED_NOTICE",
@@ -64,6 +66,7 @@ __all__ = [
     "answer_dangling_calls",
     "children_to_reopen",
     "load_resumable",
+    "unread_peer_messages",
     "plan_resume",
 ]
 
@@ -251,3 +254,69 @@ def children_to_reopen(state_dir: Path) -> dict[str, list[str]]:
         if parent is not None and parent != info.agent_id and not closed_alone:
             tree.setdefault(parent, []).append(info.agent_id)
     return tree
+
+
+class _PeerRow(msgspec.Struct):
+    agent_id: str = ""
+    delivered: bool = False
+
+
+class _PeerResult(msgspec.Struct):
+    recipients: list[_PeerRow] = []
+
+
+_peer_result_decoder: Final = msgspec.json.Decoder(_PeerResult)
+
+
+def unread_peer_messages(
+    team_name: str,
+    names: Mapping[str, str],
+    conversations: Mapping[str, Conversation],
+) -> list[tuple[str, str]]:
+    """``(recipient id, framed message)`` of each peer message a resumed team's member
+    was told was delivered (its ``SendMessage`` result, in its transcript) that its
+    recipient's conversation does not hold: it was still in the recipient's mailbox
+    when the process ended. In the order each sender sent them.
+
+    ``names`` maps each member's agent id to its name in the team (``"lead"`` for the
+    lead); ``conversations`` holds the members that came back. A message is matched by
+    its framed text (sender, team and text), counted: two identical messages need two
+    copies. Messages an embedding program sent (``Team.send``) leave no ``SendMessage``
+    in any transcript and are not found here.
+    """
+    expected: list[tuple[str, str]] = []
+    for sender_id, conversation in conversations.items():
+        sender = names.get(sender_id)
+        if sender is None:
+            continue
+        results = {
+            block.tool_use_id: block
+            for message in conversation
+            for block in message.content
+            if type(block) is ToolResultBlock
+        }
+        for message in conversation:
+            for call in message.tool_uses:
+                result = results.get(call.id)
+                text = call.input.get("message")
+                if call.name != "SendMessage" or result is None or not isinstance(text, str):
+                    continue
+                try:
+                    rows = _peer_result_decoder.decode(result.content).recipients
+                except (msgspec.MsgspecError, RecursionError):
+                    continue  # not a peer message (a message to an agent by id), or no result
+                framed = format_peer_message(team_name, sender, sender_id, text)
+                expected += [(row.agent_id, framed) for row in rows if row.delivered]
+    held: dict[tuple[str, str], int] = {}
+    missing: list[tuple[str, str]] = []
+    for key in expected:
+        to_id, framed = key
+        if to_id not in conversations:
+            continue  # it did not come back: nothing can read it
+        if key not in held:
+            held[key] = sum(m.text.count(framed) for m in conversations[to_id])
+        if held[key] > 0:
+            held[key] -= 1
+        else:
+            missing.append(key)
+    return missing

@@ -77,7 +77,12 @@ from subagents.runtime._progress.follower import ProgressFollower
 from subagents.runtime._progress.tracker import ProgressTracker
 from subagents.runtime._progress.values import AgentProgress, ProgressStatistics
 from subagents.runtime._result import AgentResult
-from subagents.runtime._resume import children_to_reopen, load_resumable, plan_resume
+from subagents.runtime._resume import (
+    children_to_reopen,
+    load_resumable,
+    plan_resume,
+    unread_peer_messages,
+)
 from subagents.runtime._services import Services
 from subagents.runtime._task import prepare_task
 from subagents.runtime._transcripts.load import find_transcript
@@ -116,6 +121,8 @@ _T = TypeVar("_T")
 _WAIT_CHUNK: Final = 3600.0
 #: How long closing a team's agents may take when its ``async with`` block is left.
 _TEAM_CLOSE_SECONDS: Final = 30.0
+#: Where the teams' records are kept, under the state directory (see ``subagents.teams``).
+_TEAM_RECORDS: Final = Path("teams") / "records"
 #: The tools that start agents, whose grant may be scoped to some agent types.
 _STARTING_TOOLS: Final = frozenset({"spawn_agent", "Task", "Agent"})
 
@@ -141,6 +148,8 @@ class _BoardService:
     board: TaskBoard
     scope: trio.CancelScope
     nursery: trio.Nursery
+    file: str | None
+    """The board's journal, relative to the state directory (``None``: in memory)."""
 
 
 @attrs.frozen
@@ -198,6 +207,8 @@ class Runtime:
         #: Where the boards of teams a model creates (``TeamCreate``) run; set by
         #: :func:`open_runtime`.
         self._service_nursery: trio.Nursery | None = None
+        if services.transcripts_enabled:  # a team comes back with its lead's transcript
+            services.teams.keep_records(services.config.state_dir / _TEAM_RECORDS)
 
     def __repr__(self) -> str:
         return f"<Runtime session={self.session_id} agents={len(self.services.records)}>"
@@ -383,7 +394,14 @@ class Runtime:
 
             def register(lead_id: str) -> None:
                 # Before the lead's first turn: its first tool call finds its team and board.
-                team = directory.create(self, name, lead_id, description=description, forming=names)
+                team = directory.create(
+                    self,
+                    name,
+                    lead_id,
+                    description=description,
+                    forming=names,
+                    board_file=service.file,
+                )
                 made.append(team)
                 self._equip(team, service)
 
@@ -415,7 +433,15 @@ class Runtime:
                 finally:
                     team.formed()
                 yield team
-            finally:
+            except BaseException:
+                # Left by an error or a cancellation (Ctrl-C): the lead is closed with its
+                # teammates, and the team is not deleted, so resuming the lead brings it back.
+                with trio.CancelScope(shield=True), trio.move_on_after(_TEAM_CLOSE_SECONDS):
+                    if self._sup is not None and self._is_open(lead.agent_id):
+                        await self.close(lead.agent_id)
+                team.ended()
+                raise
+            else:
                 with trio.CancelScope(shield=True), trio.move_on_after(_TEAM_CLOSE_SECONDS):
                     await team.close()
                     if self._sup is not None and self._is_open(lead.agent_id):
@@ -426,6 +452,7 @@ class Runtime:
         self,
         name: str,
         made: builtins.list[Team],
+        board_file: str | None = None,
         *,
         task_status: trio.TaskStatus[_BoardService] = trio.TASK_STATUS_IGNORED,
     ) -> None:
@@ -435,13 +462,18 @@ class Runtime:
         directory when transcripts are on (in memory otherwise); its
         ``TaskCreated``/``TaskCompleted`` checkpoints are the runtime's hooks,
         and its changes go on the bus as the team's events. ``made`` receives
-        the team once its lead is registered.
+        the team once its lead is registered. ``board_file`` is the journal of a
+        resumed team's board, relative to the state directory (the board replays it).
         """
         services = self.services
         path = None
         if services.transcripts_enabled:
-            path = services.config.state_dir / "teams" / services.session_id / f"{name}.jsonl"
+            if board_file is None:
+                board_file = f"teams/{services.session_id}/{name}.jsonl"
+            path = services.config.state_dir / board_file
             await trio.to_thread.run_sync(lambda: path.parent.mkdir(parents=True, exist_ok=True))
+        else:
+            board_file = None
 
         def publish(event: BoardEvent) -> None:
             if made:
@@ -470,7 +502,7 @@ class Runtime:
                 open_board(path, gate=gate, publish=publish) as board,
                 trio.open_nursery() as nursery,
             ):
-                task_status.started(_BoardService(board, scope, nursery))
+                task_status.started(_BoardService(board, scope, nursery, board_file))
                 await trio.sleep_forever()
 
     def _equip(self, team: Team, service: _BoardService) -> None:
@@ -577,7 +609,11 @@ class Runtime:
         had open when it stopped (closed with it, or open when its process
         ended) come back with it, each under its own parent, as Codex's
         ``resume_agent`` does; a child closed on its own stays closed, and one
-        a limit refuses is logged and left closed.
+        a limit refuses is logged and left closed. A team it led comes back
+        with it unless the team was ended on purpose (``TeamDelete``, the
+        ``team`` block left normally): the same name, its teammates by name,
+        its board reopened from the same journal, and the peer messages left
+        unread in a mailbox delivered once.
 
         Its transcript is locked before it is read and for as long as the agent
         is open here: :class:`AgentInUse` (naming the holder's process) is
@@ -623,6 +659,7 @@ class Runtime:
             path = find_transcript(services.config.state_dir, agent_id)
             claimed = claim_transcript(path, agent_id)
         record: AgentRecord | None = None
+        team_service: _BoardService | None = None
         try:
             source = load_resumable(services, self.catalog, agent_id, old, path)
             if by_user and source.transcript is not None:
@@ -646,7 +683,13 @@ class Runtime:
                 claimed=claimed,
                 restore=plan.restore,
             )
-            await self._start(record, parent)
+            team_service = await self._reopen_team(record)  # a team it led comes back
+            try:
+                await self._start(record, parent)
+            except BaseException:
+                if team_service is not None:
+                    team_service.scope.cancel()
+                raise
         except BaseException:  # re-raised: the lock is let go unless the agent got going
             if not self._is_open(agent_id):
                 if record is not None:
@@ -658,7 +701,63 @@ class Runtime:
         self._closed_by.pop(agent_id, None)
         record.logger.info("agent resumed", idle=plan.restore is not None, parent_id=parent)
         await self._reopen_children(agent_id, tree)
+        if team_service is not None:
+            await self._redeliver_unread(agent_id)
         return sup.status(agent_id)
+
+    async def _redeliver_unread(self, lead_id: str) -> None:
+        """Deliver again, once, the peer messages of the team ``lead_id`` leads that were
+        in a mailbox, unread, when its process ended (:func:`unread_peer_messages`); one
+        that cannot be delivered now is logged, as its sender was told it was delivered."""
+        team = self.services.teams.of(lead_id)
+        if team is None:
+            return
+        names = {lead_id: LEAD_NAME} | {agent_id: name for name, agent_id in team.members}
+        records = self.services.records
+        conversations = {
+            agent_id: record.conversation
+            for agent_id in names
+            if self._is_open(agent_id) and (record := records.get(agent_id)) is not None
+        }
+        for to_id, framed in unread_peer_messages(team.name, names, conversations):
+            delivery = await team.redeliver(to_id, framed)
+            if not delivery.delivered:
+                self.services.log.logger(parent_id=lead_id).warning(
+                    "peer message lost with the process", to_id=to_id, reason=delivery.reason
+                )
+
+    async def _reopen_team(self, record: AgentRecord) -> _BoardService | None:
+        """Prepare the team ``record``'s agent led, if it led one that was not ended on
+        purpose: its board reopened from the same journal (which replays its tasks,
+        owners, statuses and blockers), and the team itself registered as the lead
+        starts (``on_init``), its teammates members again by name before they are
+        reopened, so each finds its team and its seat from its first turn.
+
+        A team whose name is open already is logged and left out; the lead comes back
+        without it. Returns the board's service, or ``None`` without a team.
+        """
+        directory = self.services.teams
+        stored = directory.stored(record.agent_id)
+        nursery = self._service_nursery
+        if stored is None or nursery is None or directory.of(record.agent_id) is not None:
+            return None
+        if directory.get(stored.name) is not None:
+            record.logger.warning("team not resumed", team_name=stored.name, reason="name open")
+            return None
+        made: builtins.list[Team] = []
+        service: _BoardService = await nursery.start(
+            self._serve_board, stored.name, made, stored.board
+        )
+
+        def register(lead_id: str) -> None:
+            team = directory.restore(self, stored)
+            made.append(team)
+            self._equip(team, service)
+            directory.rejoin_all(team, stored)
+            team.formed()
+
+        record.on_init = register
+        return service
 
     async def _reopen_children(
         self, agent_id: str, tree: dict[str, builtins.list[str]] | None
@@ -1162,7 +1261,13 @@ class RuntimeHost:
         made: builtins.list[Team] = []
         service = await nursery.start(runtime._serve_board, team_name, made)
         try:
-            team = directory.create(runtime, team_name, caller.agent_id, description=description)
+            team = directory.create(
+                runtime,
+                team_name,
+                caller.agent_id,
+                description=description,
+                board_file=service.file,
+            )
         except BaseException:
             service.scope.cancel()
             raise

@@ -29,6 +29,12 @@ fsync'd before each answer, and replayed on open::
 The task tools (``TaskCreate``, ``TaskList``, ``TaskGet``, ``TaskUpdate``,
 :func:`board_tools`) give a model the same board, knowing the caller from the
 tool context through :class:`BoardSeats`.
+
+A team comes back when its lead is resumed, after a crash included: a small
+:class:`TeamRecord` per lead (:func:`read_team_record`), written atomically as
+the team is made and as teammates join, names its teammates and its board's
+journal; ``Runtime.resume`` reopens the board from that journal and seats the
+teammates again before they run. A team ended on purpose loses its record.
 """
 
 from subagents.teams._board import BoardStatistics, TaskBoard, open_board
@@ -72,6 +78,12 @@ from subagents.teams._exceptions import (
 )
 from subagents.teams._journal import JournalReplay
 from subagents.teams._messages import PEER_MESSAGE_TAG, format_peer_message
+from subagents.teams._record import (
+    MAX_RECORD_BYTES,
+    MAX_RECORDED_MEMBERS,
+    TeamRecord,
+    read_team_record,
+)
 from subagents.teams._task import (
     TASK_STATUSES,
     BoardEvent,
@@ -173,4 +185,8 @@ __all__ = [
     "board_tools",
     "format_board_data",
     "open_board",
+    "MAX_RECORD_BYTES",
+    "MAX_RECORDED_MEMBERS",
+    "TeamRecord",
+    "read_team_record",
 ]

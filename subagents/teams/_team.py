@@ -163,7 +163,9 @@ class Team:
         "_undeliverable",
         "_waking",
         "board",
+        "board_file",
         "closed",
+        "deleted",
         "description",
         "lead_id",
         "name",
@@ -180,6 +182,7 @@ class Team:
         description: str = "",
         directory: TeamDirectory | None = None,
         forming: tuple[str, ...] = (),
+        board_file: str | None = None,
     ) -> None:
         self._runtime = runtime
         self.name = name
@@ -196,6 +199,11 @@ class Team:
         self._undeliverable = 0
         self._idles = 0
         self.closed = False
+        #: Set when the team was ended on purpose (:meth:`close`): it does not come back
+        #: when its lead is resumed. A team that ended with its lead does.
+        self.deleted = False
+        #: The board's journal, relative to the state directory (``None``: in memory).
+        self.board_file = board_file
         #: Names held for the teammates the team starts with (``forming``): the lead
         #: may name them before they run, and its messages wait for :meth:`formed`.
         self._reserved: set[str] = set()
@@ -271,7 +279,9 @@ class Team:
         return tuple(
             name
             for name, agent_id in self._members.items()
-            if agent_id and not is_final(self._runtime.status(agent_id))
+            if agent_id
+            and not is_final(status := self._runtime.status(agent_id))
+            and not _ended(status)
         )
 
     def info(self) -> TeamInfo:
@@ -355,6 +365,24 @@ class Team:
                 del self._members[name]
         self._reserved.clear()
         self._formed.set()
+
+    def rejoin(self, name: str, agent_id: str) -> None:
+        """Take teammate ``name`` (agent ``agent_id``) back into a resumed team, as it was.
+
+        Called when a lead is resumed, before its teammates are reopened, so each
+        finds its team and its seat at the board from its first turn. A teammate
+        that does not come back stays a member that has ended: a message to it is
+        reported undeliverable, not refused as an unknown name.
+        """
+        if self.closed:
+            raise TeamClosed(self.name)
+        self._check_name(name)
+        self._members[name] = agent_id
+        self._by_id[agent_id] = name
+        if self._directory is not None:
+            self._directory.joined(self, agent_id)
+        if self.on_join is not None:
+            self.on_join(agent_id, name)
 
     def _check_name(self, name: str) -> None:
         if not isinstance(name, str) or not _NAME.fullmatch(name):
@@ -450,6 +478,18 @@ class Team:
             return PeerDelivery(name, agent_id, False, str(exc))
         return PeerDelivery(name, agent_id, True)
 
+    async def redeliver(self, agent_id: str, framed: str) -> PeerDelivery:
+        """Deliver ``framed`` (a message :meth:`send` framed before the process ended, which
+        its recipient never read) to member ``agent_id`` again, once; as :meth:`send`
+        counts it. Called when a team is resumed."""
+        name = self._by_id.get(agent_id, agent_id)
+        delivery = await self._deliver(name, agent_id, framed)
+        if delivery.delivered:
+            self._delivered += 1
+        else:
+            self._undeliverable += 1
+        return delivery
+
     # -- idle -------------------------------------------------------------------------------
 
     async def went_idle(self, agent_id: str) -> None:
@@ -487,7 +527,8 @@ class Team:
         with no wake-up pending. Each wait is a kernel wait for a status change (bounded
         by ``step`` seconds, then waited again), never a poll."""
         while not self.closed:
-            ids = [self.lead_id, *self]
+            # A teammate that has ended (one not brought back by a resume) waits for nothing.
+            ids = [a for a in (self.lead_id, *self) if not _ended(self._runtime.status(a))]
             if all(is_final(self._runtime.status(agent_id)) for agent_id in ids):
                 # A wake-up just asked for (or under way) gets its turn before deciding.
                 await trio.lowlevel.checkpoint()
@@ -565,10 +606,12 @@ class Team:
         """End the team: every teammate still open is closed; idempotent.
 
         The lead is left as it is (its ``TeamDelete`` ends its team, not itself).
+        A team ended this way is deleted: resuming its lead does not bring it back.
         """
         if self.closed:
             return
         self.closed = True
+        self.deleted = True
         for agent_id in tuple(self._members.values()):
             if agent_id and not _ended(self._runtime.status(agent_id)):
                 with contextlib.suppress(AgentNotFound, AgentClosed):
@@ -578,7 +621,8 @@ class Team:
 
     def ended(self) -> None:
         """Mark the team ended without closing any agent (the runtime is closing them all):
-        it leaves the directory and its board closes; idempotent."""
+        it leaves the directory and its board closes; idempotent. Unless :meth:`close`
+        ended it, its record stays, and resuming its lead brings it back."""
         self.closed = True
         if self._directory is not None:
             self._directory.removed(self)

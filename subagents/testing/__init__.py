@@ -79,10 +79,11 @@ task has two owners, no blocked task is claimed, a reopened board equals the
 board before the crash. Run ``BoardMachine.TestCase``, or subclass it (add
 rules, override :meth:`BoardMachine.refuses`); :class:`BoardHost` keeps a board
 open in a Trio thread for synchronous tests. :class:`TeamMachine` extends it
-with a real team (peer messages from one sender or several at once, idle,
-close a teammate, close the lead): every message is delivered once or
-reported undeliverable, idle teammates use no slot, and closing the lead
-leaves no teammate or board writer running. These are imported on first use,
+with a real team (peer messages from one sender or several at once, tasks on
+the team's board, idle, close a teammate, close the lead, crash and resume):
+every message is delivered once or reported undeliverable, idle teammates
+use no slot, closing the lead leaves no teammate or board writer running, and
+a resumed team's board equals the board before the crash. These are imported on first use,
 since they need Hypothesis.
 """
 
@@ -147,6 +148,7 @@ __all__ = [
     "BoardHost",
     "BoardMachine",
     "ModelTask",
+    "Crash",
     "Sent",
     "TeamRunner",
     "TeamMachine",
@@ -208,7 +210,7 @@ _RENAMED: typing.Final = {"Behavior": "ScriptedBehavior"}
 #: Names whose module imports Hypothesis, a test-only dependency: loaded on first use.
 _NEEDS_HYPOTHESIS: typing.Final = frozenset({"BoardHost", "BoardMachine", "ModelTask"})
 #: The team's machine, which also needs Hypothesis: loaded on first use.
-_TEAM_MACHINE: typing.Final = frozenset({"Sent", "TeamRunner", "TeamMachine"})
+_TEAM_MACHINE: typing.Final = frozenset({"Crash", "Sent", "TeamRunner", "TeamMachine"})
 
 
 def __getattr__(name: str) -> typing.Any:

@@ -6,9 +6,12 @@ release, block, crash) with a real runtime and a real team, open in a Trio
 loop on a thread of its own (:class:`TeamRunner`): a lead and three teammates,
 each a full agent on a scripted provider. Its rules send peer messages (one
 sender, or several senders at once, each sending two in order; to a name,
-``"*"`` or ``"lead"``), let the team go idle, close a teammate, and close the
-lead. After every step the team is at rest, and the invariants of issue 18
-are checked:
+``"*"`` or ``"lead"``), put tasks on the team's board and claim or complete
+them, let the team go idle, close a teammate, close the lead, and crash and
+resume: the lead is closed at once (no grace: the team object is dropped, its
+board closed, as when its process dies) and resumed from disk (its transcript,
+the team's record, the board's journal). After every step the team is at
+rest, and the invariants of issue 18 are checked:
 
 - every message is delivered once, or reported undeliverable: a delivered
   message is in its recipient's conversation exactly once, an undeliverable
@@ -18,7 +21,10 @@ are checked:
   ``max_threads`` slot;
 - closing the lead leaves no teammate or board writer running: every agent
   is closed, the team has left the runtime's directory and its board refuses
-  requests (:class:`~subagents.teams.BoardClosed`).
+  requests (:class:`~subagents.teams.BoardClosed`);
+- a resumed team's board equals the board before the crash, and the team
+  comes back with its name and its teammates by name and id (the message
+  invariant above then also shows no message is delivered twice by a resume).
 
 Run it as a test::
 
@@ -58,15 +64,25 @@ from subagents.runtime import (
     TranscriptsConfig,
     open_runtime,
 )
-from subagents.teams import BoardClosed, Team
+from subagents.teams import BoardClosed, BoardError, Task, Team
 from subagents.testing._board_machine import BoardMachine
 
-__all__ = ["Sent", "TeamRunner", "TeamMachine"]
+__all__ = ["Crash", "Sent", "TeamRunner", "TeamMachine"]
 
 T = TypeVar("T")
 
 #: Seconds a step may take before the machine gives up on it (a hang is a failure).
 _STEP_TIMEOUT = 30.0
+
+
+@attrs.frozen
+class Crash:
+    """One crash and resume: the team (board, name, members) before it and after."""
+
+    board_before: tuple[Task, ...]
+    board_after: tuple[Task, ...]
+    team_before: tuple[str, tuple[tuple[str, str], ...]]
+    team_after: tuple[str, tuple[tuple[str, str], ...]]
 
 
 @attrs.frozen
@@ -122,9 +138,11 @@ class TeamRunner:
             "lead": {"description": "The lead.", "prompt": "Lead.", "tools": ["SendMessage"]},
             "mate": {"description": "A teammate.", "prompt": "Work.", "tools": ["SendMessage"]},
         }
+        # Transcripts on: a crash rule resumes the team from disk (transcripts, the
+        # team's record, the board's journal), as after a real crash.
         config = RuntimeConfig(
             state_dir=self.folder,
-            transcripts=TranscriptsConfig(enabled=False),
+            transcripts=TranscriptsConfig(enabled=True),
             limits=LimitsConfig(max_threads=len(self.names) + 1, close_grace_period=1.0),
         )
         async with (
@@ -188,6 +206,7 @@ class TeamMachine(BoardMachine):
         self.sent: list[Sent] = []
         self.ended: set[str] = set()
         self.lead_closed = False
+        self.crashes: list[Crash] = []
         self._tokens = itertools.count()
         self.team_host = TeamRunner(self.folder / "team", self.teammates, self.reply)
 
@@ -305,7 +324,71 @@ class TeamMachine(BoardMachine):
         self.ended.update(self.team_host.run(step))
         self.lead_closed = True
 
+    @precondition(lambda self: not self.lead_closed)
+    @rule(data=st.data())
+    def team_task(self, data: st.DataObject) -> None:
+        """Change the team's board: create a task (maybe blocked), claim one, or complete one.
+
+        What the board refuses (a blocked or owned task) is left as it is: the board's
+        own rules are :class:`BoardMachine`'s; here the board only needs contents.
+        """
+        action = data.draw(st.sampled_from(["create", "claim", "complete"]))
+        name = data.draw(st.sampled_from(self.teammates))
+        pick = data.draw(st.integers(min_value=0, max_value=1 << 16))
+
+        async def step(rt: Runtime, team: Team) -> None:
+            board = team.board
+            assert board is not None
+            tasks = await board.list()
+            try:
+                if action == "create" or not tasks:
+                    blocked_by = [tasks[pick % len(tasks)].id] if tasks and pick % 2 else []
+                    await board.create(f"task {pick}", "machine", blocked_by=blocked_by)
+                elif action == "claim":
+                    await board.claim(tasks[pick % len(tasks)].id, name)
+                else:
+                    task = tasks[pick % len(tasks)]
+                    if task.owner is not None:
+                        await board.update(task.id, status="completed", by=task.owner)
+            except BoardError:
+                pass
+            await team.settled()
+
+        self.team_host.run(step)
+
+    @precondition(lambda self: not self.lead_closed)
+    @rule()
+    def crash_and_resume(self) -> None:
+        """Drop the team at once (its lead closed with no grace, as a dying process leaves
+        it) and resume the lead from disk: the team must come back as it was."""
+
+        async def step(rt: Runtime, team: Team) -> tuple[Crash, Team]:
+            board = team.board
+            assert board is not None
+            before = await board.list()
+            lead_id = team.lead_id
+            team_before = (team.name, team.members)
+            await rt.close(lead_id, grace=0)
+            await rt.resume(lead_id)
+            back = rt.services.teams.of(lead_id)
+            assert back is not None, "the lead came back without its team"
+            assert back is not team
+            await back.settled()
+            assert back.board is not None
+            crash = Crash(before, await back.board.list(), team_before, (back.name, back.members))
+            return crash, back
+
+        crash, back = self.team_host.run(step)
+        self.crashes.append(crash)
+        self.team_host.team = back
+
     # -- invariants -----------------------------------------------------------------------
+
+    @invariant()
+    def a_resumed_team_is_the_team_before_the_crash(self) -> None:
+        for crash in self.crashes:
+            assert crash.board_after == crash.board_before, crash
+            assert crash.team_after == crash.team_before, crash
 
     @invariant()
     def every_message_is_delivered_once_or_reported(self) -> None:

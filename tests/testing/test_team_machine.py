@@ -2,9 +2,11 @@
 
 Every peer message is delivered once or reported undeliverable (and one
 sender's messages arrive in order), idle teammates use no slot, and closing
-the lead leaves no teammate or board writer running, checked after every step
-of random messages, bursts from several senders, idles and closes, beside the
-board's own rules (claims, races, blockers, crashes).
+the lead leaves no teammate or board writer running, and a team resumed after
+a crash (its lead dropped at once, then resumed from disk) has the board, name
+and teammates it had, checked after every step of random messages, bursts from
+several senders, tasks on the team's board, idles, closes and crashes, beside
+the board's own rules (claims, races, blockers, crashes).
 """
 
 from __future__ import annotations
