@@ -145,3 +145,48 @@ def test_the_live_view_draws_the_board_beside_the_tree() -> None:
     assert "board of team" in drawn
     assert re.search(r"1\s+│\s+in_progress\s+│\s+ada\s+│\s+Survey `src`", drawn)
     assert re.search(r"2\s+│\s+pending\s+│\s+-\s+│\s+Check `src`\s+│\s+1", drawn)
+
+
+async def test_with_an_api_key_the_same_command_drives_the_messages_api(tmp_path: Path) -> None:
+    """``ANTHROPIC_API_KEY`` set: the lead and every teammate talk to the Messages API.
+
+    The real ``anthropic`` SDK in the subprocess, against the loopback server;
+    each request carries the tools of its member (the lead's task tools, each
+    teammate's board and message tools), and the run ends once all are idle.
+    """
+    import trio
+
+    from subagents import testing
+
+    project = tmp_path / "project"
+    make_tree(project)
+    seen: list[set[str]] = []
+
+    def reply(request: testing.RecordedRequest) -> testing.LoopbackReply:
+        seen.append({tool["name"] for tool in request.json().get("tools", [])})
+        return testing.SSEReply(testing.message_events([testing.text("Nothing to do here.")]))
+
+    async with testing.open_loopback_anthropic(reply, max_requests=50) as server:
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")},
+            "ANTHROPIC_API_KEY": "sk-loopback",
+            "ANTHROPIC_BASE_URL": server.base_url,
+        }
+        with trio.fail_after(TIMEOUT):
+            done = await trio.run_process(
+                [
+                    *COMMAND,
+                    *("Count", "--cwd", str(project), "--teammates", "2", "--json"),
+                    *("--state-dir", str(tmp_path / "state")),
+                ],
+                capture_stdout=True,
+                capture_stderr=True,
+                env=env,
+                check=False,
+            )
+    assert done.returncode == 0, done.stderr.decode()
+    events = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    assert events[-1]["type"] == "run_finished"
+    assert len(seen) >= 3  # the lead and both teammates asked the model
+    assert any({"TaskCreate", "TaskList"} <= tools for tools in seen)
+    assert sum(1 for tools in seen if {"SendMessage", "TaskUpdate"} <= tools) >= 2
