@@ -33,6 +33,7 @@ import markdownify
 import msgspec
 import trio
 
+from subagents.tools._builtin.threads import run_in_thread
 from subagents.tools._config import (
     WEBFETCH_MAX_BYTES,
     WEBFETCH_MAX_REDIRECTS,
@@ -136,7 +137,10 @@ class WebFetchTool:
             )
         text = body.decode("utf-8", errors="replace")
         if "html" in content_type:
-            text = html_to_markdown(text)
+            # Parsing up to max_bytes of HTML takes seconds: off the Trio thread, so a
+            # large page a model asks for does not stall every other agent.
+            page = text
+            text = await run_in_thread(lambda _stop: html_to_markdown(page))
         if cut:
             text += f"\n[content cut at {self.max_bytes} bytes]"
         return ToolResult.ok(format_web_content(url, args.prompt, text.strip()), url=url)
