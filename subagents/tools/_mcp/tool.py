@@ -53,12 +53,18 @@ def arguments_struct(struct_name: str, schema: Any) -> type[msgspec.Struct]:
         props = {}
     required = schema.get("required", []) if isinstance(schema, dict) else []
     fields: list[Any] = []
+    taken = {key for key in props if isinstance(key, str)}
     for index, (key, prop) in enumerate(props.items()):
         if not isinstance(key, str):
             continue
-        attr = key if key.isidentifier() and not keyword.iskeyword(key) else f"field_{index}"
-        if attr.startswith("_"):
+        attr = key
+        if not key.isidentifier() or keyword.iskeyword(key) or key.startswith("_"):
+            # A stand-in Python name for a JSON key such as "repo-name"; it must not be
+            # another property's name, or one of the two would silently vanish.
             attr = f"field_{index}"
+            while attr in taken:
+                attr += "_"
+            taken.add(attr)
         kind = _field_type(prop)
         if key in required:
             fields.append((attr, kind, msgspec.field(name=key)))
