@@ -34,6 +34,7 @@ PUBLIC_MODULES = (
     "subagents.agents",
     "subagents.tools",
     "subagents.teams",
+    "subagents.jobs",
     "subagents.runtime",
     "subagents.testing",
     "subagents.demo",

@@ -1,4 +1,4 @@
-"""Imports inside the package point one way: actors <- agents <- tools <- teams <- runtime <- CLI.
+"""Imports point one way: actors <- agents <- tools <- teams <- jobs <- runtime <- CLI.
 
 The kernel knows nothing about agents, definitions know nothing about tools,
 tools reach the runtime only through the Protocol they define, and only the
@@ -21,7 +21,7 @@ import subagents
 PACKAGE = Path(subagents.__file__).resolve().parent
 
 #: Lowest first: a module may import from its own layer and the ones before it.
-LAYERS = ("base", "actors", "agents", "tools", "teams", "runtime", "top")
+LAYERS = ("base", "actors", "agents", "tools", "teams", "jobs", "runtime", "top")
 #: Top-level modules every layer may use; they import no layer themselves.
 BASE = frozenset({"subagents._exceptions", "subagents._small_file", "subagents._visible"})
 #: The one allowed upward import, as (module, target): the deprecation shim in
