@@ -46,6 +46,8 @@ from subagents.runtime import (
     COMPLETE_TASK,
     AgentResult,
     AgentSpec,
+    CollectorConfig,
+    CollectorGuard,
     Conversation,
     Limits,
     LimitsConfig,
@@ -145,7 +147,8 @@ async def run_agents(
 ) -> float:
     """Run ``agents`` agents to completion as kernel actors; the elapsed wall-clock seconds.
 
-    ``collector`` is ``default``, or ``off`` to show the cycle collector's share:
+    ``collector`` is ``default``, ``off`` to show the cycle collector's share, or a
+    ``[collector]`` policy (``relaxed``, ``freeze``, see ``CollectorConfig``):
     with 10,000 agents alive, each full collection walks every agent's tasks,
     frames and scopes. ``cpu``, when given, gets the process's CPU seconds of the
     same interval (``time.process_time``).
@@ -168,6 +171,9 @@ async def run_agents(
         subscription = sup.subscribe(capacity=64) if subscribe else None
         if collector == "off":
             gc.disable()
+        guard = CollectorGuard(
+            CollectorConfig(policy=collector if collector != "off" else "default")
+        ).__enter__()
         start = time.perf_counter()
         cpu_start = time.process_time()
         try:
@@ -178,6 +184,7 @@ async def run_agents(
                     label="bench-worker",
                     auto_close=True,
                 )
+                guard.spawned()
             with trio.fail_after(TIMEOUT):
                 await done.wait()
             elapsed = time.perf_counter() - start
@@ -185,6 +192,7 @@ async def run_agents(
                 cpu.append(time.process_time() - cpu_start)
         finally:
             gc.enable()
+            guard.__exit__(None, None, None)
         if subscription is not None:
             subscription.close()
     if failures:
@@ -215,7 +223,7 @@ async def raw_sleepers(
 
 
 def _runtime_world(
-    root: Path, agents: int, *, transcripts: bool
+    root: Path, agents: int, *, transcripts: bool, collector: str = "default"
 ) -> tuple[RuntimeConfig, Path, Path]:
     """The bench agent type in ``root/project``, and a configuration for ``agents`` agents."""
     project, home, state = root / "project", root / "home", root / "state"
@@ -235,6 +243,7 @@ def _runtime_world(
         state_dir=state,
         limits=LimitsConfig(max_threads=agents, max_time_seconds=TIMEOUT),
         transcripts=TranscriptsConfig(enabled=transcripts),
+        collector=CollectorConfig(policy=collector),  # type: ignore[arg-type]
     )
     return config, project, home
 
@@ -246,6 +255,7 @@ async def run_runtime_agents(
     root: Path,
     latency: float = 0.0,
     cpu: list[float] | None = None,
+    collector: str = "default",
 ) -> float:
     """Run ``agents`` agents of ``TURNS`` turns through ``open_runtime``.
 
@@ -255,9 +265,11 @@ async def run_runtime_agents(
     seconds from the first spawn until every agent is final (``cpu``, when
     given, gets the CPU seconds of the same interval). This is ``subagents
     bench``'s transcripts_on / transcripts_off, runtime_turns and
-    runtime_efficiency_N.
+    runtime_efficiency_N; ``collector`` is the runtime's ``[collector]`` policy.
     """
-    config, project, home = _runtime_world(root, agents, transcripts=transcripts)
+    config, project, home = _runtime_world(
+        root, agents, transcripts=transcripts, collector=collector
+    )
     provider = ScriptedProvider(
         testing.tool_loop("Echo", {"text": "ping"}, turns=TURNS - 1, final="done", complete=True),
         latency=latency,

@@ -46,6 +46,7 @@ from subagents.runtime._behavior import (
     agent_behavior,
     as_input,
 )
+from subagents.runtime._collector import CollectorGuard
 from subagents.runtime._complete_task import (
     COMPLETE_TASK,
     CompleteTask,
@@ -94,6 +95,7 @@ from subagents.runtime._config.trusted_folders import (
     project_folder,
 )
 from subagents.runtime._config.values import (
+    CollectorConfig,
     LimitsConfig,
     LoggingConfig,
     RuntimeConfig,
@@ -278,6 +280,8 @@ __all__ = [
     "LoggingConfig",
     "TranscriptsConfig",
     "WebConfig",
+    "CollectorConfig",
+    "CollectorGuard",
     "ProviderChoice",
     "LogLevel",
     "load_config",

@@ -27,6 +27,7 @@ import trio
 
 from subagents.actors import Bus, open_supervisor
 from subagents.agents import AgentCatalog, discover_agents
+from subagents.runtime._collector import CollectorGuard
 from subagents.runtime._config.loader import load_config
 from subagents.runtime._config.trust import ProjectTrust, restrict_catalog, trust_notice
 from subagents.runtime._config.trusted_folders import load_trust_store, project_folder
@@ -250,6 +251,7 @@ async def open_runtime(
                 None if approval_callback is None else CallbackApprover(approval_callback)
             ),
             redactor=redactor,
+            collector=stack.enter_context(CollectorGuard(config.collector)),
         )
         # ${VAR} in .mcp.json is expanded only for a trusted workspace's file
         trusted = config.project is None or config.project.trusted

@@ -350,6 +350,7 @@ class Runtime:
         )
         record.on_init = on_init
         await self._start(record, parent)
+        services.collector.spawned()
         return record
 
     # -- teams ----------------------------------------------------------------------------

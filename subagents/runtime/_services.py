@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from subagents.runtime._config.values import RuntimeConfig
+from subagents.runtime._collector import CollectorGuard
+from subagents.runtime._config.values import CollectorConfig, RuntimeConfig
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._logging import RuntimeLog
 from subagents.runtime._providers.base import Provider
@@ -64,6 +65,8 @@ class Services:
     selections: SelectionCache = attrs.field(factory=SelectionCache)
     #: Writes the transcript lines held back in a scheduler pass at its end (run by open_runtime).
     flusher: TranscriptFlusher = attrs.field(factory=TranscriptFlusher)
+    #: The ``[collector]`` policy, applied by open_runtime while the runtime is open.
+    collector: CollectorGuard = attrs.field(factory=lambda: CollectorGuard(CollectorConfig()))
 
     @property
     def transcripts_enabled(self) -> bool:

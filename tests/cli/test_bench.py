@@ -50,6 +50,7 @@ TINY = Sizes(
     runtime_agents=3,
     runtime_idle_agents=3,
     spawn_exit_reps=2,
+    collector_agents=4,
 )
 RECORD_KEYS = {"scenario", "impl", "n", "unit", "min", "median", "reps"}
 
@@ -133,6 +134,19 @@ def test_every_scenario_is_written_with_the_documented_schema(
     assert "| open_runtime path |" in output
     assert "| runtime_turns_cpu | 30 turns |" in output
     assert "x kernel:" in output
+    # issue 19: the collector policies, on both paths, in one run
+    assert {
+        ("collector_10000", impl)
+        for impl in (
+            "kernel",
+            "kernel+relaxed",
+            "kernel+freeze",
+            "subagents",
+            "subagents+relaxed",
+            "subagents+freeze",
+        )
+    } <= pairs
+    assert "| collector_10000 |" in output
     spawn_exit = [r for r in records if r["scenario"] == "spawn_exit"]
     assert all(r["reps"] == 2 for r in spawn_exit)  # spawn_exit_reps, not reps
 

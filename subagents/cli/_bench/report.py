@@ -115,6 +115,34 @@ def table(records: Sequence[Record]) -> str:
     runtime = runtime_table(records)
     if runtime:
         lines += ["", runtime]
+    collector = collector_table(records)
+    if collector:
+        lines += ["", collector]
+    return "\n".join(lines)
+
+
+def collector_table(records: Sequence[Record]) -> str:
+    """``collector_10000``: elapsed / ideal under each ``[collector]`` policy, on both paths.
+
+    Empty when the scenario did not run.
+    """
+    by = {r.impl: r for r in records if r.scenario == "collector_10000"}
+    if not by:
+        return ""
+    lines = [
+        "| collector_10000 | n | kernel agents | open_runtime | open_runtime vs default |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    base = by.get("subagents")
+    for policy, suffix in (("default", ""), ("relaxed", "+relaxed"), ("freeze", "+freeze")):
+        kernel, ours = by.get(f"kernel{suffix}"), by.get(f"subagents{suffix}")
+        if ours is None:
+            continue
+        gain = f"{base.min / ours.min:.2f}x faster" if base and ours.min and suffix else ""
+        lines.append(
+            f"| {policy} | {ours.n:,} agents | {_figure(kernel) if kernel else ''} "
+            f"| {_figure(ours)} | {gain} |"
+        )
     return "\n".join(lines)
 
 

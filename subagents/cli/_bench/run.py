@@ -352,6 +352,33 @@ def _run_runtime(
         for impl, values in eff.items():
             result.records.append(_record(name, impl, count, "x ideal", values))
 
+    if "collector_10000" in wanted:
+        # Issue 19's collector policy: the same 10,000 agents x 10 turns of 100 ms on the
+        # kernel path and through open_runtime (transcripts on), under each ``[collector]``
+        # policy; ``kernel`` / ``subagents`` alone are the interpreter's own settings.
+        count = sizes.collector_agents
+        say(f"  collector_10000 ({count:,} agents x {turns} turns, each collector policy) ...")
+        policies = {"default": "", "relaxed": "+relaxed", "freeze": "+freeze"}
+        col: dict[str, list[float]] = {}
+        for _ in range(sizes.agent_reps):
+            for policy, suffix in policies.items():
+                gc.collect()
+                kernel_run = functools.partial(
+                    agents_mod.run_agents, count, sizes.latency, collector=policy
+                )
+                col.setdefault(f"kernel{suffix}", []).append(float(trio.run(kernel_run)) / ideal)
+                gc.collect()
+                ours = _in_tmp(
+                    agents_mod.run_runtime_agents,
+                    count,
+                    transcripts=True,
+                    latency=sizes.latency,
+                    collector=policy,
+                )
+                col.setdefault(f"subagents{suffix}", []).append(ours / ideal)
+        for impl, values in col.items():
+            result.records.append(_record("collector_10000", impl, count, "x ideal", values))
+
     if "runtime_idle_memory" in wanted:
         n = sizes.runtime_idle_agents
         say(f"  runtime_idle_memory ({n:,} idle agents) ...")

@@ -57,6 +57,7 @@ SCENARIOS: Final = (
     "peer_efficiency_1000",
     "peer_efficiency_10000",
     "peer_memory",
+    "collector_10000",
 )
 #: ``subagents`` alone is the kernel (kernel scenarios) or ``open_runtime`` with transcripts
 #: on (runtime_*), ``no_transcripts`` open_runtime with them off, ``kernel`` the kernel-agent
@@ -73,6 +74,10 @@ IMPLS: Final = (
     "langgraph",
     "pydantic-ai",
     "autogen-agentchat",
+    "kernel+relaxed",
+    "kernel+freeze",
+    "subagents+relaxed",
+    "subagents+freeze",
 )
 COMPARED: Final = ("request_reply", "fan_out")
 #: The scenarios of ``bench_peers.py``: the same agent workload on the frameworks users would
@@ -155,6 +160,8 @@ class Sizes:
     peer_memory_agents: int = 250
     #: Seconds a peer's measured run may take before it is killed and reported as over.
     peer_timeout: float = 120.0
+    #: Agents of ``collector_10000`` (x 10 turns of ``latency``), under each collector policy.
+    collector_agents: int = 10_000
 
     @classmethod
     def full(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
@@ -187,6 +194,7 @@ class Sizes:
             peer_turns_agents=50,
             peer_efficiency=(100,),
             peer_memory_agents=50,
+            collector_agents=2_000,
         )
 
 

@@ -51,6 +51,9 @@ A file holds any subset of::
     [logging]
     stderr_level = "info"
 
+    [collector]                       # Python's cycle collector while a runtime is open
+    policy = "relaxed"                # default | relaxed | freeze (large runs; see CollectorConfig)
+
 Merging: a higher source replaces a lower one key by key (``limits.max_threads``
 alone, not the whole ``[limits]`` table); ``model_aliases`` merge alias by alias;
 ``hooks`` are concatenated event by event (user hooks first), since Claude Code

@@ -62,6 +62,9 @@ UNTRUSTED_PROJECT_KEYS: Final[Mapping[str, str]] = types.MappingProxyType(
         "env_passthrough": "passes secret environment variables to tools and hooks",
         "mcp_servers": "starts MCP server programs",
         "web.allow_private_addresses": "lets WebFetch reach loopback and private networks",
+        "collector.policy": "changes the process's cycle collector (memory held until close)",
+        "collector.threshold": "changes how often the process's cycle collector runs",
+        "collector.freeze_every": "changes how often the process's cycle collector is frozen",
     }
 )
 
