@@ -154,6 +154,8 @@ class RunLedger:
         :class:`TranscriptWriteError`.
         """
         writer = self.writer
+        if writer is not None and writer.opening:  # its file is being made: wait, not block
+            await flusher.opened(writer)
         fd = None if writer is None else writer.unsynced()
         if writer is None or fd is None:
             return

@@ -21,20 +21,38 @@ on disk before the caller goes on, however it is cancelled. Under a virtual
 clock (``trio.testing.MockClock``), where waiting for a thread would let the
 clock jump, and when the task is not running, the ``fsync`` is made at once, in
 the caller's thread.
+
+**New files.** Creating a file costs more than writing a line (73 us of CPU, and
+up to half a millisecond while other agents' ``fsync`` calls hold the file
+system's journal), and 1,000 agents spawned in a row made 1,000 of them in the
+Trio thread, one after the other. A new writer asks
+:meth:`TranscriptFlusher.want_open` instead and keeps its first lines in
+memory; at the end of the pass the flusher makes the files of every writer that
+asked, together in one worker thread, and each writer then writes its lines
+with one ``write`` (:meth:`Openable.adopt`). A writer that needs its file at
+once (a result to ``fsync`` in its own thread, its close) calls
+:meth:`TranscriptFlusher.claim_open`: a file not yet under way is made in the
+caller's thread, one under way is waited for (a few milliseconds; at most
+``OPEN_WAIT_SECONDS``). :meth:`TranscriptFlusher.opened` waits for it without
+blocking the thread.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from typing import Protocol, final
+import threading
+from typing import Final, Protocol, final
 
 import trio
 import trio.testing
 
 from subagents.runtime._exceptions import TranscriptError
 
-__all__ = ["Flushable", "Flusher", "TranscriptFlusher"]
+__all__ = ["OPEN_WAIT_SECONDS", "Flushable", "Flusher", "Openable", "TranscriptFlusher"]
+
+#: Seconds a writer that needs its file at once waits for the worker thread making it.
+OPEN_WAIT_SECONDS: Final = 30.0
 
 
 class Flushable(Protocol):
@@ -43,36 +61,152 @@ class Flushable(Protocol):
     def flush(self) -> None: ...
 
 
+class Openable(Protocol):
+    """A writer whose file the flusher makes.
+
+    ``open_file`` runs in a worker thread and touches none of the writer's state
+    (it returns the file or raises ``OSError``); ``adopt`` takes the file, or the
+    error, back in the Trio thread, once.
+    """
+
+    def open_file(self) -> object: ...
+    def adopt(self, opened: object, /) -> None: ...
+
+
 class Flusher(Protocol):
-    """What a writer asks to flush it at the end of the scheduler pass."""
+    """What a writer asks to flush it, or make its file, at the end of the scheduler pass."""
 
     def want(self, writer: Flushable, /) -> bool: ...
+    def want_open(self, writer: Openable, /) -> bool: ...
+    def claim_open(self, writer: Openable, /) -> None: ...
 
 
 @final
 class TranscriptFlusher:
-    """Flushes, once per scheduler pass, the writers that held a line back in it."""
+    """Flushes, once per scheduler pass, the writers that held a line back in it, and makes
+    the files that new writers asked for."""
 
-    __slots__ = ("_lot", "_pending", "_running", "_syncs", "passes", "synced")
+    __slots__ = (
+        "_batch",
+        "_lot",
+        "_opens",
+        "_pending",
+        "_running",
+        "_syncs",
+        "_waiting",
+        "opened_files",
+        "passes",
+        "synced",
+    )
 
     def __init__(self) -> None:
         self._lot = trio.lowlevel.ParkingLot()
         self._pending: dict[Flushable, None] = {}
         self._syncs: dict[int, _Sync] = {}
+        self._opens: dict[Openable, None] = {}
+        # The files being made in a worker thread now, and the tasks waiting for one.
+        self._batch: _OpenBatch | None = None
+        self._waiting: dict[Openable, trio.Event] = {}
         self._running = False
         #: How many results' ``fsync`` calls the task made in worker threads.
         self.synced = 0
         #: How many passes had lines to write (each wrote every line held back in it).
         self.passes = 0
+        #: How many files the task made in worker threads.
+        self.opened_files = 0
+
+    def _idle(self) -> bool:
+        return not self._pending and not self._syncs and not self._opens
 
     def want(self, writer: Flushable, /) -> bool:
         """Flush ``writer`` at the end of this pass; ``False`` when the flusher is not running."""
         if not self._running:
             return False
-        if not self._pending:
+        if self._idle():
             self._lot.unpark()
         self._pending[writer] = None
         return True
+
+    def want_open(self, writer: Openable, /) -> bool:
+        """Make ``writer``'s file at the end of this pass; ``False``: make it yourself, now.
+
+        Declined when the task is not running, and under a virtual clock (tests with
+        ``MockClock``), where waiting for a worker thread would let the clock jump.
+        """
+        if not self._running or isinstance(trio.lowlevel.current_clock(), trio.testing.MockClock):
+            return False
+        if self._idle():
+            self._lot.unpark()
+        self._opens[writer] = None
+        return True
+
+    def claim_open(self, writer: Openable, /) -> None:
+        """``writer`` needs its file now: made here if not yet under way, else waited for.
+
+        Either way the writer has adopted its file (or the error) when this returns.
+        A batch whose worker thread has not reached the writer yet (or has not
+        started: it waits for a thread slot in the Trio thread) leaves it to the caller.
+        """
+        batch = self._batch
+        if (
+            writer not in self._opens
+            and batch is not None
+            and writer in batch.results
+            and not batch.claim(writer)
+        ):  # the worker is making it: a few milliseconds
+            if batch.done.wait(OPEN_WAIT_SECONDS):
+                batch.adopted.add(writer)
+                self._adopt(writer, batch.results[writer])
+            else:
+                batch.gave_up.add(writer)
+                self._adopt(writer, TimeoutError("making the transcript file took too long"))
+            return
+        self._opens.pop(writer, None)
+        self._adopt(writer, _open(writer))
+
+    async def opened(self, writer: Openable) -> None:
+        """Wait, shielded, until ``writer`` has its file, if the flusher is making it."""
+        batch = self._batch
+        if writer not in self._opens and (batch is None or writer not in batch.results):
+            return
+        event = self._waiting.get(writer)
+        if event is None:
+            event = self._waiting[writer] = trio.Event()
+        with trio.CancelScope(shield=True):
+            await event.wait()
+
+    def _adopt(self, writer: Openable, opened: object) -> None:
+        writer.adopt(opened)
+        event = self._waiting.pop(writer, None)
+        if event is not None:
+            event.set()
+
+    async def _open_all(self) -> None:
+        opens, self._opens = self._opens, {}
+        if not opens:
+            return
+        batch = self._batch = _OpenBatch(opens)
+        try:
+            with trio.CancelScope(shield=True):  # writers wait for these files
+                await trio.to_thread.run_sync(batch.run)
+        finally:
+            self._batch = None
+            for writer, opened in batch.results.items():
+                if batch.taken.get(writer) != "worker":  # its writer made it (claim_open)
+                    continue
+                self.opened_files += 1
+                if writer in batch.gave_up:  # made after its writer stopped waiting
+                    if not isinstance(opened, OSError):
+                        with contextlib.suppress(OSError):
+                            opened.close()  # type: ignore[attr-defined]
+                elif writer not in batch.adopted:
+                    self._adopt(writer, opened)
+
+    def _open_now(self) -> None:
+        """The flusher stops: the files still wanted are made here, at once."""
+        opens, self._opens = self._opens, {}
+        for writer in opens:
+            self._adopt(writer, _open(writer))
 
     async def sync(self, fd: int) -> None:
         """``fsync`` the file ``fd`` (a result was just written), with the results of this pass.
@@ -84,7 +218,7 @@ class TranscriptFlusher:
             return
         waiting = self._syncs.get(fd)
         if waiting is None:
-            if not self._pending and not self._syncs:
+            if self._idle():
                 self._lot.unpark()
             waiting = self._syncs[fd] = _Sync()
         with trio.CancelScope(shield=True):
@@ -122,17 +256,20 @@ class TranscriptFlusher:
                 writer.flush()
 
     async def run(self) -> None:
-        """Flush at the end of each pass with lines held back, until cancelled or :meth:`stop`."""
+        """Each pass with work: make the files asked for, write the lines held back, then
+        ``fsync`` the results; until cancelled or :meth:`stop`."""
         self._running = True
         try:
             while self._running:
-                # What came while the last fsync calls ran is handled without parking.
-                if not self._pending and not self._syncs:
+                # What came while the last batch ran is handled without parking.
+                if self._idle():
                     await self._lot.park()
+                await self._open_all()
                 self.flush()
                 await self._sync_all()
         finally:
             self._running = False
+            self._open_now()
             self.flush()
             self._sync_now()
 
@@ -150,8 +287,59 @@ class TranscriptFlusher:
         """Write what is held back and end :meth:`run`; later writers write at once."""
         self._running = False
         self._lot.unpark_all()
+        self._open_now()
         self.flush()
         self._sync_now()
+
+
+def _open(writer: Openable) -> object:
+    """``writer``'s file, or the ``OSError`` that making it raised."""
+    try:
+        return writer.open_file()
+    except OSError as exc:
+        return exc
+
+
+@final
+class _OpenBatch:
+    """The files of one pass, made in a worker thread; ``done`` is set when all are.
+
+    Each writer is taken once, under ``lock``: by the worker as it reaches it, or
+    before that by a writer that needs its file at once (:meth:`claim`), which then
+    makes it itself; the worker skips it.
+    """
+
+    __slots__ = ("adopted", "done", "gave_up", "lock", "results", "taken")
+
+    def __init__(self, writers: dict[Openable, None]) -> None:
+        # Every writer of the batch is a key from the start: a writer claiming its file
+        # finds its batch here, and its result once ``done`` is set.
+        self.results: dict[Openable, object] = dict.fromkeys(writers)
+        self.taken: dict[Openable, str] = {}
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        #: Writers that waited for the worker's file and took it, or gave up waiting.
+        self.adopted: set[Openable] = set()
+        self.gave_up: set[Openable] = set()
+
+    def claim(self, writer: Openable) -> bool:
+        """Whether the caller makes ``writer``'s file itself (the worker has not taken it)."""
+        with self.lock:
+            if writer in self.taken:
+                return False
+            self.taken[writer] = "claimer"
+            return True
+
+    def run(self) -> None:
+        try:
+            for writer in self.results:
+                with self.lock:
+                    if writer in self.taken:
+                        continue
+                    self.taken[writer] = "worker"
+                self.results[writer] = _open(writer)
+        finally:
+            self.done.set()
 
 
 @final

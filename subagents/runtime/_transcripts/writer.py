@@ -19,7 +19,10 @@ writes it with the next line (the turn's tool results: one ``write`` and one
 runs: a turn's lines are in the file before the loop goes on to publish the
 turn's completion, so a completed turn survives ``kill -9`` as before, and a
 line held back waits at most one scheduler pass. Every other line is written
-at once, with any line held back before it.
+at once, with any line held back before it. A new writer's file is made by the
+flusher too, with those of the other new writers of the pass, in one worker
+thread: its first lines (meta, prompt) wait for it in memory, and a result to
+``fsync`` or a close before then makes it at once (``TranscriptFlusher.claim_open``).
 
 The writer is synchronous on purpose: a line is one small ``write`` (and one
 ``fstat`` that notices a deleted file), which costs less than a trip to a
@@ -147,6 +150,7 @@ class TranscriptWriter:
         "_buffer",
         "_closed",
         "_dropped",
+        "_early",
         "_error",
         "_failed",
         "_file",
@@ -158,6 +162,7 @@ class TranscriptWriter:
         "_next_seq",
         "_on_report",
         "_opener",
+        "_opening",
         "_path",
         "_pending",
         "_policy",
@@ -215,6 +220,14 @@ class TranscriptWriter:
         self._dropped = 0
         line = _line(self._meta)
         self._held = lock
+        # A new file is made by the flusher at the end of the pass (see its "New files"):
+        # until then the lines wait in ``_early``, and a need for the file makes it at once.
+        self._early: list[bytes] = []
+        self._opening = False
+        if lock is None and flusher is not None and flusher.want_open(self):
+            self._opening = True
+            self._early.append(line)
+            return
         try:
             if lock is None:
                 self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -284,7 +297,67 @@ class TranscriptWriter:
     @property
     def in_memory(self) -> bool:
         """Whether lines go to the in-memory buffer (after a disk error, policy ``"memory"``)."""
-        return self._file is None and self._failed is None and not self._closed
+        return (
+            self._file is None and self._failed is None and not self._closed and not self._opening
+        )
+
+    @property
+    def opening(self) -> bool:
+        """Whether the flusher is still to make the file (the first lines wait in memory)."""
+        return self._opening
+
+    def open_file(self) -> TranscriptFile:
+        """Make the file and its folder (in the flusher's worker thread: no state is touched)."""
+        self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        file = self._opener(self._path)
+        lock_file(file, self._path)
+        try:
+            if not _created_empty(file) and needs_newline(self._path):
+                write_all(file, b"\n")
+        except BaseException:
+            file.close()
+            raise
+        return file
+
+    def adopt(self, opened: object, /) -> None:
+        """Take the file the flusher made (or the error making it raised), and write the lines
+        that waited for it, in one ``write``. Under ``"stop"`` an error is raised by the next
+        call that writes."""
+        if not self._opening:
+            return
+        self._opening = False
+        early, self._early = self._early, []
+        if isinstance(opened, OSError):  # TimeoutError included
+            self._fault_early(opened, early)
+            return
+        file: TranscriptFile = opened  # type: ignore[assignment]
+        self._file = file
+        if not early:
+            return
+        try:
+            self._put(file, _MESSAGE, b"".join(early))
+        except OSError as exc:
+            self._fault_early(exc, early)
+            return
+        self._written += len(early)
+
+    def _fault_early(self, exc: OSError, early: list[bytes]) -> None:
+        """The lines that waited for the file could not go to it: the policy decides."""
+        self._drop_file()
+        error = TranscriptWriteError(self._path, exc, self._policy)
+        if self._policy == "stop":
+            self._failed = error
+            return
+        self._error = error
+        for index, line in enumerate(early):
+            self._hold(_META if index == 0 else _MESSAGE, line)
+        if self._on_report is not None:
+            self._on_report(error)
+
+    def _claim(self) -> None:
+        """The file is needed now: have it made (or waited for) before going on."""
+        if self._opening and self._flusher is not None:
+            self._flusher.claim_open(self)
 
     @property
     def error(self) -> TranscriptWriteError | None:
@@ -365,7 +438,7 @@ class TranscriptWriter:
             self._emit(_RESULT, _line(record))
         else:
             self._emit(_MESSAGE, _line(record))
-            self._unsynced = self._fsync and self._file is not None
+            self._unsynced = self._fsync and (self._file is not None or self._opening)
         self._runs = max(self._runs, number)
         return record
 
@@ -380,6 +453,7 @@ class TranscriptWriter:
         """The descriptor to ``fsync`` for a result written with ``sync=False`` (once)."""
         if not self._unsynced:
             return None
+        self._claim()
         self._unsynced = False
         file = self._file
         return None if file is None else file.fileno()
@@ -411,6 +485,7 @@ class TranscriptWriter:
         removed during the run is not recreated. A file that was removed alone
         is started again with a meta line, so it stays loadable.
         """
+        self._claim()
         if self._file is not None or self._failed is not None or self._closed:
             return self._file is not None
         if not self._path.parent.is_dir():
@@ -440,6 +515,7 @@ class TranscriptWriter:
         """Close the file, first trying once to write lines held in memory; idempotent."""
         if self._closed:
             return
+        self._claim()
         if self._pending:
             with contextlib.suppress(TranscriptError):
                 self.flush()
@@ -495,6 +571,12 @@ class TranscriptWriter:
 
     def _emit(self, kind: int, line: bytes) -> None:
         """Write ``line`` (``b""``: none), after the line held back, if any."""
+        if self._opening:
+            if kind != _RESULT:  # waits with the others for the file
+                if line:
+                    self._early.append(line)
+                return
+            self._claim()  # a result to fsync now: the file first
         pending = self._pending
         if pending:
             self._pending = []

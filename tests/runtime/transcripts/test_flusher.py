@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 from pathlib import Path
 
 import attrs
@@ -76,6 +77,12 @@ class Accepting:
     def want(self, writer: Flushable, /) -> bool:
         self.wanted.append(writer)
         return True
+
+    def want_open(self, writer: object, /) -> bool:
+        return False  # the writer makes its file itself, at once
+
+    def claim_open(self, writer: object, /) -> None:
+        raise AssertionError("never asked to make a file")
 
 
 def _writer(
@@ -168,24 +175,163 @@ def test_a_disk_error_on_a_batch_under_stop_raises(tmp_path: Path) -> None:
     writer.close()
 
 
-async def test_the_flusher_writes_a_held_line_at_the_end_of_the_pass(tmp_path: Path) -> None:
+async def test_the_flusher_makes_new_files_and_writes_held_lines_at_the_end_of_the_pass(
+    tmp_path: Path,
+) -> None:
+    path, other = tmp_path / "a1.jsonl", tmp_path / "a2.jsonl"
+    flusher = TranscriptFlusher()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        writer = TranscriptWriter(path, META, flusher=flusher)
+        second = TranscriptWriter(other, META, flusher=flusher)
+        # no file yet: made at the end of the pass, in a worker thread, both together
+        assert writer.opening
+        assert second.opening
+        assert not path.exists()
+        assert not other.exists()
+        writer.append_message(CALL)
+        writer.append_message(Message.user("more", origin=Origin.INPUT))
+        assert not writer.in_memory  # waiting for its file is not a disk error
+        await flusher.opened(writer)
+        await flusher.opened(second)
+        assert (_lines(path), _lines(other)) == (3, 1)  # meta, call, more: one write
+        assert flusher.opened_files == 2
+        second.append_message(CALL)  # held back for its turn, now that the file is there
+        assert _lines(other) == 1
+        await trio.testing.wait_all_tasks_blocked()
+        assert _lines(other) == 2
+        assert flusher.passes == 1
+        flusher.stop()
+    writer.close()
+    second.close()
+    assert [m.message.text for m in load_transcript(path).messages] == ["", "more"]
+
+
+async def test_a_writer_that_needs_its_file_before_the_pass_ends_makes_it_itself(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "a1.jsonl"
     flusher = TranscriptFlusher()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(flusher.run)
         await trio.testing.wait_all_tasks_blocked()
-        writer, _ = _writer(path, flusher)
-        writer.append_message(CALL)
-        writer.append_message(Message.user("more", origin=Origin.INPUT))  # written at once
-        second = TranscriptWriter(tmp_path / "a2.jsonl", META, flusher=flusher)
-        second.append_message(CALL)
-        assert (_lines(path), _lines(tmp_path / "a2.jsonl")) == (3, 1)
+        writer = TranscriptWriter(path, META, flusher=flusher)
+        writer.append_message(Message.user("task", origin=Origin.TASK))
+        # a result written and fsync-ed now (a cancelled run's): the file is made here
+        writer.append_result(AgentResult(terminate_reason=TerminateReason.ABORTED))
+        assert not writer.opening
+        assert [r.run for r in load_transcript(path).results] == [1]
+        writer.close()
         await trio.testing.wait_all_tasks_blocked()
-        assert _lines(tmp_path / "a2.jsonl") == 2
-        assert flusher.passes == 1
+        flusher.stop()
+    assert flusher.opened_files == 0  # the flusher never made it a second time
+
+
+class _ReleasingEvent:
+    """The batch's ``done`` event, whose first wait releases the worker thread first."""
+
+    def __init__(self, done: threading.Event, gate: threading.Event) -> None:
+        self.done, self.gate, self.waited = done, gate, False
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waited = True
+        self.gate.set()
+        return self.done.wait(timeout)
+
+    def set(self) -> None:
+        self.done.set()
+
+
+async def test_a_writer_closed_while_its_file_is_being_made_waits_for_it(tmp_path: Path) -> None:
+    path = tmp_path / "a1.jsonl"
+    started, gate = threading.Event(), threading.Event()
+
+    def slow(p: Path) -> TranscriptFile:
+        started.set()
+        gate.wait(30)
+        return open_append(p)
+
+    flusher = TranscriptFlusher()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        writer = TranscriptWriter(path, META, flusher=flusher, opener=slow)
+        writer.append_message(Message.user("task", origin=Origin.TASK))
+        await trio.to_thread.run_sync(started.wait, 30)  # the worker thread is making it
+        batch = flusher._batch
+        assert batch is not None
+        releasing = _ReleasingEvent(batch.done, gate)
+        batch.done = releasing  # type: ignore[assignment]
+        writer.close()  # waits for the worker's file: never a second open of it
+        assert releasing.waited
+        await trio.testing.wait_all_tasks_blocked()
+        flusher.stop()
+    assert flusher.opened_files == 1
+    assert [m.message.text for m in load_transcript(path).messages] == ["task"]
+
+
+async def test_a_writer_the_worker_has_not_reached_makes_its_file_itself(tmp_path: Path) -> None:
+    """No wait on a worker that may not run yet (it waits for a thread slot in the Trio
+    thread): the writer takes its file from the batch and the worker skips it."""
+    started, gate = threading.Event(), threading.Event()
+
+    def slow(p: Path) -> TranscriptFile:
+        started.set()
+        gate.wait(30)
+        return open_append(p)
+
+    flusher = TranscriptFlusher()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        first = TranscriptWriter(tmp_path / "a1.jsonl", META, flusher=flusher, opener=slow)
+        second = TranscriptWriter(tmp_path / "a2.jsonl", META, flusher=flusher)
+        await trio.to_thread.run_sync(started.wait, 30)  # the worker is stuck on the first
+        second.append_message(Message.user("task", origin=Origin.TASK))
+        second.close()  # made here, at once
+        assert [m.message.text for m in load_transcript(tmp_path / "a2.jsonl").messages] == ["task"]
+        gate.set()
+        await flusher.opened(first)
+        flusher.stop()
+    first.close()
+    assert flusher.opened_files == 1  # the first only
+
+
+@pytest.mark.parametrize("policy", ["memory", "stop"])
+async def test_a_file_the_flusher_cannot_make_follows_the_writers_policy(
+    tmp_path: Path, policy: str
+) -> None:
+    path = tmp_path / "a1.jsonl"
+    reports: list[TranscriptWriteError] = []
+
+    def refused(p: Path) -> TranscriptFile:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(p))
+
+    flusher = TranscriptFlusher()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        writer = TranscriptWriter(
+            path,
+            META,
+            flusher=flusher,
+            opener=refused,
+            on_disk_error=policy,  # type: ignore[arg-type]
+            on_report=reports.append,
+        )
+        writer.append_message(Message.user("task", origin=Origin.TASK))
+        await flusher.opened(writer)
+        if policy == "memory":
+            assert writer.in_memory
+            assert len(writer.buffered()) == 2  # the meta line and the task, kept
+            assert [r.errno for r in reports] == [errno.EACCES]
+        else:
+            with pytest.raises(TranscriptWriteError, match="Permission denied"):
+                writer.append_message(Message.user("more", origin=Origin.INPUT))
         flusher.stop()
     writer.close()
-    second.close()
+    assert not path.exists()
 
 
 @attrs.define(eq=False)
