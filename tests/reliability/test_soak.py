@@ -87,14 +87,15 @@ def test_a_runtime_that_keeps_its_agents_breaks_the_live_objects_bound(
 ) -> None:
     soak = _load_soak()
     # A leak: every agent's record kept for good, with what it allocated. Weighted
-    # (500 objects an agent) so that it shows even when a loaded machine gets through
-    # only a few hundred agents in the 3 s: the detector is what this test checks.
+    # (5,000 objects an agent) so that it shows even when a loaded machine (or a test
+    # run sharing the cores with another) gets through only a few dozen agents in the
+    # 3 s: the detector is what this test checks.
     kept: list[tuple[AgentRecord, list[object]]] = []
     original = AgentRecord.__init__
 
     def keeping(self: AgentRecord, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
-        kept.append((self, [object() for _ in range(500)]))
+        kept.append((self, [object() for _ in range(5_000)]))
 
     monkeypatch.setattr(AgentRecord, "__init__", keeping)
     code = soak.main(["--seconds", "3", "--seed", "11", "--max-threads", "8"])
