@@ -889,6 +889,7 @@ class Runtime:
             team = self.services.teams.of(closed)
             if team is not None and team.lead_id == closed:
                 team.ended()
+        written: builtins.list[AgentRecord] = []
         for closed in subtree:
             if not self.services.transcripts_enabled:  # else the transcript says it
                 self._closed_by[closed] = agent_id
@@ -896,13 +897,26 @@ class Runtime:
             if record is not None and record.writer is not None:
                 problem: TranscriptError | None = None
                 try:
-                    record.writer.append_closed(agent_id)
+                    # fsync-ed below, with the other results and closes of the pass, in
+                    # worker threads: one fsync in the Trio thread per close stalled every
+                    # agent (a job closes an agent per row)
+                    record.writer.append_closed(agent_id, sync=False)
+                    written.append(record)
                 except TranscriptError as exc:  # logged: the close itself is done
                     problem = exc
                 if problem is not None:
                     record.logger.error("transcript problem", error=str(problem))
+        if written:
+            async with trio.open_nursery() as nursery:
+                for record in written:
+                    nursery.start_soon(self._sync_closed, record)
         self._sweep(agent_id)
         return previous
+
+    async def _sync_closed(self, record: AgentRecord) -> None:
+        """``fsync`` the ``closed`` line just written; a failure is logged (the close is done)."""
+        with contextlib.suppress(TranscriptError):  # the ledger logged it
+            await record.ledger.sync(self.services.flusher)
 
     def _open_subtree(self, agent_id: str) -> builtins.list[str]:
         """``agent_id`` and its descendants that are open now (none if it is closed)."""

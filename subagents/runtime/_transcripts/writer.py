@@ -21,8 +21,10 @@ turn's completion, so a completed turn survives ``kill -9`` as before, and a
 line held back waits at most one scheduler pass. Every other line is written
 at once, with any line held back before it. A new writer's file is made by the
 flusher too, with those of the other new writers of the pass, in one worker
-thread: its first lines (meta, prompt) wait for it in memory, and a result to
-``fsync`` or a close before then makes it at once (``TranscriptFlusher.claim_open``).
+thread: its first lines (meta, prompt) wait for it in memory, and a line that
+completes a turn, a result to ``fsync`` or a close before then makes it at once
+(``TranscriptFlusher.claim_open``), so a completed turn is on disk as before. With a
+model that takes any time to answer, the file is there long before the first turn ends.
 
 The writer is synchronous on purpose: a line is one small ``write`` (and one
 ``fstat`` that notices a deleted file), which costs less than a trip to a
@@ -56,7 +58,7 @@ import msgspec
 
 from subagents.runtime._config.defaults import DiskErrorPolicy
 from subagents.runtime._exceptions import TranscriptError, TranscriptWriteError
-from subagents.runtime._messages import Conversation, Message, ToolUseBlock
+from subagents.runtime._messages import Conversation, Message, ToolResultBlock, ToolUseBlock
 from subagents.runtime._result import AgentResult
 from subagents.runtime._transcripts.file import (
     TranscriptFile,
@@ -102,6 +104,13 @@ def _created_empty(file: TranscriptFile) -> bool:
         return os.fstat(file.fileno()).st_size == 0
     except (OSError, ValueError, TypeError):
         return False
+
+
+def _completes_turn(message: Message) -> bool:
+    """Whether ``message`` ends a turn: the tool results, or an answer without tool calls."""
+    if message.role == "assistant":
+        return not any(type(block) is ToolUseBlock for block in message.content)
+    return any(type(block) is ToolResultBlock for block in message.content)
 
 
 # -- the writer ----------------------------------------------------------------------
@@ -384,6 +393,8 @@ class TranscriptWriter:
         seq = self._next_seq
         record = MessageRecord(agent_id=self._meta.agent_id, seq=seq, message=message)
         line = _line(record)
+        if self._opening and _completes_turn(message):
+            self._claim()  # a completed turn is on disk before the loop goes on, file or not
         if (
             self._flusher is not None
             and self._file is not None
@@ -442,11 +453,19 @@ class TranscriptWriter:
         self._runs = max(self._runs, number)
         return record
 
-    def append_closed(self, root: str) -> ClosedRecord:
+    def append_closed(self, root: str, *, sync: bool = True) -> ClosedRecord:
         """Write that the agent was closed, by a close asked for ``root`` (itself or an
-        ancestor), and ``fsync`` it: a later resume of an ancestor reads it."""
+        ancestor), and ``fsync`` it: a later resume of an ancestor reads it.
+
+        With ``sync=False`` the ``fsync`` is the caller's, as for a result
+        (:meth:`unsynced`), before it says the close is done.
+        """
         record = ClosedRecord(agent_id=self._meta.agent_id, root=root)
-        self._emit(_RESULT, _line(record))
+        if sync:
+            self._emit(_RESULT, _line(record))
+        else:
+            self._emit(_MESSAGE, _line(record))
+            self._unsynced = self._fsync and (self._file is not None or self._opening)
         return record
 
     def unsynced(self) -> int | None:

@@ -28,6 +28,7 @@ from subagents.runtime import (
     Origin,
     ScriptedProvider,
     TerminateReason,
+    TextBlock,
     ToolResultBlock,
     ToolUseBlock,
     load_transcript,
@@ -226,6 +227,32 @@ async def test_a_writer_that_needs_its_file_before_the_pass_ends_makes_it_itself
         await trio.testing.wait_all_tasks_blocked()
         flusher.stop()
     assert flusher.opened_files == 0  # the flusher never made it a second time
+
+
+async def test_a_turn_completed_before_the_pass_ends_is_on_disk_at_once(tmp_path: Path) -> None:
+    """The guarantee kept: a completed turn is in the file before the loop goes on, even
+    when the turn ends before the flusher made the file (a model that answers at once)."""
+    path = tmp_path / "a1.jsonl"
+    flusher = TranscriptFlusher()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        writer = TranscriptWriter(path, META, flusher=flusher)
+        writer.append_message(Message.user("task", origin=Origin.TASK))
+        writer.append_message(CALL)
+        assert writer.opening  # the prompt and the call wait for the file
+        writer.append_message(RESULTS)  # the turn is complete: the file is made now
+        assert not writer.opening
+        assert len(load_transcript(path).messages) == 3
+        answer = Message("assistant", (TextBlock("done"),), Origin.MODEL)
+        second = TranscriptWriter(tmp_path / "a2.jsonl", META, flusher=flusher)
+        second.append_message(answer)  # an answer ends a turn too
+        assert [m.message.text for m in load_transcript(tmp_path / "a2.jsonl").messages] == ["done"]
+        await trio.testing.wait_all_tasks_blocked()
+        flusher.stop()
+    writer.close()
+    second.close()
+    assert flusher.opened_files == 0
 
 
 class _ReleasingEvent:
