@@ -479,3 +479,32 @@ async def test_in_a_runtime_results_are_fsynced_by_the_flusher_before_the_status
             assert path is not None
             assert load_transcript(path).runs == 1
         assert rt.services.flusher.synced == 3
+
+
+async def test_a_close_fsyncs_its_closed_line_in_a_worker_thread_before_it_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job closes an agent per row: each close once waited for its own fsync in the Trio
+    thread. The line is still on disk (fsync-ed) before ``close`` returns."""
+    world = World(tmp_path)
+    provider = ScriptedProvider([testing.say("done")])
+    async with world.open(provider) as rt:
+        handle = await rt.spawn("general-purpose", "Say done.")
+        await rt.wait([handle.agent_id], timeout=30)
+        trio_thread = threading.get_ident()
+        synced: list[int] = []
+        real = os.fsync
+
+        def recording(fd: int) -> None:
+            synced.append(threading.get_ident())
+            real(fd)
+
+        monkeypatch.setattr(os, "fsync", recording)
+        await rt.close(handle.agent_id)
+        assert synced  # before close returned
+        assert trio_thread not in synced
+        path = rt.transcript_path(handle.agent_id)
+        assert path is not None
+        closed = load_transcript(path).closed
+        assert closed is not None
+        assert closed.root == handle.agent_id
