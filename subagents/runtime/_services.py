@@ -17,6 +17,7 @@ import attrs
 from subagents.runtime._config.values import RuntimeConfig
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._logging import RuntimeLog
+from subagents.runtime._progress.tracker import ProgressTracker
 from subagents.runtime._providers.base import Provider
 from subagents.runtime._tool_selection import SelectionCache
 from subagents.runtime._transcripts.flusher import TranscriptFlusher
@@ -64,6 +65,9 @@ class Services:
     selections: SelectionCache = attrs.field(factory=SelectionCache)
     #: Writes the transcript lines held back in a scheduler pass at its end (run by open_runtime).
     flusher: TranscriptFlusher = attrs.field(factory=TranscriptFlusher)
+    #: The runtime's progress tracker: each agent's loop tells it its turns directly
+    #: (a ``ProgressFeed``), the runtime's follower its spawns and status changes.
+    tracker: ProgressTracker = attrs.field(factory=ProgressTracker)
 
     @property
     def transcripts_enabled(self) -> bool:
