@@ -24,7 +24,8 @@ from collections.abc import Mapping
 from typing import Any, Final, final
 
 from subagents.runtime._progress.text import ERROR_WIDTH, describe_tool_call, first_line
-from subagents.runtime._progress.tree import AgentTree, LazyActivity, Node
+from subagents.runtime._progress.tree import AgentTree, LazyActivity, Node, Tally
+from subagents.runtime._progress.values import Activity
 from subagents.runtime._providers.base import Usage
 
 __all__ = [
@@ -137,42 +138,74 @@ class ProgressFeed:
         return f"<ProgressFeed {self.nickname or self.agent_id!r}>"
 
     def _node(self) -> Node:
-        tree = self._tree
-        tree._events += 1
+        """The agent's record, made again if it was forgotten or evicted (no event counted)."""
         node = self._nodes.get(self.agent_id)
         if node is None:
-            node = tree._add_node(
+            node = self._tree._add_node(
                 self.agent_id, self.parent_id, self.depth, self.nickname, "", time.time()
             )
         return node
 
+    # The five facts of every turn are inlined (one call each, no helper): they are most
+    # of what a turn costs the runtime's progress. They do what the functions above do.
+
     def turn_started(self, turn: int, *, grace: bool = False) -> None:
         """Turn ``turn`` of the run begins (turn 1: a new run)."""
-        node = self._node()
+        node = self._nodes.get(self.agent_id) or self._node()
+        self._tree._events += 1
         if turn == 1:
-            node.new_run()
-        AgentTree._count_turn(node)
-        turn_started(node, grace)
+            node.run = Tally()
+            node.grace = False
+        node.own.turns += 1
+        node.run.turns += 1
+        walker: Node | None = node
+        while walker is not None:
+            walker.sub.turns += 1
+            walker = walker.parent
+        node.phase = "model"
+        node.inflight.clear()
+        if grace:
+            node.grace = True
 
     def usage(self, usage: Usage) -> None:
         """The model call of the turn under way used ``usage``."""
-        node = self._node()
+        node = self._nodes.get(self.agent_id) or self._node()
+        self._tree._events += 1
         AgentTree._count_usage(node, usage)
         node.phase = "tools"
 
     def tool_started(self, tool_use_id: str, tool_name: str, arguments: Mapping[str, Any]) -> None:
         """A tool call began."""
-        node = self._node()
-        AgentTree._count_tool_use(node)
-        tool_started(node, time.time(), tool_use_id, tool_name, arguments)
+        node = self._nodes.get(self.agent_id) or self._node()
+        self._tree._events += 1
+        node.own.tool_uses += 1
+        node.run.tool_uses += 1
+        walker: Node | None = node
+        while walker is not None:
+            walker.sub.tool_uses += 1
+            walker = walker.parent
+        inflight = node.inflight
+        if len(inflight) >= INFLIGHT_LIMIT:
+            del inflight[next(iter(inflight))]
+        inflight[tool_use_id] = tool_name
+        node.phase = "tools"
+        node.activities.append(LazyActivity(time.time(), describe_tool_call, tool_name, arguments))
 
     def tool_ended(self, tool_use_id: str, tool_name: str, *, is_error: bool) -> None:
         """A tool call ended."""
-        tool_ended(self._node(), time.time(), tool_use_id, tool_name, is_error)
+        node = self._nodes.get(self.agent_id) or self._node()
+        self._tree._events += 1
+        node.inflight.pop(tool_use_id, None)
+        if is_error:
+            node.note(time.time(), f"{tool_name} failed")
 
     def turn_completed(self) -> None:
         """The turn under way ended."""
-        turn_completed(self._node(), time.time())
+        node = self._nodes.get(self.agent_id) or self._node()
+        self._tree._events += 1
+        node.inflight.clear()
+        node.phase = "done"
+        node.activities.append(Activity(time.time(), f"turn {node.own.turns} done"))
 
     def text(self) -> None:
         """The model is writing its answer."""
@@ -190,12 +223,15 @@ class ProgressFeed:
 
     def grace_started(self, reason: str) -> None:
         """The run hit a limit (``reason``); the model gets one last turn."""
+        self._tree._events += 1
         grace_started(self._node(), time.time(), reason)
 
     def grace_ended(self, outcome: str) -> None:
         """The grace turn ended with ``outcome``."""
+        self._tree._events += 1
         grace_ended(self._node(), time.time(), outcome)
 
     def run_finished(self, terminate_reason: str, error: str | None = None) -> None:
         """The run ended with ``terminate_reason`` (and ``error``, if it failed)."""
+        self._tree._events += 1
         run_finished(self._node(), time.time(), terminate_reason, error)

@@ -271,28 +271,8 @@ class AgentTree:
     # The loop's facts fed directly (facts.ProgressFeed) count one at a time: no delta made.
 
     @staticmethod
-    def _count_turn(node: Node) -> None:
-        """One more turn of ``node``'s run, in its own, its run's and every subtree total."""
-        node.own.turns += 1
-        node.run.turns += 1
-        walker: Node | None = node
-        while walker is not None:
-            walker.sub.turns += 1
-            walker = walker.parent
-
-    @staticmethod
-    def _count_tool_use(node: Node) -> None:
-        """One more tool use of ``node``'s run, counted as :meth:`_count_turn` counts a turn."""
-        node.own.tool_uses += 1
-        node.run.tool_uses += 1
-        walker: Node | None = node
-        while walker is not None:
-            walker.sub.tool_uses += 1
-            walker = walker.parent
-
-    @staticmethod
     def _count_usage(node: Node, usage: Usage) -> None:
-        """One model call's tokens, counted as :meth:`_count_turn` counts a turn."""
+        """One model call's tokens, in ``node``'s own and run's totals and every subtree's."""
         inp, out = usage.input_tokens, usage.output_tokens
         read, write = usage.cache_read_tokens, usage.cache_write_tokens
         walker: Node | None = node
