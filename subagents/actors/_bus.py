@@ -357,13 +357,13 @@ class Bus:
         "_closed_delivered",
         "_closed_dropped",
         "_dropped",
-        "_every",
         "_listeners",
         "_seq",
         "_subs",
         "_wanted",
         "default_capacity",
         "default_max_block",
+        "has_subscribers",
     )
 
     def __init__(self, *, default_capacity: int = 1024, default_max_block: float = 1.0) -> None:
@@ -374,8 +374,11 @@ class Bus:
         self._subs: tuple[Subscription, ...] = ()
         self._block_subs: tuple[Subscription, ...] = ()
         self._listeners: tuple[Listener, ...] = ()
-        # Whether a subscription or a listener of every kind is open (has_subscribers).
-        self._every = False
+        #: Whether any subscription, or a listener of every kind, is open: publishers may
+        #: skip building events if not (see :meth:`wants` for a listener of some kinds).
+        #: A plain attribute, kept current by the bus (read it; never set it): publishers
+        #: read it several times a turn.
+        self.has_subscribers = False
         # Kind -> whether a listener of some kinds wants it (wants), while no subscriber is open.
         self._wanted: dict[type[Event], bool] = {}
         self._seq = 0
@@ -424,7 +427,7 @@ class Bus:
         self._subs = (*self._subs, sub)
         if policy is OverflowPolicy.BLOCK:
             self._block_subs = (*self._block_subs, sub)
-        self._every = True
+        self.has_subscribers = True
         return sub
 
     def listen(
@@ -444,23 +447,23 @@ class Bus:
         """
         listener = Listener(self, callback, None if types is None else tuple(types))
         self._listeners = (*self._listeners, listener)
-        self._update_every()
+        self._update_subscribers()
         return listener
 
-    def _update_every(self) -> None:
-        self._every = bool(self._subs) or any(x._types is None for x in self._listeners)
+    def _update_subscribers(self) -> None:
+        self.has_subscribers = bool(self._subs) or any(x._types is None for x in self._listeners)
         self._wanted.clear()
 
     def _remove_listener(self, listener: Listener) -> None:
         self._listeners = tuple(x for x in self._listeners if x is not listener)
-        self._update_every()
+        self._update_subscribers()
 
     def _remove(self, sub: Subscription) -> None:
         self._subs = tuple(s for s in self._subs if s is not sub)
         self._block_subs = tuple(s for s in self._block_subs if s is not sub)
         self._closed_delivered += sub._delivered
         self._closed_dropped += sub._dropped
-        self._update_every()
+        self._update_subscribers()
 
     def publish_nowait(self, event: Event) -> None:
         """Stamp ``event`` and hand it to every subscription, never waiting.
@@ -503,16 +506,10 @@ class Bus:
         await self.make_room()
         self.publish_nowait(event)
 
-    @property
-    def has_subscribers(self) -> bool:
-        """Whether any subscription, or a listener of every kind, is open; publishers may
-        skip building events if not (see :meth:`wants` for a listener of some kinds)."""
-        return self._every
-
     def wants(self, kind: type[Event]) -> bool:
         """Whether an event of ``kind`` would reach anyone: :attr:`has_subscribers`, or a
         listener of that kind is attached. Publishers check it before building one."""
-        if self._every:
+        if self.has_subscribers:
             return True
         if not self._listeners:
             return False
