@@ -19,6 +19,12 @@ registers a callable that :meth:`Bus.publish_nowait` calls with each stamped
 event before offering it to the subscriptions. It never lags, never holds a
 publisher and costs no task switch or buffer; a listener that raises is
 detached (its error kept on the handle) so it cannot break a publisher either.
+A listener may ask for some kinds only (``types``): it then does not count in
+:attr:`Bus.has_subscribers`, and a publisher asks :meth:`Bus.wants` before
+building an event of a kind such a listener follows. The runtime's progress
+follower listens so to the kernel's spawns and status changes, while the agent
+loop tells the runtime's tracker its turns directly: a turn nobody subscribes to
+builds no event.
 """
 
 from __future__ import annotations
@@ -267,25 +273,50 @@ class Subscription:
 
 @final
 class Listener:
-    """A synchronous consumer of every event, attached with :meth:`Bus.listen`.
+    """A synchronous consumer of every event (or of some kinds), attached with :meth:`Bus.listen`.
 
     Its callable runs inside :meth:`Bus.publish_nowait`, after the event is
     stamped with its ``seq`` and ``time`` and before any subscription sees it,
-    so it gets every event, in order, without a buffer or a task. It must be
-    quick and must not wait. If it raises an :class:`Exception`, it is detached
-    and the exception kept in :attr:`error`; the publisher carries on.
+    so it gets every event (of its ``types``, when it has some), in order,
+    without a buffer or a task. It must be quick and must not wait. If it
+    raises an :class:`Exception`, it is detached and the exception kept in
+    :attr:`error`; the publisher carries on.
     """
 
-    __slots__ = ("_bus", "_callback", "closed", "error")
+    __slots__ = ("_bus", "_callback", "_type_cache", "_types", "closed", "error")
 
-    def __init__(self, bus: Bus, callback: Callable[[Event], object]) -> None:
+    def __init__(
+        self,
+        bus: Bus,
+        callback: Callable[[Event], object],
+        types: tuple[type[Event], ...] | None = None,
+    ) -> None:
         self._bus = bus
         self._callback = callback
+        self._types = types
+        self._type_cache: dict[type[Event], bool] = {}
         self.closed = False
         self.error: Exception | None = None
         """The exception that detached this listener, if one did."""
 
+    @property
+    def types(self) -> tuple[type[Event], ...] | None:
+        """The kinds this listener gets (and their subclasses); ``None``: every kind."""
+        return self._types
+
+    def wants(self, kind: type[Event]) -> bool:
+        """Whether events of ``kind`` reach this listener."""
+        types = self._types
+        if types is None:
+            return True
+        wanted = self._type_cache.get(kind)
+        if wanted is None:
+            wanted = self._type_cache[kind] = issubclass(kind, types)
+        return wanted
+
     def _deliver(self, event: Event) -> None:
+        if self._types is not None and not self.wants(type(event)):
+            return
         try:
             self._callback(event)
         except Exception as exc:  # a broken listener must not break the publisher
@@ -329,8 +360,10 @@ class Bus:
         "_listeners",
         "_seq",
         "_subs",
+        "_wanted",
         "default_capacity",
         "default_max_block",
+        "has_subscribers",
     )
 
     def __init__(self, *, default_capacity: int = 1024, default_max_block: float = 1.0) -> None:
@@ -341,6 +374,13 @@ class Bus:
         self._subs: tuple[Subscription, ...] = ()
         self._block_subs: tuple[Subscription, ...] = ()
         self._listeners: tuple[Listener, ...] = ()
+        #: Whether any subscription, or a listener of every kind, is open: publishers may
+        #: skip building events if not (see :meth:`wants` for a listener of some kinds).
+        #: A plain attribute, kept current by the bus (read it; never set it): publishers
+        #: read it several times a turn.
+        self.has_subscribers = False
+        # Kind -> whether a listener of some kinds wants it (wants), while no subscriber is open.
+        self._wanted: dict[type[Event], bool] = {}
         self._seq = 0
         self._dropped = 0
         self._blocked_publishes = 0
@@ -387,27 +427,43 @@ class Bus:
         self._subs = (*self._subs, sub)
         if policy is OverflowPolicy.BLOCK:
             self._block_subs = (*self._block_subs, sub)
+        self.has_subscribers = True
         return sub
 
-    def listen(self, callback: Callable[[Event], object]) -> Listener:
+    def listen(
+        self,
+        callback: Callable[[Event], object],
+        *,
+        types: Iterable[type[Event]] | None = None,
+    ) -> Listener:
         """Call ``callback`` with every event from now on, synchronously, as it is published.
 
         For cheap in-process consumers only (see :class:`Listener`); anything
-        that may wait or fall behind should :meth:`subscribe` instead. Close the
-        returned handle (or use it as a context manager) to detach.
+        that may wait or fall behind should :meth:`subscribe` instead. ``types``
+        keeps events of those classes (and subclasses) only; such a listener
+        does not make :attr:`has_subscribers` true, so publishers that check it
+        build no event of other kinds for it. Close the returned handle (or use
+        it as a context manager) to detach.
         """
-        listener = Listener(self, callback)
+        listener = Listener(self, callback, None if types is None else tuple(types))
         self._listeners = (*self._listeners, listener)
+        self._update_subscribers()
         return listener
+
+    def _update_subscribers(self) -> None:
+        self.has_subscribers = bool(self._subs) or any(x._types is None for x in self._listeners)
+        self._wanted.clear()
 
     def _remove_listener(self, listener: Listener) -> None:
         self._listeners = tuple(x for x in self._listeners if x is not listener)
+        self._update_subscribers()
 
     def _remove(self, sub: Subscription) -> None:
         self._subs = tuple(s for s in self._subs if s is not sub)
         self._block_subs = tuple(s for s in self._block_subs if s is not sub)
         self._closed_delivered += sub._delivered
         self._closed_dropped += sub._dropped
+        self._update_subscribers()
 
     def publish_nowait(self, event: Event) -> None:
         """Stamp ``event`` and hand it to every subscription, never waiting.
@@ -450,11 +506,17 @@ class Bus:
         await self.make_room()
         self.publish_nowait(event)
 
-    @property
-    def has_subscribers(self) -> bool:
-        """Whether any subscription or listener is open; publishers may skip building events
-        if not."""
-        return bool(self._subs) or bool(self._listeners)
+    def wants(self, kind: type[Event]) -> bool:
+        """Whether an event of ``kind`` would reach anyone: :attr:`has_subscribers`, or a
+        listener of that kind is attached. Publishers check it before building one."""
+        if self.has_subscribers:
+            return True
+        if not self._listeners:
+            return False
+        wanted = self._wanted.get(kind)
+        if wanted is None:
+            wanted = self._wanted[kind] = any(x.wants(kind) for x in self._listeners)
+        return wanted
 
     @property
     def has_lossless_subscribers(self) -> bool:

@@ -213,21 +213,22 @@ class Supervisor:
         if self._live > self._stats["peak_live"]:
             self._stats["peak_live"] = self._live
         ctx._ready = True
-        if self.bus.has_subscribers:
-            parent_id = ctx.parent_id
-            self.bus.publish_nowait(
+        bus = self.bus
+        if bus.wants(AgentSpawned):
+            bus.publish_nowait(
                 AgentSpawned(
                     agent_id=agent_id,
-                    parent_id=parent_id,
+                    parent_id=ctx.parent_id,
                     depth=depth,
                     nickname=ctx.nickname,
                     label=label,
                 )
             )
-            self.bus.publish_nowait(
+        if bus.wants(StatusChanged):
+            bus.publish_nowait(
                 StatusChanged(
                     agent_id=agent_id,
-                    parent_id=parent_id,
+                    parent_id=ctx.parent_id,
                     depth=depth,
                     nickname=ctx.nickname,
                     status=ctx.status,
@@ -381,7 +382,7 @@ class Supervisor:
                     self._slots.unpark()
             if self._changed:
                 self._changed.unpark_all()
-        if self.bus.has_subscribers:
+        if self.bus.wants(StatusChanged):
             self.bus.publish_nowait(
                 StatusChanged(
                     agent_id=ctx.id,

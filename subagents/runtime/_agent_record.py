@@ -51,6 +51,7 @@ from subagents.runtime._ledger import RunLedger
 from subagents.runtime._loop import AgentSpec
 from subagents.runtime._mcp import agent_mcp_tools
 from subagents.runtime._messages import Conversation, Message, Origin
+from subagents.runtime._progress.facts import ProgressFeed
 from subagents.runtime._result import AgentResult
 from subagents.runtime._services import Services
 from subagents.runtime._transcripts.load import Transcript
@@ -308,6 +309,13 @@ class AgentRecord:
             on_result=self.ledger.on_result,
             drop_notice=self._drop_notice,
             idle=self.restore is not None,
+            progress=ProgressFeed(
+                services.tracker,
+                agent_id=ctx.id,
+                parent_id=ctx.parent_id,
+                depth=ctx.depth,
+                nickname=ctx.nickname,
+            ),
         )
         if self.transcript_file is not None:
             meta = MetaRecord.for_definition(

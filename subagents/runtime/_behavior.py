@@ -45,6 +45,7 @@ from subagents.runtime._events import Publisher
 from subagents.runtime._exceptions import AgentRunFailed, ProviderError
 from subagents.runtime._loop import AgentSpec, RunControl, run_agent
 from subagents.runtime._messages import Conversation, Message, Origin
+from subagents.runtime._progress.facts import ProgressFeed
 from subagents.runtime._result import AgentResult, TerminateReason
 from subagents.tools import format_agent_result
 
@@ -102,7 +103,8 @@ class AgentActor:
     and :meth:`collected` the notice of an end a ``wait`` already returned.
         ``idle`` says the conversation's last run is already over (an agent
         restored idle): every activation, the first included, starts from the
-        input that revived it.
+        input that revived it. ``progress`` is told each run's turns directly
+        (the runtime's tracker; see :func:`run_agent`).
     """
 
     __slots__ = (
@@ -113,6 +115,7 @@ class AgentActor:
         "_drop_notice",
         "_interrupted",
         "_on_result",
+        "_progress",
         "_requests",
         "_started",
         "conversation",
@@ -128,8 +131,10 @@ class AgentActor:
         inbox_capacity: int = INBOX_CAPACITY,
         drop_notice: NoticeFilter | None = None,
         idle: bool = False,
+        progress: ProgressFeed | None = None,
     ) -> None:
         self.spec = spec
+        self._progress = progress
         self.conversation = conversation
         self._on_result = on_result
         self._capacity = inbox_capacity
@@ -185,7 +190,11 @@ class AgentActor:
             ctx.on_stop(control.abort)
             try:
                 result = await run_agent(
-                    self.spec, self.conversation, publisher=publisher, control=control
+                    self.spec,
+                    self.conversation,
+                    publisher=publisher,
+                    control=control,
+                    progress=self._progress,
                 )
             except BaseException:  # report the recorded result, then re-raise: never swallowed
                 ctx.on_stop(None)

@@ -224,14 +224,20 @@ class _Redact:
         masks.refresh()
         secrets = masks.secrets
         stamp = event_dict.pop("timestamp", None)
-        # _redact's first level, inlined: a line is a dozen short strings and numbers.
+        # _redact's first level, inlined: a line is a dozen short strings and numbers, and
+        # almost every key and short value of a line was masked before: read from the
+        # caches without a call (a miss goes through _Masks, which fills them).
+        keys, texts = masks._keys, masks._texts
         cleaned: dict[str, Any] = {}
         for key, item in event_dict.items():
-            name, secret_key = masks.key(key if isinstance(key, str) else _safe_repr(key))
+            if type(key) is str and key in keys:
+                name, secret_key = keys[key]
+            else:
+                name, secret_key = masks.key(key if isinstance(key, str) else _safe_repr(key))
             if secret_key and item is not None and item != "":
                 cleaned[name] = REDACTED
             elif type(item) is str:
-                cleaned[name] = masks.text(item)
+                cleaned[name] = texts[item] if item in texts else masks.text(item)
             elif item is None or type(item) in _PLAIN:
                 cleaned[name] = item
             else:

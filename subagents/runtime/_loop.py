@@ -24,7 +24,10 @@ start agents: ``Task``/``Agent``/``spawn_agent``) run together in a nursery; a
 call of any other tool waits for every call written before it. Results always
 come back in call order, and each call has its own error boundary. Per turn the
 loop builds one request, one assistant message and one result message; events
-are built only when the bus has a subscriber.
+are built only when the bus has a subscriber. The runtime's own progress
+tracker hears a turn's facts from a :class:`~._progress.facts.ProgressFeed`
+handed to the loop beside its publisher, called where each event is (or would
+be) published and before it, without an event.
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ from subagents.runtime._messages import (
     WebFetchToolResultBlock,
     WebSearchToolResultBlock,
 )
+from subagents.runtime._progress.facts import ProgressFeed
 from subagents.runtime._providers.base import (
     ModelRequest,
     ModelResponse,
@@ -289,17 +293,19 @@ async def run_agent(
     *,
     publisher: Publisher | None = None,
     control: RunControl | None = None,
+    progress: ProgressFeed | None = None,
 ) -> AgentResult:
     """Run the agent once on ``conversation`` (which it appends to) and return the result.
 
     The conversation must end with the input to act on (the task, or a
     follow-up). ``publisher`` stamps the loop's events with the agent's
     identity (``Publisher.for_actor(ctx)`` inside an actor); ``control`` lets
-    the caller abort the run and queue input. Cancellation from outside
-    propagates (with :attr:`RunControl.result` set to an ``aborted`` result);
-    every other way out returns a result.
+    the caller abort the run and queue input; ``progress`` is told each turn's
+    facts directly (the runtime's tracker), whether or not anyone subscribes.
+    Cancellation from outside propagates (with :attr:`RunControl.result` set
+    to an ``aborted`` result); every other way out returns a result.
     """
-    run = _Run(spec, conversation, _SILENT if publisher is None else publisher, control)
+    run = _Run(spec, conversation, _SILENT if publisher is None else publisher, control, progress)
     return await run.execute()
 
 
@@ -314,6 +320,7 @@ class _Run:
         "complete",
         "control",
         "conversation",
+        "feed",
         "grace",
         "publisher",
         "spec",
@@ -329,10 +336,12 @@ class _Run:
         conversation: Conversation,
         publisher: Publisher,
         control: RunControl | None,
+        feed: ProgressFeed | None = None,
     ) -> None:
         self.spec = spec
         self.conversation = conversation
         self.publisher = publisher
+        self.feed = feed
         self.control = RunControl() if control is None else control
         self.complete = spec.uses_complete_task
         self.turns = 0
@@ -367,6 +376,8 @@ class _Run:
         control._scope = None
         result = self._result(outcome)
         control.result = result
+        if self.feed is not None:
+            self.feed.run_finished(result.terminate_reason.value, result.error)
         if self.publisher.active:
             await self.publisher.publish(
                 RunFinished,
@@ -435,10 +446,10 @@ class _Run:
             calls, text = _split(response.content)
             if text:
                 self._last_text = text
-            if self.publisher.active:
+            if self.feed is not None or self.publisher.active:
                 await self._server_calls(response.content)
             if not calls:
-                if self.publisher.active:
+                if self.feed is not None or self.publisher.active:
                     await self._turn_completed(response, 0)
                 if response.stop_reason == "pause_turn":
                     # A long server-side tool turn paused: sent back as is, it continues
@@ -448,7 +459,7 @@ class _Run:
                     return _Outcome(TerminateReason.NO_COMPLETE_TASK_CALL, text=self._last_text)
                 return _Outcome(TerminateReason.GOAL, text=text or self._last_text or "")
             completion = await self._answer(calls, response, grace=False)
-            if self.publisher.active:
+            if self.feed is not None or self.publisher.active:
                 await self._turn_completed(response, len(calls))
             if completion is not None:
                 return _Outcome(
@@ -465,6 +476,8 @@ class _Run:
             TerminateReason.TIMEOUT if reason == "timeout" else TerminateReason.MAX_TURNS,
             text=self._last_text,
         )
+        if self.feed is not None:
+            self.feed.grace_started(reason)
         await self.publisher.publish(GracePeriodStarted, reason=reason, grace_seconds=seconds)
         self.conversation.append(Message.user(grace_notice(reason), origin=Origin.GRACE))
         label: Literal["completed", "no_call", "invalid", "timed_out", "error", "aborted"] = (
@@ -507,6 +520,8 @@ class _Run:
                 outcome = self._aborted()
             else:
                 self._answer_pending("the grace period ended before this call finished")
+        if self.feed is not None:
+            self.feed.grace_ended(label)
         await self.publisher.publish(GracePeriodEnded, reason=reason, outcome=label)
         return outcome
 
@@ -519,6 +534,9 @@ class _Run:
         publisher = self.publisher
         self.turns += 1
         turn = self.turns
+        feed = self.feed
+        if feed is not None:
+            feed.turn_started(turn, grace=grace)
         active = publisher.active
         if active:
             await publisher.publish(TurnStarted, turn=turn, model=spec.model, grace=grace)
@@ -534,7 +552,7 @@ class _Run:
             turn=self.conversation.turns,
             grace=grace,
         )
-        sink: StreamSink | None = self._sink if active else None
+        sink: StreamSink | None = self._sink if active or feed is not None else None
         try:
             response = await spec.provider.stream(request, sink)
         except Exception as exc:
@@ -542,6 +560,8 @@ class _Run:
             return _Outcome(TerminateReason.ERROR, text=self._last_text, error=_describe(exc))
         usage = response.usage
         self.usage = self.usage + usage
+        if feed is not None:
+            feed.usage(usage)
         if active:
             await publisher.publish(UsageReported, turn=turn, usage=usage, total=self.usage)
         if response.content:
@@ -551,16 +571,23 @@ class _Run:
     def _sink(self, event: StreamEvent) -> None:
         kind = type(event)
         if kind is TextDelta:
+            if self.feed is not None:
+                self.feed.text()
             self.publisher.publish_nowait(TextChunk, text=event.text)  # type: ignore[union-attr]
         elif kind is ThinkingDelta:
+            if self.feed is not None:
+                self.feed.thought()
             self.publisher.publish_nowait(ThoughtChunk, text=event.thinking)  # type: ignore[union-attr]
 
     async def _server_calls(self, content: Sequence[object]) -> None:
         """Progress for the tools the provider ran in this response, like any tool's."""
         names: dict[str, str] = {}
+        feed = self.feed
         for block in content:
             if type(block) is ServerToolUseBlock:
                 names[block.id] = block.name
+                if feed is not None:
+                    feed.tool_started(block.id, block.name, block.input)
                 await self.publisher.publish(
                     ToolCallStarted,
                     turn=self.turns,
@@ -573,16 +600,23 @@ class _Run:
                 failed = isinstance(content_, dict) and str(content_.get("type", "")).endswith(
                     "_error"
                 )
+                name = names.get(block.tool_use_id, "server tool")
+                if feed is not None:
+                    feed.tool_ended(block.tool_use_id, name, is_error=failed)
                 await self.publisher.publish(
                     ToolCallEnded,
                     turn=self.turns,
                     tool_use_id=block.tool_use_id,
-                    tool_name=names.get(block.tool_use_id, "server tool"),
+                    tool_name=name,
                     is_error=failed,
                     duration=0.0,
                 )
 
     async def _turn_completed(self, response: ModelResponse, calls: int) -> None:
+        if self.feed is not None:
+            self.feed.turn_completed()
+        if not self.publisher.active:
+            return
         await self.publisher.publish(
             TurnCompleted,
             turn=self.turns,
@@ -716,10 +750,13 @@ class _Run:
     ) -> None:
         spec = self.spec
         publisher = self.publisher
+        feed = self.feed
         active = publisher.active
         started = 0.0
         if active:
             started = trio.current_time()
+        if feed is not None and not again:
+            feed.tool_started(call.id, call.name, call.input)
         if active and not again:
             await publisher.publish(
                 ToolCallStarted,
@@ -754,6 +791,8 @@ class _Run:
         if refused is not None and result.is_error and result.details.get(NO_CAPACITY):
             refused.append(index)
             return
+        if feed is not None:
+            feed.tool_ended(call.id, call.name, is_error=result.is_error)
         if active:
             await publisher.publish(
                 ToolCallEnded,

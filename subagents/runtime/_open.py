@@ -257,7 +257,7 @@ async def open_runtime(
         trusted = config.project is None or config.project.trusted
         mcp_project = await trio.to_thread.run_sync(read_mcp_json, root, env if trusted else None)
         services.mcp = await stack.enter_async_context(_mcp_servers(config, mcp_project, log))
-        follower = ProgressFollower(log)
+        follower = ProgressFollower(log, services.tracker)
         runtime = Runtime(services, catalog=catalog, bus=bus, follower=follower)
         services.tools = (
             *builtin_tools(

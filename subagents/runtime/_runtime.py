@@ -196,6 +196,8 @@ class Runtime:
         self.catalog = catalog
         self.bus = bus
         self._follower = ProgressFollower(services.log) if follower is None else follower
+        # The agents' loops feed the follower's tracker directly (AgentRecord.init).
+        services.tracker = self._follower.tracker
         self._sup: Supervisor | None = None
         self._closing = False
         self._closed_order: collections.OrderedDict[str, None] = collections.OrderedDict()

@@ -18,6 +18,7 @@ from subagents.runtime._collector import CollectorGuard
 from subagents.runtime._config.values import CollectorConfig, RuntimeConfig
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._logging import RuntimeLog
+from subagents.runtime._progress.tracker import ProgressTracker
 from subagents.runtime._providers.base import Provider
 from subagents.runtime._tool_selection import SelectionCache
 from subagents.runtime._transcripts.flusher import TranscriptFlusher
@@ -67,6 +68,9 @@ class Services:
     flusher: TranscriptFlusher = attrs.field(factory=TranscriptFlusher)
     #: The ``[collector]`` policy, applied by open_runtime while the runtime is open.
     collector: CollectorGuard = attrs.field(factory=lambda: CollectorGuard(CollectorConfig()))
+    #: The runtime's progress tracker: each agent's loop tells it its turns directly
+    #: (a ``ProgressFeed``), the runtime's follower its spawns and status changes.
+    tracker: ProgressTracker = attrs.field(factory=ProgressTracker)
 
     @property
     def transcripts_enabled(self) -> bool:

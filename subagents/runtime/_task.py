@@ -52,6 +52,10 @@ def check_inputs(definition: AgentDefinition, inputs: Mapping[str, Any] | None) 
     ``choices`` all raise :class:`InvalidInputs`, listing every problem.
     """
     given = dict(inputs or {})
+    if not given and not definition.inputs:
+        # No inputConfig and nothing given: {} against {"properties": {}, "required": []}
+        # always passes, and there are no defaults. Most spawns are this one.
+        return {}
     validator = _validator(definition)
     problems = sorted(
         validator.iter_errors(given), key=lambda e: (list(map(str, e.path)), e.message)

@@ -15,6 +15,7 @@ is a saving for many agents of few types, never a store that grows.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Final, final
 
@@ -25,7 +26,10 @@ __all__ = ["DEFAULT_SELECTION_CACHE_SIZE", "SelectionCache"]
 #: Selections a runtime keeps (agent types x positions x tool offers).
 DEFAULT_SELECTION_CACHE_SIZE: Final = 256
 
-_Key = tuple[ToolPolicy, TrustPolicy, tuple[tuple[int, ToolFlags], ...]]
+#: (policy, trust, the offered tools' ids)
+_Key = tuple[ToolPolicy, TrustPolicy, tuple[int, ...]]
+_Entry = tuple[tuple[Tool, ...], tuple[ToolFlags, ...], ToolSelection]
+_flags_of: Final = operator.attrgetter("flags")
 
 
 @final
@@ -36,8 +40,10 @@ class SelectionCache:
 
     def __init__(self, capacity: int = DEFAULT_SELECTION_CACHE_SIZE) -> None:
         self._capacity = capacity
-        # The offered tools are kept with their selection, so the ids in a key stay theirs.
-        self._entries: dict[_Key, tuple[tuple[Tool, ...], ToolSelection]] = {}
+        # The offered tools are kept with their selection, so the ids in a key stay theirs: a
+        # key found is the same tools, found without a call per tool. Their flags are kept
+        # too, and compared as a tuple (the same objects compare without a call).
+        self._entries: dict[_Key, _Entry] = {}
         self.hits = 0
         self.misses = 0
 
@@ -54,17 +60,18 @@ class SelectionCache:
     ) -> ToolSelection:
         """The selection out of ``offered``; ``wrap`` (the agent's hooks) wraps the kept tools."""
         tools = tuple(offered)
-        key: _Key = (policy, trust, tuple((id(t), t.flags) for t in tools))
+        flags = tuple(map(_flags_of, tools))
+        key: _Key = (policy, trust, tuple(map(id, tools)))
         entry = self._entries.get(key)
-        if entry is None or any(a is not b for a, b in zip(entry[0], tools, strict=True)):
+        if entry is None or entry[1] != flags:
             self.misses += 1
             if len(self._entries) >= self._capacity:
                 self._entries.clear()
-            entry = (tools, filter_tools(tools, policy, trust))
+            entry = (tools, flags, filter_tools(tools, policy, trust))
             self._entries[key] = entry
         else:
             self.hits += 1
-        selection = entry[1]
+        selection = entry[2]
         if wrap is None:
             return selection
         kept = wrap(selection.tools)

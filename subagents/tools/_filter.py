@@ -37,7 +37,7 @@ import attrs
 from subagents.agents import LIFECYCLE_TOOLS, AgentDefinition, AgentSource, PermissionMode
 from subagents.tools._context import ToolContext
 from subagents.tools._dispatch import ToolArguments, dispatch, not_available
-from subagents.tools._protocol import Tool, ToolResult
+from subagents.tools._protocol import Tool, ToolFlags, ToolResult
 from subagents.tools._schema import tool_spec
 
 __all__ = [
@@ -351,9 +351,12 @@ class ToolSelection:
     trust: TrustPolicy
     unmatched_patterns: tuple[str, ...] = ()
     _by_name: dict[str, Tool] = attrs.field(init=False, eq=False, repr=False)
+    # Tool name -> the flags it was last kept with at call time (see call).
+    _kept_with: dict[str, ToolFlags] = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "_by_name", {tool.name: tool for tool in self.tools})
+        object.__setattr__(self, "_kept_with", {})
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -387,13 +390,23 @@ class ToolSelection:
         return [tool_spec(tool) for tool in self.tools]
 
     async def call(self, name: str, arguments: ToolArguments, ctx: ToolContext) -> ToolResult:
-        """Run a call the model made, enforcing the filter again at call time."""
+        """Run a call the model made, enforcing the filter again at call time.
+
+        The filter's decision depends only on the tool's name and flags, the
+        policy and the trust, and the last two are frozen: a tool kept at its
+        first call is decided again only when its flags are no longer the ones
+        it was kept with, so an agent's later calls of it skip the five layers.
+        """
         tool = self._by_name.get(name)
         if tool is None:
             return not_available(name, self._hint(self.decision(name)))
-        decision = decide(tool, self.policy, self.trust)
-        if not decision.kept:
-            return not_available(name, self._hint(decision))
+        flags = tool.flags
+        if self._kept_with.get(name) is not flags:
+            decision = decide(tool, self.policy, self.trust)
+            if not decision.kept:
+                self._kept_with.pop(name, None)
+                return not_available(name, self._hint(decision))
+            self._kept_with[name] = flags
         if name in _DEPTH_LIMITED and ctx.depth >= self.policy.max_depth:
             return not_available(
                 name,

@@ -201,6 +201,41 @@ def test_a_listener_gets_every_event_stamped_before_any_subscriber() -> None:
     assert not bus.has_subscribers
 
 
+def test_a_listener_of_some_kinds_gets_only_those_and_is_no_subscriber() -> None:
+    """Issue 17: the runtime's follower listens to spawns and status changes only, so a
+    publisher asking ``has_subscribers`` builds nothing else for it, and one asking
+    :meth:`Bus.wants` builds exactly the kinds it follows (subclasses included)."""
+
+    class Restarted(StatusChanged, frozen=True, kw_only=True, tag="restarted"):
+        pass
+
+    bus = Bus()
+    got: list[str] = []
+    with bus.listen(lambda e: got.append(type(e).__name__), types=[StatusChanged]) as listener:
+        assert listener.types == (StatusChanged,)
+        assert not bus.has_subscribers
+        assert (bus.wants(StatusChanged), bus.wants(Restarted)) == (True, True)
+        assert (bus.wants(Tick), bus.wants(AgentSpawned)) == (False, False)
+        status = StatusChanged(agent_id="a", parent_id=None, depth=0, nickname="A", status=RUNNING)
+        bus.publish_nowait(tick(1))
+        bus.publish_nowait(status)
+        bus.publish_nowait(
+            Restarted(agent_id="a", parent_id=None, depth=0, nickname="A", status=RUNNING)
+        )
+        with bus.subscribe() as sub:  # a subscriber wants every kind; the listener still not
+            assert (bus.has_subscribers, bus.wants(Tick)) == (True, True)
+            bus.publish_nowait(tick(2))
+            bus.publish_nowait(status)
+            assert len(drain(sub)) == 2
+        assert not bus.has_subscribers
+        with bus.listen(lambda e: None):  # a listener of every kind counts as a subscriber
+            assert (bus.has_subscribers, bus.wants(Tick)) == (True, True)
+        assert not bus.has_subscribers
+        assert bus.statistics().listeners == 1
+    assert got == ["StatusChanged", "Restarted", "StatusChanged"]
+    assert not bus.wants(StatusChanged)
+
+
 async def test_a_listener_never_holds_a_publisher() -> None:
     bus = Bus()
     got: list[int] = []

@@ -204,3 +204,38 @@ def test_a_definitions_input_validator_is_built_once(monkeypatch: pytest.MonkeyP
     other = definition(inputs=(InputSpec("limit", InputType.STRING),))
     assert check_inputs(other, {"limit": "many"}) == {"limit": "many"}
     assert built == 2
+
+
+def test_a_definition_without_inputs_spawned_without_any_validates_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 17, third round: most spawns give no inputs to a definition without an
+    inputConfig; that ``{}`` passes is known without running the validator. Inputs given to
+    such a definition are still refused, and a definition with an optional input still gets
+    its default."""
+    from subagents.runtime import _task
+
+    validated: list[dict[str, Any]] = []
+    real = _task._validator
+
+    def counting(agent: Any) -> Any:
+        validator = real(agent)
+
+        class Counting:
+            def iter_errors(self, given: dict[str, Any]) -> Any:
+                validated.append(given)
+                return validator.iter_errors(given)
+
+        return Counting()
+
+    monkeypatch.setattr(_task, "_validator", counting)
+    plain = definition()
+    for _ in range(3):
+        assert check_inputs(plain, None) == {}
+        assert check_inputs(plain, {}) == {}
+    assert validated == []
+    with pytest.raises(InvalidInputs, match="Additional properties are not allowed"):
+        check_inputs(plain, {"limit": 3})
+    optional = definition(inputs=(InputSpec("limit", InputType.INTEGER, default=7),))
+    assert check_inputs(optional, None) == {"limit": 7}
+    assert validated == [{"limit": 3}, {}]

@@ -353,6 +353,46 @@ def test_a_repeated_line_is_masked_from_memory_and_a_new_secret_is_still_seen(
     assert "timestamp" in last
 
 
+def test_a_repeated_line_reads_its_masks_without_a_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17, third round: the keys and short values of a line seen before are read from
+    the masks' memory in place, not through a call each (a line is a dozen of them); the line
+    written is the one :func:`redact` gives, secret keys still redacted."""
+    import subagents.runtime._logging as logging_module
+
+    looked: list[str] = []
+    masks = logging_module._Masks
+    real_key, real_text = masks.key, masks.text
+
+    def key(self: Any, name: str) -> tuple[str, bool]:
+        looked.append(name)
+        return real_key(self, name)
+
+    def text(self: Any, value: str) -> str:
+        looked.append(value)
+        return real_text(self, value)
+
+    monkeypatch.setattr(masks, "key", key)
+    monkeypatch.setattr(masks, "text", text)
+    path = tmp_path / "log.jsonl"
+    with RuntimeLog(path=path, env={"API_TOKEN": "sekrit-" + "q" * 12}) as log:
+        logger = log.for_agent(agent_id="a1", nickname="Ada", depth=1)
+        logger.info("agent spawned", model="m", api_key="k", note="sekrit-" + "q" * 12)
+        first = len(looked)
+        assert first > 0
+        for _ in range(5):
+            logger.info("agent spawned", model="m", api_key="k", note="sekrit-" + "q" * 12)
+        assert len(looked) == first
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(lines) == 6
+    for line in lines:
+        assert (line["api_key"], line["note"], line["model"]) == (REDACTED, REDACTED, "m")
+        assert {k: v for k, v in line.items() if k != "timestamp"} == {
+            k: v for k, v in lines[0].items() if k != "timestamp"
+        }
+
+
 @pytest.mark.parametrize(
     ("file_level", "stderr_level", "path", "enabled"),
     [

@@ -44,6 +44,7 @@ from subagents.runtime._events import (
     UsageReported,
 )
 from subagents.runtime._exceptions import ProgressNotFound
+from subagents.runtime._progress.facts import ProgressFeed
 from subagents.runtime._progress.text import describe_tool_call
 from subagents.runtime._progress.tracker import ProgressTracker, follow
 from subagents.runtime._progress.values import ACTIVITY_LIMIT, AgentProgress
@@ -245,16 +246,16 @@ def test_only_the_last_five_activities_are_kept_newest_last() -> None:
 def test_a_tool_calls_activity_is_described_when_read(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 17: folding a tool call costs no description; only the kept five are described,
     and only when a row is read."""
-    from subagents.runtime._progress import tracker as tracker_module
+    from subagents.runtime._progress import facts as facts_module
 
     described: list[str] = []
-    real = tracker_module.describe_tool_call
+    real = facts_module.describe_tool_call
 
     def counting(name: str, arguments: Any) -> str:
         described.append(name)
         return real(name, arguments)
 
-    monkeypatch.setattr(tracker_module, "describe_tool_call", counting)
+    monkeypatch.setattr(facts_module, "describe_tool_call", counting)
     tracker = ProgressTracker()
     tracker.handle(ADA.spawned("Explore", t=1.0))
     tracker.handle(ADA.turn(1, t=2.0))
@@ -843,3 +844,142 @@ def test_a_small_max_agents_bounds_memory_and_keeps_counts_consistent(
             assert sub.running == int(is_live(row.status)) + sum(k.subtree.running for k in kids)
     stats = tracker.statistics()
     assert stats.agents == len(tracker)
+
+
+# -- the direct feed (issue 17, third round) ------------------------------------------
+
+
+def _fed(tracker: ProgressTracker, feeds: dict[str, ProgressFeed], event: Event) -> None:
+    """Tell ``tracker`` what ``event`` says the way the runtime does: the kernel's events
+    folded, the loop's facts through the agent's :class:`ProgressFeed`."""
+    if isinstance(event, AgentSpawned | StatusChanged):
+        tracker.handle(event)
+        return
+    who = feeds.get(event.agent_id)
+    if who is None:
+        who = feeds[event.agent_id] = ProgressFeed(
+            tracker,
+            agent_id=event.agent_id,
+            parent_id=event.parent_id,
+            depth=event.depth,
+            nickname=event.nickname,
+        )
+    match event:
+        case TurnStarted():
+            who.turn_started(event.turn, grace=event.grace)
+        case UsageReported():
+            who.usage(event.usage)
+        case ToolCallStarted():
+            who.tool_started(event.tool_use_id, event.tool_name, event.input)
+        case ToolCallEnded():
+            who.tool_ended(event.tool_use_id, event.tool_name, is_error=event.is_error)
+        case TurnCompleted():
+            who.turn_completed()
+        case TextChunk():
+            who.text()
+        case ThoughtChunk():
+            who.thought()
+        case GracePeriodStarted():
+            who.grace_started(event.reason)
+        case GracePeriodEnded():
+            who.grace_ended(event.outcome)
+        case RunFinished():
+            who.run_finished(event.terminate_reason, event.error)
+        case _:
+            raise AssertionError(f"not a loop event: {event!r}")
+
+
+def _row(p: AgentProgress) -> tuple[Any, ...]:
+    """A row without its activities' times (a feed stamps its own)."""
+    return (
+        p.agent_id,
+        p.parent_id,
+        p.depth,
+        p.status,
+        p.status_message,
+        p.turns,
+        p.tool_uses,
+        p.usage,
+        p.subtree,
+        p.children,
+        p.started_at,
+        p.ended_at,
+        [a.text for a in p.activities],
+    )
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios().filter(lambda scenario: not scenario[2]))
+def test_the_direct_feed_tracks_what_folding_every_event_tracks(
+    scenario: tuple[list[Plan], list[Event | Lagged], bool],
+) -> None:
+    """A tree of agents told its turns through :class:`ProgressFeed` (no event) has, after
+    every step, the rows a tracker folding every event has, and each subtree's totals are
+    the sum of the own totals in it."""
+    plans, stream, _ = scenario
+    folded, direct = ProgressTracker(), ProgressTracker()
+    feeds: dict[str, ProgressFeed] = {}
+    for event in stream:
+        assert isinstance(event, Event)
+        folded.handle(event)
+        _fed(direct, feeds, event)
+        rows = direct.tree(now=1e9)
+        check_invariants(rows)
+        assert [_row(p) for p in rows] == [_row(p) for p in folded.tree(now=1e9)]
+    for plan in plans:
+        got = direct.progress(plan.who.agent_id, now=1e9)
+        assert (got.turns, got.tool_uses, got.usage) == (plan.turns, plan.tool_uses, plan.usage)
+    assert direct.statistics().events == folded.statistics().events == len(stream)
+
+
+def test_the_direct_feed_words_grace_text_and_failures_as_the_events_do() -> None:
+    """What the random scenarios do not draw: a grace period, streamed text and thoughts, a
+    failed tool call and a failed run, told both ways."""
+    u = Usage(10, 2)
+    events: list[Event] = [ADA.spawned("Explore", t=1.0), ADA.status(RUNNING, t=1.0)]
+    events += [ADA.turn(1), ThoughtChunk(**ADA.env(0), text="hm")]
+    events += [TextChunk(**ADA.env(0), text="hi"), ADA.usage(1, u, u)]
+    events += [ADA.tool(1, "c1", "Bash", {"command": "false"})]
+    events += [ADA.tool_end(1, "c1", "Bash", error=True), ADA.turn_done(1, 1)]
+    events += [GracePeriodStarted(**ADA.env(0), reason="max_turns", grace_seconds=5.0)]
+    events += [ADA.turn(2, grace=True), ADA.usage(2, u, u + u), ADA.turn_done(2, 0)]
+    events += [GracePeriodEnded(**ADA.env(0), reason="max_turns", outcome="no_call")]
+    events += [
+        msgspec.structs.replace(ADA.finished(2, 1, u + u, reason="max_turns"), error="x\ny"),
+        ADA.status(Errored("max turns"), t=9.0),
+    ]
+    folded, direct = ProgressTracker(), ProgressTracker()
+    feeds: dict[str, ProgressFeed] = {}
+    messages: list[tuple[str, str]] = []
+    noted: set[str] = set()
+    for event in events:
+        folded.handle(event)
+        _fed(direct, feeds, event)
+        mine, theirs = direct.progress("ada", now=10), folded.progress("ada", now=10)
+        assert _row(mine) == _row(theirs)
+        messages.append((type(event).__name__, mine.status_message))
+        noted.update(a.text for a in mine.activities)
+    assert ("ThoughtChunk", "thinking (turn 1)") in messages
+    assert ("TextChunk", "writing (turn 1)") in messages
+    assert {"Bash: false", "Bash failed", "turn 1 done"} <= noted
+    texts = [a.text for a in direct.progress("ada").activities]
+    assert texts[-3:] == [
+        "grace period ended: no call",
+        "finished: max_turns (x)",
+        "errored: max turns",
+    ]
+
+
+def test_a_feed_brings_back_a_row_forgotten_while_its_agent_runs() -> None:
+    """A feed finds its agent's row by id each time: a row forgotten (or evicted) while the
+    agent runs comes back under its parent, as an event about it would bring it back."""
+    tracker = feed(ProgressTracker(), [LEAD.spawned("lead"), ADA.spawned("Explore")])
+    ada = ProgressFeed(tracker, agent_id="ada", parent_id="lead", depth=1, nickname="Ada")
+    ada.turn_started(1)
+    assert tracker.forget("ada")
+    ada.tool_started("c1", "Read", {"file_path": "a.py"})
+    again = tracker.progress("ada")
+    assert (again.parent_id, again.nickname, again.tool_uses, again.turns) == ("lead", "Ada", 1, 0)
+    lead = tracker.progress("lead")
+    assert lead.children == ("ada",)
+    assert (lead.subtree.turns, lead.subtree.tool_uses) == (1, 1)  # forgotten work stays above

@@ -6,6 +6,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -23,6 +24,7 @@ from subagents.actors import (
     MailboxFull,
     Running,
     Shutdown,
+    kind_of,
 )
 from subagents.agents import UnknownAgentError
 from subagents.runtime import (
@@ -305,9 +307,10 @@ async def test_without_a_provider_the_scripted_one_answers(tmp_path: Path) -> No
 async def test_progress_is_current_the_moment_each_event_is_published(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
-    """The runtime's tracker is fed where each event is published (a bus listener, issue 17),
-    not through a subscription of its own: it holds no buffer and never lags or holds a
-    publisher, and a subscriber reading an event finds the tracker already past it."""
+    """The runtime's tracker is fed where each event is published (a bus listener of the
+    kernel's events and each loop's direct feed, issue 17), not through a subscription of its
+    own: it holds no buffer and never lags or holds a publisher, and a subscriber reading an
+    event finds the tracker already past it."""
     world = World(tmp_path)
     provider = ScriptedProvider(
         lambda request: testing.say("done") if request.turn > 3 else testing.call("TodoWrite")
@@ -318,10 +321,13 @@ async def test_progress_is_current_the_moment_each_event_is_published(
         behind: list[str] = []
         read = 0
 
+        activations = 0
+
         async def check(sub: subagents.actors.Subscription) -> None:
-            nonlocal read
+            nonlocal read, activations
             async for event in sub:
                 read += 1
+                activations += isinstance(event, subagents.runtime.ActivationStarted)
                 assert not isinstance(event, subagents.actors.Lagged)
                 try:
                     progress = rt.tracker.progress(event.agent_id)
@@ -345,7 +351,10 @@ async def test_progress_is_current_the_moment_each_event_is_published(
         ]
         assert all(r is not None and r.turns > 2 for r in results)
         stats = rt.statistics()
-        assert stats.progress.events == stats.bus.published == read
+        # every event but the activations (which say nothing of progress) reached the tracker
+        assert stats.bus.published == read
+        assert stats.progress.events == read - activations
+        assert activations == len(ids)
         assert (stats.progress.lagged, stats.bus.subscribers, stats.bus.listeners) == (0, 0, 1)
 
 
@@ -575,3 +584,150 @@ async def test_a_result_collected_with_wait_is_not_sent_again_as_a_notice(
         assert waited.statuses[handle.agent_id] == Completed("Done.")
         messages = list(rt.conversation(handle.agent_id))
     assert [m.text for m in messages if m.origin is Origin.NOTICE] == []
+
+
+def _peek_tool(rt_box: list[subagents.runtime.Runtime], seen: list[tuple[Any, ...]]) -> Any:
+    """A tool that notes how far the runtime's tracker has its caller (the only open agent)."""
+
+    @subagents.tool(name="Peek")
+    async def peek(note: str) -> str:
+        """Note how far the caller's progress is."""
+        rt = rt_box[0]
+        (agent_id,) = (row.agent_id for row in rt.tree() if row.ended_at is None)
+        now = rt.progress(agent_id)
+        seen.append((now.turns, now.tool_uses, now.usage.input_tokens > 0, now.status_message))
+        return note
+
+    return peek
+
+
+def _peeking(turns: int) -> ScriptedProvider:
+    """Every agent peeks on its first ``turns`` turns, then says it is done."""
+    return ScriptedProvider(
+        lambda request: (
+            testing.say("done")
+            if request.turn >= turns
+            else testing.call("Peek", note=f"turn {request.turn}")
+        )
+    )
+
+
+async def test_a_turn_nobody_subscribes_to_builds_no_event_yet_progress_is_current(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17, third round: each agent's loop tells the runtime's tracker its turns directly
+    (a ``ProgressFeed``), so with no subscriber a turn builds and publishes no event (the runtime's
+    follower listens to the kernel's spawns and status changes only, and is no subscriber),
+    while ``rt.progress`` has every turn, tool use and token, current the moment each happens:
+    a tool reading it finds its own turn and call already counted."""
+    built: list[type] = []
+    published: list[type] = []
+    make, publish_nowait = subagents.runtime.Publisher.make, subagents.actors.Bus.publish_nowait
+
+    def counting_make(self: Any, kind: type, **fields: Any) -> Any:
+        built.append(kind)
+        return make(self, kind, **fields)
+
+    def counting_publish(self: Any, event: Any) -> None:
+        published.append(type(event))
+        publish_nowait(self, event)
+
+    monkeypatch.setattr(subagents.runtime.Publisher, "make", counting_make)
+    monkeypatch.setattr(subagents.actors.Bus, "publish_nowait", counting_publish)
+    rt_box: list[subagents.runtime.Runtime] = []
+    seen: list[tuple[Any, ...]] = []
+    world = World(tmp_path)
+    async with world.open(_peeking(3), tools=[_peek_tool(rt_box, seen)]) as rt:
+        rt_box.append(rt)
+        assert not rt.bus.has_subscribers
+        lead = await rt.spawn("general-purpose", "Go")
+        await rt.wait([lead.agent_id], timeout=10)
+        child = await rt.spawn("general-purpose", "Go too", parent=lead.agent_id)
+        await rt.wait([child.agent_id], timeout=10)
+        results = [rt.result(lead.agent_id), rt.result(child.agent_id)]
+        rows = [rt.progress(lead.agent_id), rt.progress(child.agent_id)]
+    assert built == []
+    assert set(published) == {subagents.actors.AgentSpawned, subagents.actors.StatusChanged}
+    # each peek saw its own turn and call counted, and the model's usage of that turn
+    assert seen == [(n, n, True, "calling Peek") for n in (1, 2, 3)] * 2
+    for row, result in zip(rows, results, strict=True):
+        assert result is not None
+        assert (row.turns, row.tool_uses, row.usage) == (4, 3, result.usage)
+        assert result.usage.input_tokens > 0
+        texts = [a.text for a in row.activities]
+        done = texts.index("turn 4 done")
+        assert texts[done : done + 3] == ["turn 4 done", "finished: goal", "completed"]
+    lead_row, child_row = rows
+    assert lead_row.subtree.turns == lead_row.turns + child_row.turns == 8
+    assert lead_row.subtree.tool_uses == 6
+    assert lead_row.subtree.usage == lead_row.usage + child_row.usage
+    assert (lead_row.subtree.agents, lead_row.subtree.running) == (2, 0)
+
+
+async def test_a_subscriber_sees_every_event_of_a_turn_and_can_track_them_itself(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Issue 17, third round: with a subscriber the loop's events are built and published as
+    before the direct feed, in the same order, and a tracker folded from them (the CLI's live
+    view and ``--json`` keep their own) agrees with the runtime's on every row."""
+    rt_box: list[subagents.runtime.Runtime] = []
+    seen: list[tuple[Any, ...]] = []
+    world = World(tmp_path)
+    own = subagents.runtime.ProgressTracker()
+    async with world.open(_peeking(2), tools=[_peek_tool(rt_box, seen)]) as rt:
+        rt_box.append(rt)
+        with rt.subscribe(policy="block", capacity=1000) as sub:
+            assert rt.bus.has_subscribers
+            lead = await rt.spawn("general-purpose", "Go")
+            await rt.wait([lead.agent_id], timeout=10)
+            child = await rt.spawn("general-purpose", "Go too", parent=lead.agent_id)
+            await rt.wait([child.agent_id], timeout=10)
+            events = drain(sub)
+        for event in events:
+            own.handle(event)
+        theirs = rt.tree()
+    turn = [
+        "TurnStarted",
+        "UsageReported",
+        "ToolCallStarted",
+        "ToolCallEnded",
+        "TurnCompleted",
+    ]
+    for handle in (lead, child):
+        kinds = [
+            type(e).__name__ if type(e).__name__ != "StatusChanged" else kind_of(e.status)  # type: ignore[attr-defined]
+            for e in events
+            if e.agent_id == handle.agent_id
+        ]
+        assert kinds == [
+            "AgentSpawned",
+            "pending_init",
+            "running",
+            "ActivationStarted",
+            *turn,
+            *turn,
+            "TurnStarted",
+            "TextChunk",
+            "UsageReported",
+            "TurnCompleted",
+            "RunFinished",
+            "completed",
+        ]
+    mine = own.tree(now=theirs[0].started_at)
+
+    def row(p: subagents.runtime.AgentProgress) -> tuple[Any, ...]:
+        return (
+            p.agent_id,
+            p.parent_id,
+            p.status,
+            p.status_message,
+            p.turns,
+            p.tool_uses,
+            p.usage,
+            p.subtree,
+            p.children,
+            [a.text for a in p.activities],
+        )
+
+    assert [row(p) for p in mine] == [row(p) for p in theirs]
+    assert theirs[0].subtree.turns == 6

@@ -60,6 +60,19 @@ def test_the_kept_tools_are_wrapped_per_agent_with_the_same_decisions() -> None:
     assert all(a is not b for a, b in zip(wrapped.tools, plain.tools, strict=True))
 
 
+def test_a_tool_whose_flags_changed_is_filtered_afresh() -> None:
+    """The cache finds a selection by the offered tools' ids and keeps their flags beside it:
+    the same tools with other flags are filtered again, and replace the entry."""
+    tool = SlowTool("ReadA")
+    cache = SelectionCache()
+    policy = ToolPolicy(source="project", read_only=True)
+    assert cache.select((tool,), policy, TrustPolicy()).names == ("ReadA",)
+    tool.read_only = False  # it writes now: a read-only agent may not have it
+    assert cache.select((tool,), policy, TrustPolicy()).names == ()
+    assert cache.select((tool,), policy, TrustPolicy()).names == ()
+    assert (cache.hits, cache.misses, len(cache)) == (1, 2, 1)
+
+
 def test_the_cache_is_bounded() -> None:
     cache = SelectionCache(capacity=2)
     for depth in range(5):

@@ -378,6 +378,42 @@ async def test_call_time_depth_check_uses_the_calling_context(
     assert len(spawn.calls) == 1
 
 
+async def test_a_kept_tool_is_decided_once_until_its_flags_change(
+    fake_tool: Any, make_ctx: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17: the call-time check runs the five layers at a tool's first call and again
+    only when the tool's flags are no longer those it was kept with; a read-only agent's tool
+    that turns into one that writes is refused at its next call, and kept again when it turns
+    back."""
+    from subagents.tools import _filter
+
+    decided: list[str] = []
+    real = _filter.decide
+
+    def counting(tool: Any, policy: ToolPolicy, trust: TrustPolicy) -> Any:
+        decided.append(tool.name)
+        return real(tool, policy, trust)
+
+    echo = fake_tool("Echo")
+    selection = ToolRegistry([echo, fake_tool("Grep")]).select(ToolPolicy(read_only=True))
+    monkeypatch.setattr(_filter, "decide", counting)
+    for n in range(5):
+        assert (await selection.call("Echo", {"text": f"{n}"}, make_ctx())).content == f"Echo: {n}"
+    await selection.call("Grep", {"text": "x"}, make_ctx())
+    assert decided == ["Echo", "Grep"]
+    echo.flags = WRITES
+    refused = await selection.call("Echo", {"text": "rm"}, make_ctx())
+    assert refused.content.startswith("Tool 'Echo' is not available to this agent.")
+    assert "this agent is read-only" in refused.content
+    again = await selection.call("Echo", {"text": "rm"}, make_ctx())
+    assert again.is_error
+    assert len(echo.calls) == 5
+    echo.flags = ToolFlags(read_only=True, background_safe=True)
+    assert not (await selection.call("Echo", {"text": "ok"}, make_ctx())).is_error
+    await selection.call("Echo", {"text": "ok"}, make_ctx())
+    assert decided == ["Echo", "Grep", "Echo", "Echo", "Echo"]
+
+
 # -- properties ---------------------------------------------------------------------
 
 

@@ -1,21 +1,33 @@
 """The runtime's own bus consumer: the progress tracker and the status log.
 
-A :class:`ProgressFollower` listens to the bus (:meth:`~subagents.actors.Bus.listen`)
-from before the first agent, folds every event into a
-:class:`~subagents.runtime.ProgressTracker` as it is published, and logs status
-changes with the agent's id, nickname and depth: an agent's end at ``info``, its
-live statuses (``pending_init``, ``running``) at ``debug``. Being a synchronous
-listener rather than a subscription, it costs a turn no buffer, no task switch
-and no wait for room, it never lags, and the tracker is current the moment an
-event is published: ``rt.progress(id)`` right after ``rt.spawn`` sees the spawn,
-and a subscriber reading an event finds the tracker already past it.
+A :class:`ProgressFollower` listens to the kernel's spawns and status changes on
+the bus (:meth:`~subagents.actors.Bus.listen`, ``types``) from before the first
+agent, folds them into a :class:`~subagents.runtime.ProgressTracker` as they are
+published, and logs status changes with the agent's id, nickname and depth: an
+agent's end at ``info``, its live statuses (``pending_init``, ``running``) at
+``debug``. The agent loop's facts (turns, usage, tool calls) do not come through
+the bus: each agent's loop tells the same tracker directly, through a
+:class:`~.facts.ProgressFeed` the runtime makes for it.
+So a turn nobody subscribes to builds no event, the follower does not count as
+a subscriber (``Bus.has_subscribers``), and the tracker is current the moment
+a fact happens or an event is published: ``rt.progress(id)`` right after
+``rt.spawn`` sees the spawn, and a subscriber reading an event finds the
+tracker already past it.
 """
 
 from __future__ import annotations
 
 from typing import final
 
-from subagents.actors import Bus, Event, Listener, StatusChanged, is_final, kind_of
+from subagents.actors import (
+    AgentSpawned,
+    Bus,
+    Event,
+    Listener,
+    StatusChanged,
+    is_final,
+    kind_of,
+)
 from subagents.runtime._logging import RuntimeLog
 from subagents.runtime._progress.tracker import ProgressTracker
 
@@ -61,8 +73,9 @@ class ProgressFollower:
             )
 
     def attach(self, bus: Bus) -> Listener:
-        """Follow every event ``bus`` publishes from now on (before the first agent)."""
-        self._listener = bus.listen(self._observe)
+        """Follow the spawns and status changes ``bus`` publishes from now on (before the
+        first agent); the loop's facts come through each agent's feed."""
+        self._listener = bus.listen(self._observe, types=(AgentSpawned, StatusChanged))
         return self._listener
 
     def detach(self) -> None:

@@ -71,14 +71,9 @@ from subagents.runtime._events import (
     UsageReported,
 )
 from subagents.runtime._exceptions import ProgressNotFound
-from subagents.runtime._progress.text import (
-    ERROR_WIDTH,
-    describe_tool_call,
-    first_line,
-    status_activity,
-    status_message,
-)
-from subagents.runtime._progress.tree import AgentTree, LazyActivity, Node, Tally
+from subagents.runtime._progress import facts
+from subagents.runtime._progress.text import status_activity, status_message
+from subagents.runtime._progress.tree import AgentTree, Node, Tally
 from subagents.runtime._progress.values import AgentProgress, ProgressStatistics, SubtreeTotals
 from subagents.runtime._providers.base import Usage
 
@@ -86,8 +81,6 @@ __all__ = ["DEFAULT_MAX_AGENTS", "ProgressTracker", "follow"]
 
 #: How many agents a tracker keeps before it drops the longest-finished ones.
 DEFAULT_MAX_AGENTS: Final = 4096
-#: Tool calls remembered as in flight per agent (a lost ``ToolCallEnded`` must not leak).
-_INFLIGHT_LIMIT: Final = 64
 
 
 @final
@@ -102,7 +95,6 @@ class ProgressTracker(AgentTree):
 
     __slots__ = (
         "_dispatch",
-        "_events",
         "_gaps",
         "_lagged",
     )
@@ -114,7 +106,6 @@ class ProgressTracker(AgentTree):
                 f"keeps), not {max_agents!r}."
             )
         super().__init__(max_agents)
-        self._events = 0
         self._lagged = 0
         self._gaps = 0
         self._dispatch: dict[type, Callable[[Any], None]] = {
@@ -231,12 +222,6 @@ class ProgressTracker(AgentTree):
                 return handler
         return _ignore
 
-    def _new_run(self, node: Node) -> None:
-        """A run certainly began or ended here: its counters restart (``own`` keeps the old)."""
-        node.run = Tally()
-        node.inflight.clear()
-        node.grace = False
-
     def _observe_turn(self, node: Node, turn: int, *, starting: bool = False) -> None:
         """Account for an event of the run's turn ``turn``, catching up on lost turns.
 
@@ -249,7 +234,7 @@ class ProgressTracker(AgentTree):
         """
         run = node.run
         if starting and turn == 1:
-            self._new_run(node)
+            node.new_run()
             run = node.run
         elif run.turns and (turn < run.turns or (starting and turn == run.turns)):
             run.turns = 0
@@ -300,10 +285,7 @@ class ProgressTracker(AgentTree):
     def _on_turn_started(self, event: TurnStarted) -> None:
         node = self._node(event)
         self._observe_turn(node, event.turn, starting=True)
-        node.phase = "model"
-        node.inflight.clear()
-        if event.grace:
-            node.grace = True
+        facts.turn_started(node, event.grace)
 
     def _on_usage(self, event: UsageReported) -> None:
         node = self._node(event)
@@ -325,27 +307,17 @@ class ProgressTracker(AgentTree):
         delta = Tally()
         delta.tool_uses = 1
         self._work(node, delta)
-        inflight = node.inflight
-        if len(inflight) >= _INFLIGHT_LIMIT:
-            del inflight[next(iter(inflight))]
-        inflight[event.tool_use_id] = event.tool_name
-        node.phase = "tools"
-        # Described when read: most calls leave the last five before anyone looks.
-        node.note_lazily(LazyActivity(event.time, describe_tool_call, event.tool_name, event.input))
+        facts.tool_started(node, event.time, event.tool_use_id, event.tool_name, event.input)
 
     def _on_tool_ended(self, event: ToolCallEnded) -> None:
         node = self._node(event)
         self._observe_turn(node, event.turn)
-        node.inflight.pop(event.tool_use_id, None)
-        if event.is_error:
-            node.note(event.time, f"{event.tool_name} failed")
+        facts.tool_ended(node, event.time, event.tool_use_id, event.tool_name, event.is_error)
 
     def _on_turn_completed(self, event: TurnCompleted) -> None:
         node = self._node(event)
         self._observe_turn(node, event.turn)
-        node.inflight.clear()
-        node.phase = "done"
-        node.note(event.time, f"turn {node.own.turns} done")
+        facts.turn_completed(node, event.time)
 
     def _on_text(self, event: TextChunk) -> None:
         node = self._nodes.get(event.agent_id)
@@ -358,14 +330,10 @@ class ProgressTracker(AgentTree):
             node.phase = "thinking"
 
     def _on_grace_started(self, event: GracePeriodStarted) -> None:
-        node = self._node(event)
-        node.grace = True
-        node.note(event.time, f"grace period ({event.reason.replace('_', ' ')})")
+        facts.grace_started(self._node(event), event.time, event.reason)
 
     def _on_grace_ended(self, event: GracePeriodEnded) -> None:
-        node = self._node(event)
-        node.grace = False
-        node.note(event.time, f"grace period ended: {event.outcome.replace('_', ' ')}")
+        facts.grace_ended(self._node(event), event.time, event.outcome)
 
     def _on_run_finished(self, event: RunFinished) -> None:
         node = self._node(event)
@@ -378,13 +346,7 @@ class ProgressTracker(AgentTree):
         delta.cache_read = max(0, usage.cache_read_tokens - run.cache_read)
         delta.cache_write = max(0, usage.cache_write_tokens - run.cache_write)
         self._work(node, delta)
-        self._new_run(node)
-        node.phase = "finished"
-        node.reason = event.terminate_reason
-        text = f"finished: {event.terminate_reason}"
-        if event.error:
-            text += f" ({first_line(event.error, ERROR_WIDTH - len(text) - 3)})"
-        node.note(event.time, text)
+        facts.run_finished(node, event.time, event.terminate_reason, event.error)
 
 
 def _shrinks(total: Usage, run: Tally) -> bool:

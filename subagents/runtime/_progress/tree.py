@@ -106,15 +106,23 @@ class Node:
         "sub",
     )
 
-    def __init__(self, event: Event, label: str) -> None:
-        self.agent_id = event.agent_id
-        self.nickname = event.nickname
+    def __init__(
+        self,
+        agent_id: str,
+        nickname: str,
+        label: str,
+        parent_id: str | None,
+        depth: int,
+        started_at: float,
+    ) -> None:
+        self.agent_id = agent_id
+        self.nickname = nickname
         self.label = label
-        self.parent_id = event.parent_id
-        self.depth = event.depth
+        self.parent_id = parent_id
+        self.depth = depth
         self.status: Status = PENDING_INIT
         self.live = True
-        self.started_at = event.time
+        self.started_at = started_at
         self.ended_at: float | None = None
         self.parent: Node | None = None
         self.children: dict[str, Node] = {}
@@ -131,6 +139,12 @@ class Node:
         self.phase = ""
         self.grace = False
         self.reason = ""
+
+    def new_run(self) -> None:
+        """A run certainly began or ended here: its counters restart (``own`` keeps the old)."""
+        self.run = Tally()
+        self.inflight.clear()
+        self.grace = False
 
     def note(self, when: float, text: str) -> None:
         self.activities.append(Activity(when, text))
@@ -151,6 +165,7 @@ class AgentTree:
     """
 
     __slots__ = (
+        "_events",
         "_evicted",
         "_finished_leaves",
         "_forgotten",
@@ -170,6 +185,8 @@ class AgentTree:
         self._finished_leaves: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._forgotten = 0
         self._evicted = 0
+        # Events, lag markers and facts fed directly (facts.ProgressFeed) handled.
+        self._events = 0
 
     # -- forgetting ---------------------------------------------------------------
 
@@ -251,22 +268,57 @@ class AgentTree:
         node.run.add(delta)
         self._add_up(node, delta)
 
+    # The loop's facts fed directly (facts.ProgressFeed) count one at a time: no delta made.
+
+    @staticmethod
+    def _count_usage(node: Node, usage: Usage) -> None:
+        """One model call's tokens, in ``node``'s own and run's totals and every subtree's."""
+        inp, out = usage.input_tokens, usage.output_tokens
+        read, write = usage.cache_read_tokens, usage.cache_write_tokens
+        walker: Node | None = node
+        for tally in (node.own, node.run):
+            tally.input += inp
+            tally.output += out
+            tally.cache_read += read
+            tally.cache_write += write
+        while walker is not None:
+            sub = walker.sub
+            sub.input += inp
+            sub.output += out
+            sub.cache_read += read
+            sub.cache_write += write
+            walker = walker.parent
+
     def _node(self, event: Event, label: str = "") -> Node:
         """The record of the event's agent, created if this is the first event seen about it."""
         node = self._nodes.get(event.agent_id)
         if node is not None:
             return node
-        node = Node(event, label)
-        self._nodes[node.agent_id] = node
-        parent = None if event.parent_id is None else self._nodes.get(event.parent_id)
+        return self._add_node(
+            event.agent_id, event.parent_id, event.depth, event.nickname, label, event.time
+        )
+
+    def _add_node(
+        self,
+        agent_id: str,
+        parent_id: str | None,
+        depth: int,
+        nickname: str,
+        label: str,
+        when: float,
+    ) -> Node:
+        """A record for an agent not tracked yet, linked under its parent when that is known."""
+        node = Node(agent_id, nickname, label, parent_id, depth, when)
+        self._nodes[agent_id] = node
+        parent = None if parent_id is None else self._nodes.get(parent_id)
         if parent is not None and not self._is_ancestor_or_self(node, parent):
             node.parent = parent
-            parent.children[node.agent_id] = node
+            parent.children[agent_id] = node
             self._finished_leaves.pop(parent.agent_id, None)
         else:
-            self._roots[node.agent_id] = node
-            if event.parent_id is not None:
-                self._orphans.setdefault(event.parent_id, {})[node.agent_id] = None
+            self._roots[agent_id] = node
+            if parent_id is not None:
+                self._orphans.setdefault(parent_id, {})[agent_id] = None
         itself = Tally()
         itself.agents = 1
         itself.running = 1

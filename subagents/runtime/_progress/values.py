@@ -97,7 +97,8 @@ class ProgressStatistics:
     agents: int
     """Agents tracked now."""
     events: int
-    """Events and lag markers handled."""
+    """Events and lag markers handled, and the facts each agent's loop told the runtime's
+    tracker directly (one per event it stands for, built or not)."""
     lagged: int
     """Events the subscription reported lost (the sum of every ``Lagged.dropped``)."""
     gaps: int
