@@ -48,13 +48,19 @@ class JobInput:
 
 
 def _bounded_lines(file: TextIO, path: Path, limit: int, where: list[int]) -> Iterator[str]:
-    """The file's lines, none read past ``limit`` characters; ``where[0]`` is the line number."""
+    """The file's lines, no row read past ``limit`` bytes.
+
+    ``where`` is ``[line number, bytes of the row so far]``: a reader sets the
+    second to 0 before each row, so a CSV record over several lines is bounded
+    as a whole. A line is read at most ``limit + 1`` characters at a time.
+    """
     while True:
         line = file.readline(limit + 1)
         if not line:
             return
         where[0] += 1
-        if len(line) > limit or len(line.encode("utf-8", "surrogatepass")) > limit:
+        where[1] += len(line.encode("utf-8", "surrogatepass"))
+        if where[1] > limit:
             raise JobInputError(
                 f"a row is longer than the limit of {limit} bytes.",
                 path=path,
@@ -80,7 +86,7 @@ def _item_ids(rows: list[tuple[int, Mapping[str, Any], int]], id_column: str | N
 
 
 def _read_csv(file: TextIO, path: Path, limit: int) -> tuple[tuple[str, ...], list[Any]]:
-    where = [0]
+    where = [0, 0]
     lines = _bounded_lines(file, path, limit, where)
     if csv.field_size_limit() < limit:
         csv.field_size_limit(limit)
@@ -109,6 +115,7 @@ def _read_csv(file: TextIO, path: Path, limit: int) -> tuple[tuple[str, ...], li
     rows: list[tuple[int, Mapping[str, Any], int]] = []
     while True:
         start = where[0] + 1
+        where[1] = 0
         try:
             record = next(reader, None)
         except csv.Error as exc:
@@ -134,10 +141,11 @@ def _read_csv(file: TextIO, path: Path, limit: int) -> tuple[tuple[str, ...], li
 
 
 def _read_jsonl(file: TextIO, path: Path, limit: int) -> tuple[tuple[str, ...], list[Any]]:
-    where = [0]
+    where = [0, 0]
     columns: dict[str, None] = {}
     rows: list[tuple[int, Mapping[str, Any], int]] = []
     for line in _bounded_lines(file, path, limit, where):
+        where[1] = 0
         if not line.strip():
             continue
         try:
