@@ -271,6 +271,8 @@ class _Run:
                         f"The backend {self.backend.name!r} stopped before every row of job "
                         f"{self.job_id!r} had an outcome; resume the job to run the rest."
                     ) from None
+                # the outcomes the rest of this scheduler pass produces join the commit
+                await trio.lowlevel.checkpoint()
                 while len(batch) < _BATCH:
                     try:
                         batch.append(receive.receive_nowait())
