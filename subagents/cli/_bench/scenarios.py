@@ -58,6 +58,8 @@ SCENARIOS: Final = (
     "peer_efficiency_10000",
     "peer_memory",
     "collector_10000",
+    "jobs_overhead",
+    "jobs_local_10000",
 )
 #: ``subagents`` alone is the kernel (kernel scenarios) or ``open_runtime`` with transcripts
 #: on (runtime_*), ``no_transcripts`` open_runtime with them off, ``kernel`` the kernel-agent
@@ -78,6 +80,8 @@ IMPLS: Final = (
     "kernel+freeze",
     "subagents+relaxed",
     "subagents+freeze",
+    "direct",
+    "local",
 )
 COMPARED: Final = ("request_reply", "fan_out")
 #: The scenarios of ``bench_peers.py``: the same agent workload on the frameworks users would
@@ -98,6 +102,7 @@ MODULES: Final = (
     "bench_teams",
     "bench_team_messages",
     "bench_peers",
+    "bench_jobs",
 )
 
 
@@ -162,6 +167,10 @@ class Sizes:
     peer_timeout: float = 120.0
     #: Agents of ``collector_10000`` (x 10 turns of ``latency``), under each collector policy.
     collector_agents: int = 10_000
+    #: Rows of ``jobs_overhead`` (zero latency, through run_job and directly), and of
+    #: ``jobs_local_10000`` (100 ms per model call); both divided by ``efficiency_divisor``.
+    jobs_overhead_rows: int = 2_000
+    jobs_rows: int = 10_000
 
     @classmethod
     def full(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
@@ -195,6 +204,8 @@ class Sizes:
             peer_efficiency=(100,),
             peer_memory_agents=50,
             collector_agents=2_000,
+            jobs_overhead_rows=500,
+            jobs_rows=1_000,
         )
 
 
