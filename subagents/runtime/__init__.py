@@ -169,6 +169,7 @@ from subagents.runtime._hooks.values import (
     hooks_from_settings,
     hooks_from_specs,
 )
+from subagents.runtime._jobs.rows import ROW_OUTPUT_NAME, is_transient_error, run_row
 from subagents.runtime._logging import (
     LogStatistics,
     RuntimeLog,
@@ -269,6 +270,10 @@ __all__ = [
     "RuntimeStatistics",
     "Teammate",
     "AgentHandle",
+    # agent jobs
+    "run_row",
+    "is_transient_error",
+    "ROW_OUTPUT_NAME",
     "new_session_id",
     "definition_mcp_tools",
     "runtime_mcp_servers",

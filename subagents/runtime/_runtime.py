@@ -319,10 +319,13 @@ class Runtime:
         fork_context: bool | None,
         on_init: Callable[[str], None] | None = None,
         nickname: str | None = None,
+        definition: AgentDefinition | None = None,
     ) -> AgentRecord:
+        """Start an agent; ``definition`` replaces the catalog's (a job row's output spec)."""
         self._open_supervisor()
         services = self.services
-        definition = self.catalog.get(agent_type)
+        if definition is None:
+            definition = self.catalog.get(agent_type)
         parent_record = None if parent is None else services.records.get(parent)
         forks = definition.fork_context if fork_context is None else fork_context
         task = prepare_task(

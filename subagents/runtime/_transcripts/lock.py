@@ -23,39 +23,18 @@ import fcntl
 import io
 import os
 from pathlib import Path
-from typing import Final
 
+from subagents._file_lock import try_lock
 from subagents.runtime._exceptions import HOST, AgentInUse, TranscriptError, TranscriptNotFound
 from subagents.runtime._transcripts.file import TranscriptFile
 from subagents.runtime._transcripts.load import load_transcript
 
-__all__ = ["claim_transcript", "is_locked", "lock_file", "this_host"]
+__all__ = ["claim_transcript", "is_locked", "lock_file", "this_host", "try_lock"]
 
 
 def this_host() -> str:
     """This machine's name, as a meta record gives it."""
     return HOST
-
-
-#: What ``flock`` says on a file system without locks: the file is used unlocked.
-_NO_LOCKS: Final = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL})
-
-
-def try_lock(fd: int) -> bool:
-    """Take the exclusive lock of the open file ``fd`` without waiting; whether it was free.
-
-    On a file system that has no locks the answer is ``True``: transcripts are
-    written there as before, without the protection of the lock.
-    """
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    except OSError as exc:
-        if exc.errno in _NO_LOCKS:
-            return True
-        raise
-    return True
 
 
 def lock_file(file: TranscriptFile, path: Path) -> None:
