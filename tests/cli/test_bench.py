@@ -301,3 +301,16 @@ def test_the_peers_table_shows_each_framework_and_the_cpu_target() -> None:
     slower = [*records, Record("peer_cpu", "pydantic-ai", 1000, "us/turn", 450.0, 450.0, 1)]
     assert "every peer >= 5x subagents: NO (nearest: pydantic-ai, 4.5x)" in table(slower)
     assert peers_table([Record("spawn_exit", "subagents", 10, "s", 0.1, 0.1, 1)]) == []
+
+
+def test_the_jobs_table_gives_the_job_state_overhead_against_its_target() -> None:
+    records = [
+        Record("jobs_overhead", "subagents", 1000, "s", 1.05, 1.1, 3),
+        Record("jobs_overhead", "direct", 1000, "s", 1.0, 1.0, 3),
+        Record("jobs_local_10000", "local", 10000, "x ideal", 1.8, 1.9, 3),
+    ]
+    text = table(records)
+    assert "| jobs_overhead | 1,000 | 952 rows/s | 1,000 rows/s | +5.0% | < 10%: yes |" in text
+    assert "| jobs_local_10000 | 10,000 | 1.80x ideal |" in text
+    slow = [Record("jobs_overhead", "subagents", 1000, "s", 1.2, 1.2, 1), records[1]]
+    assert "< 10%: NO" in table(slow)

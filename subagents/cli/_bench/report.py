@@ -40,6 +40,8 @@ RUNTIME_EFFICIENCY_TARGET: Final = 1.25
 RUNTIME_10000_VS_KERNEL: Final = 1.5
 #: Every peer framework's CPU per turn / subagents' must reach this (zero latency).
 PEER_CPU_TARGET: Final = 5.0
+#: jobs_overhead: run_job's time / the same rows run directly, minus 1, must stay under this.
+JOBS_OVERHEAD_TARGET: Final = 0.10
 
 
 def _figure(r: Record) -> str:
@@ -66,7 +68,7 @@ def table(records: Sequence[Record]) -> str:
     ]
     for scenario in dict.fromkeys(r.scenario for r in records):
         ours = by.get((scenario, "subagents"))
-        if ours is None or scenario.startswith("runtime_") or scenario in PEER_SCENARIOS:
+        if ours is None or scenario.startswith(("runtime_", "jobs_")) or scenario in PEER_SCENARIOS:
             continue
         raw, aio, ag = (by.get((scenario, impl)) for impl in ("trio", "asyncio", "autogen"))
         checks: list[str] = []
@@ -112,6 +114,7 @@ def table(records: Sequence[Record]) -> str:
             f"({on.n / on.min:,.0f} against {off.n / off.min:,.0f} turns/s)."
         )
     lines.extend(peers_table(records))
+    lines.extend(jobs_table(records))
     runtime = runtime_table(records)
     if runtime:
         lines += ["", runtime]
@@ -279,3 +282,29 @@ def draw_chart(records: Sequence[Record], path: Path, *, ideal: float = 1.0) -> 
     fig.savefig(path)
     plt.close(fig)
     return True
+
+
+def jobs_table(records: Sequence[Record]) -> list[str]:
+    """Agent jobs on the local backend: rows/s with and without the job state, and
+    10,000 rows at once against the ideal. Empty when no jobs scenario ran."""
+    by = {(r.scenario, r.impl): r for r in records}
+    lines: list[str] = []
+    job, direct = by.get(("jobs_overhead", "subagents")), by.get(("jobs_overhead", "direct"))
+    if job is not None and direct is not None and job.min and direct.min:
+        overhead = job.min / direct.min - 1
+        lines += [
+            "",
+            "| agent jobs | rows | run_job | directly | job state overhead | targets met |",
+            "|---|---:|---:|---:|---:|:-:|",
+            f"| jobs_overhead | {job.n:,} | {job.n / job.min:,.0f} rows/s "
+            f"| {direct.n / direct.min:,.0f} rows/s | {overhead:+.1%} "
+            f"| < {JOBS_OVERHEAD_TARGET:.0%}: {_met(overhead < JOBS_OVERHEAD_TARGET)} |",
+        ]
+    local = by.get(("jobs_local_10000", "local"))
+    if local is not None:
+        if not lines:
+            lines += ["", "| agent jobs | rows | figure |", "|---|---:|---:|"]
+            lines.append(f"| jobs_local_10000 | {local.n:,} | {local.min:.2f}x ideal |")
+        else:
+            lines.append(f"| jobs_local_10000 | {local.n:,} | {local.min:.2f}x ideal | | | |")
+    return lines

@@ -263,6 +263,7 @@ def run_bench(
         result.notes.extend(notes)
         if records:
             result.versions.update(peers.versions())
+    _run_jobs(modules["bench_jobs"], sizes, wanted, result, say)
     return result
 
 
@@ -365,3 +366,46 @@ def _run_runtime(
             mem["subagents"].append(_in_tmp(agents_mod.runtime_idle_memory, n))
         for impl, values in mem.items():
             result.records.append(_record("runtime_idle_memory", impl, n, "bytes/actor", values))
+
+
+def _run_jobs(
+    jobs_mod: ModuleType,
+    sizes: Sizes,
+    wanted: set[str],
+    result: BenchRun,
+    say: Callable[[str], None],
+) -> None:
+    """Agent jobs on the local backend: the job state's overhead, and 10,000 rows at once.
+
+    ``jobs_overhead`` is ``subagents`` (rows through ``run_job``) against ``direct`` (the
+    same rows through ``run_row`` with the same concurrency, no job state), taking turns;
+    ``jobs_local_10000`` is ``local``, elapsed / ideal with 100 ms per model call.
+    """
+    turns = int(jobs_mod.TURNS)
+    if "jobs_overhead" in wanted:
+        rows = max(1, sizes.jobs_overhead_rows // sizes.efficiency_divisor)
+        concurrency = int(jobs_mod.OVERHEAD_CONCURRENCY)
+        say(f"  jobs_overhead ({rows:,} rows x {turns} turns, zero latency) ...")
+        runs: list[tuple[str, Any]] = [
+            ("subagents", jobs_mod.run_job_rows),
+            ("direct", jobs_mod.run_direct_rows),
+        ]
+        times: dict[str, list[float]] = {impl: [] for impl, _ in runs}
+        for rep in range(sizes.agent_reps):
+            for impl, fn in runs if rep % 2 == 0 else runs[::-1]:
+                gc.collect()
+                times[impl].append(_in_tmp(fn, rows, latency=0.0, concurrency=concurrency))
+        for impl, values in times.items():
+            result.records.append(_record("jobs_overhead", impl, rows, "s", values))
+    if "jobs_local_10000" in wanted:
+        rows = max(1, sizes.jobs_rows // sizes.efficiency_divisor)
+        ideal = turns * sizes.latency
+        say(
+            f"  jobs_local_10000 ({rows:,} rows x {turns} turns of {sizes.latency * 1000:g} ms) ..."
+        )
+        values = []
+        for _ in range(sizes.agent_reps):
+            gc.collect()
+            elapsed = _in_tmp(jobs_mod.run_job_rows, rows, latency=sizes.latency, concurrency=rows)
+            values.append(elapsed / ideal)
+        result.records.append(_record("jobs_local_10000", "local", rows, "x ideal", values))

@@ -57,6 +57,8 @@ SCENARIOS: Final = (
     "peer_efficiency_1000",
     "peer_efficiency_10000",
     "peer_memory",
+    "jobs_overhead",
+    "jobs_local_10000",
 )
 #: ``subagents`` alone is the kernel (kernel scenarios) or ``open_runtime`` with transcripts
 #: on (runtime_*), ``no_transcripts`` open_runtime with them off, ``kernel`` the kernel-agent
@@ -73,6 +75,8 @@ IMPLS: Final = (
     "langgraph",
     "pydantic-ai",
     "autogen-agentchat",
+    "direct",
+    "local",
 )
 COMPARED: Final = ("request_reply", "fan_out")
 #: The scenarios of ``bench_peers.py``: the same agent workload on the frameworks users would
@@ -93,6 +97,7 @@ MODULES: Final = (
     "bench_teams",
     "bench_team_messages",
     "bench_peers",
+    "bench_jobs",
 )
 
 
@@ -155,6 +160,10 @@ class Sizes:
     peer_memory_agents: int = 250
     #: Seconds a peer's measured run may take before it is killed and reported as over.
     peer_timeout: float = 120.0
+    #: Rows of ``jobs_overhead`` (zero latency, through run_job and directly), and of
+    #: ``jobs_local_10000`` (100 ms per model call); both divided by ``efficiency_divisor``.
+    jobs_overhead_rows: int = 2_000
+    jobs_rows: int = 10_000
 
     @classmethod
     def full(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
@@ -187,6 +196,8 @@ class Sizes:
             peer_turns_agents=50,
             peer_efficiency=(100,),
             peer_memory_agents=50,
+            jobs_overhead_rows=500,
+            jobs_rows=1_000,
         )
 
 
