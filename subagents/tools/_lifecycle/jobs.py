@@ -302,9 +302,9 @@ def _description() -> str:
     return (
         "Process a CSV by spawning one worker sub-agent per row. The instruction string is a "
         "template where `{column}` placeholders are replaced with row values (`{{` and `}}` "
-        "are literal braces); every placeholder must name a column. Each worker must call "
-        "`report_agent_job_result` with a JSON object (matching `output_schema` when "
-        "provided); missing reports are treated as failures. This call blocks until all rows "
+        "are literal braces); every placeholder must name a column. Each worker must finish "
+        "with its row's result, a JSON object matching `output_schema` when provided; a "
+        "worker that ends without a valid result fails its row. This call blocks until all rows "
         "finish and automatically exports results to `output_csv_path` (or a default path "
         "beside the input). Both paths must be inside the workspace. The output CSV has every "
         "input column, then job_id, item_id, status, attempts, last_error, result_json, "
