@@ -257,7 +257,8 @@ async def open_job_progress(
 ) -> AsyncIterator[JobWatch]:
     """Follow the job events of ``bus`` while the body runs: ``mode`` is ``live``,
     ``plain`` or ``json``. On exit every event already published is shown; with
-    ``json`` the ``job_summary`` line follows the last event."""
+    ``json`` the ``job_summary`` line follows the last event (none when no job
+    started: its error is on stderr)."""
     watch = JobWatch()
     if mode == "json":
         writer = JsonLinesWriter(out, threaded=threaded)
@@ -278,7 +279,8 @@ async def open_job_progress(
                 for event in _drain(subscription):
                     watch.handle(event)
                     writer.write_now(writer.line(event))
-                writer.write_object(watch.summary())
+                if watch.job_id is not None:  # a job that never started has no summary
+                    writer.write_object(watch.summary())
         return
     with bus.subscribe(types=JOB_EVENT_TYPES, capacity=_CAPACITY) as subscription:
         if mode == "live":

@@ -207,6 +207,7 @@ def test_each_user_error_is_one_line_and_exit_2(
     assert message in err
     assert "Traceback" not in err
     assert len(err.strip().splitlines()) == 1, err
+    assert out == ""  # with --json, no job_summary for a job that never started
     assert list(tmp_path.glob("rows.*.csv")) == []
 
 
