@@ -16,8 +16,9 @@ terminal a progress bar shows the rows done, the rate and the time left;
 without one, plain lines; with ``--json``, one JSON line per job event, then
 a ``job_summary`` line. The first Ctrl-C (or SIGTERM, SIGHUP) stops the job
 cleanly, its unfinished rows left pending for ``resume`` (exit code 130,
-143, 129). Exit code 0 when every row completed, 1 when any failed or the job
-could not run, 2 for a mistake on the command line or in the input.
+143, 129). Exit code 0 when every row completed, 1 when any failed, the job
+was cancelled (``jobs cancel``) or could not run (another process runs it, a
+backend that cannot start), 2 for a mistake on the command line or in the input.
 """
 
 from __future__ import annotations

@@ -355,3 +355,52 @@ def test_the_progress_bar_shows_rate_and_eta_on_a_terminal(tmp_path: Path, state
     assert "ETA" in text
     assert "0 failed" in text
     assert re.search(r"job \S+ completed: 40 rows, 40 completed, 0 failed", text)
+
+
+def test_a_running_job_is_locked_and_cancel_stops_it_for_a_resume(
+    tmp_path: Path, state: Path
+) -> None:
+    """Two processes never run one job at once; ``cancel`` stops the one that does.
+
+    The running process is suspended (SIGSTOP) after its first row, so it holds
+    the job's lock while the other commands run, however fast its rows are.
+    """
+    count = 150
+    write_csv(tmp_path / "rows.csv", ["n"], [[str(i)] for i in range(count)])
+    process = subprocess.Popen(
+        [*COMMAND, "run", "rows.csv", "--agent", "general-purpose", "--prompt", "n={n}",
+         "--output", "out.csv", "--state-dir", str(state), "--max-concurrency", "1", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert process.stdout is not None
+    seen = [json.loads(process.stdout.readline())]
+    assert seen[0]["type"] == "job_started"
+    job_id = seen[0]["job_id"]
+    while seen[-1]["type"] != "job_row_finished":
+        seen.append(json.loads(process.stdout.readline()))
+    process.send_signal(signal.SIGSTOP)
+    try:
+        locked = jobs(tmp_path, "resume", job_id, "--state-dir", str(state))
+        assert locked.returncode == 1, locked.stderr
+        assert "is running in another process" in locked.stderr
+        assert len(locked.stderr.strip().splitlines()) == 1, locked.stderr
+        cancelled = jobs(tmp_path, "cancel", job_id, "--state-dir", str(state))
+        assert cancelled.returncode == 0, cancelled.stderr
+        assert f"job {job_id} cancelled" in cancelled.stdout
+    finally:
+        process.send_signal(signal.SIGCONT)
+        rest, errors = process.communicate(timeout=TIMEOUT)
+    lines = json_lines(rest)
+    assert process.returncode == 1, errors
+    assert lines[-1]["type"] == "job_summary"
+    assert lines[-1]["status"] == "cancelled"
+    assert lines[-1]["completed"] < count
+    assert f"subagents jobs resume {job_id}" in errors
+    resumed = jobs(tmp_path, "resume", job_id, "--state-dir", str(state), "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    _, rows = read_csv(tmp_path / "out.csv")
+    assert len({row["item_id"] for row in rows}) == len(rows) == count
