@@ -45,6 +45,8 @@ from subagents.cli._run import base_overrides, check_cwd, fail
 from subagents.cli._signals import cancel_on_signals
 from subagents.cli._trust import add_trust_flag, decide_trust
 from subagents.jobs import (
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_MAX_RUNTIME,
     JobInfo,
     JobInputError,
     JobSpec,
@@ -70,6 +72,16 @@ __all__ = ["add_jobs_commands"]
 BACKENDS: Final = ("local", "ray")
 #: The exit code of a mistake on the command line or in the job's input.
 _USAGE: Final = 2
+#: What ``subagents jobs --help`` and ``jobs run --help`` say the command does.
+_DESCRIPTION: Final = (
+    "Run an agent of type NAME for every row of INPUT (a CSV file with a header row, or\n"
+    "JSON Lines, one object per line), its prompt TEMPLATE with each {column} filled from\n"
+    "the row ({{ and }} are literal braces). The file, the template and the schema are\n"
+    "checked before any row runs. The output CSV has every input column, then job_id,\n"
+    "item_id, status, attempts, last_error, result_json, started_at, completed_at. The\n"
+    "job's state is in SQLite in the state directory: `subagents jobs resume ID` goes on\n"
+    "with a stopped or killed job without running a finished row again."
+)
 
 
 def add_jobs_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -77,7 +89,7 @@ def add_jobs_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     jobs = commands.add_parser(
         "jobs",
         help="run one agent per row of a CSV or JSONL file, durably (list, show, resume, cancel)",
-        description=__doc__.split("\n\n")[1],
+        description=_DESCRIPTION,
         epilog=(
             "examples:\n"
             "  subagents jobs run tickets.csv --agent general-purpose \\\n"
@@ -94,7 +106,7 @@ def add_jobs_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     run = sub.add_parser(
         "run",
         help="start a job: an agent per row of INPUT",
-        description=__doc__.split("\n\n")[1],
+        description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("input", type=Path, metavar="INPUT", help="a .csv or .jsonl file of rows")
@@ -104,9 +116,17 @@ def add_jobs_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     run.add_argument("--output", type=Path, metavar="OUT.csv", help="default: beside INPUT")
     run.add_argument("--id-column", metavar="COLUMN", help="the column of each row's item id")
-    run.add_argument("--max-concurrency", type=int, metavar="N", help="rows at once (default 16)")
     run.add_argument(
-        "--max-runtime", type=float, metavar="S", help="seconds per row (default 1800)"
+        "--max-concurrency",
+        type=int,
+        metavar="N",
+        help=f"rows at once (default {DEFAULT_MAX_CONCURRENCY})",
+    )
+    run.add_argument(
+        "--max-runtime",
+        type=float,
+        metavar="S",
+        help=f"seconds per row (default {DEFAULT_MAX_RUNTIME:g})",
     )
     run.add_argument(
         "--output-schema", type=Path, metavar="FILE", help="a JSON Schema each result must match"
@@ -148,7 +168,9 @@ def add_jobs_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
 
 def _add_state_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cwd", type=Path, metavar="DIR", help="working directory (default: .)")
-    parser.add_argument("--state-dir", type=Path, metavar="DIR", help="where jobs are kept")
+    parser.add_argument(
+        "--state-dir", type=Path, metavar="DIR", help="transcripts, logs and jobs (DIR/jobs)"
+    )
 
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:

@@ -85,7 +85,6 @@ from subagents.tools._lifecycle import (
     CALLER_RESERVE_SECONDS,
     DEFAULT_AGENT_TYPE,
     FORK_NOTE,
-    JOB_DEFAULT_CONCURRENCY,
     JOB_MAX_CONCURRENCY,
     REPORT_AGENT_JOB_RESULT,
     SEND_INPUT_WAIT_SECONDS,
@@ -324,7 +323,6 @@ __all__ = [
     "WaitArgs",
     "WaitTool",
     # Codex's agent-job tools and the runtime they talk to
-    "JOB_DEFAULT_CONCURRENCY",
     "JOB_MAX_CONCURRENCY",
     "REPORT_AGENT_JOB_RESULT",
     "SPAWN_AGENTS_ON_CSV",

@@ -48,7 +48,6 @@ from subagents.tools._lifecycle.host import (
     format_agent_result,
 )
 from subagents.tools._lifecycle.jobs import (
-    JOB_DEFAULT_CONCURRENCY,
     JOB_FAILED_ITEMS_SHOWN,
     JOB_MAX_CONCURRENCY,
     REPORT_AGENT_JOB_RESULT,
@@ -81,7 +80,6 @@ from subagents.tools._lifecycle.team import (
 from subagents.tools._protocol import Tool
 
 __all__ = [
-    "JOB_DEFAULT_CONCURRENCY",
     "JOB_FAILED_ITEMS_SHOWN",
     "JOB_MAX_CONCURRENCY",
     "REPORT_AGENT_JOB_RESULT",

@@ -62,7 +62,6 @@ from subagents.tools._lifecycle.shared import FLAGS
 from subagents.tools._protocol import ToolFlags, ToolResult
 
 __all__ = [
-    "JOB_DEFAULT_CONCURRENCY",
     "JOB_FAILED_ITEMS_SHOWN",
     "JOB_MAX_CONCURRENCY",
     "REPORT_AGENT_JOB_RESULT",
@@ -81,10 +80,10 @@ __all__ = [
 #: The tools' names, as Codex spells them.
 SPAWN_AGENTS_ON_CSV: Final = "spawn_agents_on_csv"
 REPORT_AGENT_JOB_RESULT: Final = "report_agent_job_result"
-#: Codex's ``DEFAULT_AGENT_JOB_CONCURRENCY`` and ``MAX_AGENT_JOB_CONCURRENCY``
-#: (codex-rs ``core/src/tools/handlers/agent_jobs.rs``): the workers a model's job
-#: runs at once when it names no number, and the most it may ask for.
-JOB_DEFAULT_CONCURRENCY: Final = 16
+#: Codex's ``MAX_AGENT_JOB_CONCURRENCY`` (codex-rs
+#: ``core/src/tools/handlers/agent_jobs.rs``): the most workers a model's job may
+#: run at once. Without a number, the job's default applies
+#: (``subagents.jobs.DEFAULT_MAX_CONCURRENCY``, Codex's 16).
 JOB_MAX_CONCURRENCY: Final = 64
 #: How many failed items ``spawn_agents_on_csv`` lists in its answer (Codex's ``Some(5)``).
 JOB_FAILED_ITEMS_SHOWN: Final = 5
@@ -128,8 +127,8 @@ class SpawnAgentsOnCsvArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=Tr
             int,
             msgspec.Meta(
                 description=(
-                    f"Maximum concurrent workers for this job. Defaults to "
-                    f"{JOB_DEFAULT_CONCURRENCY} and is capped by config."
+                    "Maximum concurrent workers for this job. Defaults to the job default and "
+                    f"is capped at {JOB_MAX_CONCURRENCY} and by config."
                 )
             ),
         ]
