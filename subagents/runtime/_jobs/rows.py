@@ -115,7 +115,8 @@ async def run_row(rt: Runtime, request: RowRequest) -> RowOutcome:
     """Run one row as one agent of ``rt`` and say how it ended (never raises for the row).
 
     Errors of the row itself (an unknown agent type, a provider failure, a
-    run past ``max_runtime``) become a failed outcome; cancellation passes.
+    run past ``max_runtime``) become a failed outcome; cancellation passes,
+    and so does :class:`RuntimeClosed` (the row is not done: a resume runs it).
     """
     started = time.time()
     try:
@@ -147,6 +148,8 @@ async def run_row(rt: Runtime, request: RowRequest) -> RowOutcome:
         return _outcome(request, started, error=str(exc), transient=True)
     except ProviderError as exc:
         return _outcome(request, started, error=str(exc), transient=exc.retryable)
+    except RuntimeClosed:  # not the row's fault: it stays pending for a resume
+        raise
     except Exception as exc:  # a row that cannot start fails; the job goes on
         return _outcome(request, started, error=f"{type(exc).__name__}: {exc}")
     agent_id = record.agent_id

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import trio
 import trio.testing
 
 from subagents import testing
 from subagents.jobs import RowRequest
-from subagents.runtime import ModelRequest, Reply, ScriptedProvider, run_row
+from subagents.runtime import ModelRequest, Reply, RuntimeClosed, ScriptedProvider, run_row
 from tests.runtime.world import World
 
 SCHEMA = {
@@ -123,3 +124,11 @@ async def test_an_unknown_agent_type_fails_the_row_naming_the_types(tmp_path: Pa
     assert outcome.status == "failed"
     assert not outcome.transient
     assert "no-such-agent" in (outcome.error or "")
+
+
+async def test_a_closed_runtime_is_no_failure_of_the_row(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    async with world.open(ScriptedProvider([testing.say("x")])) as rt:
+        pass
+    with pytest.raises(RuntimeClosed):
+        await run_row(rt, request())
