@@ -79,6 +79,8 @@ KNOWN_TOOLS: tuple[str, ...] = (
     "wait",
     "close_agent",
     "resume_agent",
+    "spawn_agents_on_csv",
+    "report_agent_job_result",
     "complete_task",
 )
 
@@ -114,6 +116,8 @@ IMPLEMENTED_TOOLS: tuple[str, ...] = (
     "wait",
     "close_agent",
     "resume_agent",
+    "spawn_agents_on_csv",
+    "report_agent_job_result",
     "complete_task",
 )
 
@@ -130,6 +134,7 @@ LIFECYCLE_TOOLS: tuple[str, ...] = (
     "wait",
     "close_agent",
     "resume_agent",
+    "spawn_agents_on_csv",
 )
 
 _KNOWN = frozenset(KNOWN_TOOLS)

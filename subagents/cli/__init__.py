@@ -3,6 +3,8 @@
 ``subagents run PROMPT`` runs a lead agent and its team with a live view;
 ``subagents resume ID [PROMPT]`` brings an agent back from its transcript;
 ``subagents transcripts list|show ID`` reads the transcripts;
+``subagents jobs run|list|show|resume|cancel`` runs one agent per row of a
+CSV or JSONL file, durably;
 ``subagents demo [DIR]`` shows the actor kernel at work on a directory;
 ``subagents agents list|show|validate`` reads agent definitions as Claude Code
 does and reports what it made of every field;
@@ -21,7 +23,17 @@ from pathlib import Path
 
 from subagents import demo as _demo
 from subagents._visible import visible as _visible
-from subagents.cli import _agents, _bench, _resume, _run, _team, _tools, _transcripts, _trust
+from subagents.cli import (
+    _agents,
+    _bench,
+    _jobs,
+    _resume,
+    _run,
+    _team,
+    _tools,
+    _transcripts,
+    _trust,
+)
 
 __all__ = ["build_parser", "main"]
 
@@ -50,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
             '  subagents run "Survey this repository"\n'
             "  subagents transcripts list\n"
             "  subagents resume 2f523ae1-1\n"
+            '  subagents jobs run rows.csv --agent Explore --prompt "Review {path}"\n'
             "  subagents agents list\n"
             "  subagents tools list --agent Explore\n"
             "  subagents demo ~/code/app\n"
@@ -63,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     _team.add_team_command(commands)
     _resume.add_resume_command(commands)
     _transcripts.add_transcripts_commands(commands)
+    _jobs.add_jobs_commands(commands)
     demo = commands.add_parser(
         "demo",
         help="survey a directory with supervised actors, showing their events live",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final, TextIO, final
 
@@ -146,6 +146,20 @@ class JsonLinesWriter:
                 except (trio.WouldBlock, trio.EndOfChannel):
                     break
             await self._sink.write("".join(lines))
+
+    async def write_lines(self, lines: Sequence[str]) -> None:
+        """Write lines :meth:`line` made, in one batch (from a worker thread when threaded)."""
+        await self._sink.write("".join(lines))
+
+    def write_now(self, text: str) -> None:
+        """Write ``text`` (lines :meth:`line` made) synchronously, after any pending batch."""
+        self._sink.flush_pending()
+        self._sink.write_now(text)
+
+    def write_object(self, value: Mapping[str, Any]) -> None:
+        """Write ``value`` as one closing JSON line (``subagents jobs``' ``job_summary``)."""
+        line = self._encoder.encode(value).decode()
+        self.write_now(json_safe(line) + "\n")
 
     def drain(self, subscription: Subscription) -> int:
         """Write, synchronously, what the subscription still holds; how many lines."""

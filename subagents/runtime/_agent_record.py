@@ -31,7 +31,7 @@ import io
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import final
+from typing import Any, final
 
 import attrs
 import trio
@@ -133,6 +133,8 @@ class AgentRecord:
         "definition",
         "depth",
         "description",
+        "job_item",
+        "job_report",
         "ledger",
         "logger",
         "model",
@@ -203,6 +205,11 @@ class AgentRecord:
         #: Called with the agent's id at the end of :meth:`init`, before its first
         #: turn can run (a team registers its lead there).
         self.on_init: Callable[[str], None] | None = None
+        #: ``(job_id, item_id)`` when this agent runs one row of a job: it is then
+        #: offered ``report_agent_job_result`` (the filter's ``job_row``).
+        self.job_item: tuple[str, str] | None = None
+        #: The result its row reported with ``report_agent_job_result``, once accepted.
+        self.job_report: dict[str, Any] | None = None
 
     def __repr__(self) -> str:
         return f"<AgentRecord {self.nickname or '?'} ({self.agent_id or '?'}) {self.agent_type}>"
@@ -286,6 +293,7 @@ class AgentRecord:
             depth=ctx.depth,
             max_depth=services.config.limits.max_depth,
             background=True if self.background else None,
+            job_row=self.job_item is not None,
         )
         offered = (*services.tools, *await agent_mcp_tools(services, self.definition))
         site = self.site

@@ -20,6 +20,7 @@ request id the provider gave, when there was one::
         ├── ProviderNotOpen           a provider was used outside its ``async with``
         ├── InvalidInputs             typed inputs do not match the definition's input schema
         ├── InvalidOutputSchema       a definition's output schema is not a valid JSON Schema
+        ├── InvalidJobResult          a job row's reported result does not match the job's schema
         ├── InvalidLimits             a run limit is out of range
         ├── AgentRunFailed            a run ended without reaching its goal
         ├── SpawnNotAllowed           a spawn tool's scope (``Agent(a, b)``) excludes the type
@@ -79,6 +80,7 @@ __all__ = [
     "BadRequest",
     "InvalidInputs",
     "InvalidLimits",
+    "InvalidJobResult",
     "InvalidOutputSchema",
     "Overloaded",
     "ProviderConnectionError",
@@ -215,6 +217,14 @@ class InvalidInputs(AgentRuntimeError):
 
 class InvalidOutputSchema(AgentRuntimeError):
     """A definition's output schema is not a valid JSON Schema, so no output could match it."""
+
+
+class InvalidJobResult(AgentRuntimeError):
+    """A job row's ``report_agent_job_result`` does not match the job's output schema.
+
+    The message lists each problem and where it is, as ``complete_task``'s
+    refusal does, so the row's agent can fix its call.
+    """
 
 
 class InvalidLimits(AgentRuntimeError):

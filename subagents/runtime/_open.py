@@ -35,6 +35,7 @@ from subagents.runtime._config.values import RuntimeConfig
 from subagents.runtime._exceptions import TranscriptError
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._hooks.values import Hook
+from subagents.runtime._job_host import JobToolHost
 from subagents.runtime._jobs.backends import job_backend
 from subagents.runtime._logging import RuntimeLog, open_log
 from subagents.runtime._mcp import runtime_mcp_servers
@@ -267,7 +268,7 @@ async def open_runtime(
                 allow_private_addresses=config.web.allow_private_addresses,
             ),
             *tools,
-            *lifecycle_tools(host := RuntimeHost(runtime), host),
+            *lifecycle_tools(host := RuntimeHost(runtime), host, JobToolHost(runtime)),
             *board_tools(services.seats),
         )
         body_error: BaseException | None = None

@@ -333,8 +333,13 @@ class Runtime:
         on_init: Callable[[str], None] | None = None,
         nickname: str | None = None,
         definition: AgentDefinition | None = None,
+        job_item: tuple[str, str] | None = None,
     ) -> AgentRecord:
-        """Start an agent; ``definition`` replaces the catalog's (a job row's output spec)."""
+        """Start an agent; ``definition`` replaces the catalog's (a job row's output spec).
+
+        ``job_item`` (``(job_id, item_id)``) marks the agent as the worker of that
+        row of a job: it is offered ``report_agent_job_result``.
+        """
         self._open_supervisor()
         services = self.services
         if definition is None:
@@ -365,6 +370,7 @@ class Runtime:
             nickname=self._nickname_for(definition) if nickname is None else nickname,
         )
         record.on_init = on_init
+        record.job_item = job_item
         await self._start(record, parent)
         services.collector.spawned()
         return record
@@ -1033,6 +1039,15 @@ class Runtime:
         """The result of the agent's latest run (``None`` before its first ends)."""
         record = self.services.records.get(agent_id)
         return None if record is None else record.last_result
+
+    def job_report(self, agent_id: str) -> dict[str, Any] | None:
+        """The result the agent's job row reported (``report_agent_job_result``), if any.
+
+        A row's backend reads it when the agent's run ends: an accepted report
+        is the row's result, as Codex's worker result is.
+        """
+        record = self.services.records.get(agent_id)
+        return None if record is None else record.job_report
 
     def handle(self, agent_id: str) -> AgentHandle:
         """The agent's identity; raises ``AgentNotFound`` for an id without a record."""

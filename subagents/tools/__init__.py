@@ -10,7 +10,9 @@ tools that need approval ask up the agent tree through an :class:`Approver`.
 The lifecycle tools (:func:`lifecycle_tools`: ``spawn_agent``, ``send_input``,
 ``wait``, ``close_agent``, ``resume_agent``, ``Task``/``Agent``, ``TaskOutput``,
 ``SendMessage``)
-drive other agents through an :class:`AgentHost`, which the runtime implements.
+drive other agents through an :class:`AgentHost`, which the runtime implements;
+Codex's agent-job tools (``spawn_agents_on_csv``, ``report_agent_job_result``)
+go through a :class:`JobHost`.
 """
 
 from subagents.agents import ApprovalMode
@@ -65,6 +67,7 @@ from subagents.tools._exceptions import (
 from subagents.tools._filter import (
     AGENT_SOURCES,
     ALWAYS_EXCLUDED_TOOL_NAMES,
+    JOB_ROW_TOOL_NAMES,
     PEER_TOOL_NAMES,
     SPAWN_TOOL_NAMES,
     FilterLayer,
@@ -82,11 +85,20 @@ from subagents.tools._lifecycle import (
     CALLER_RESERVE_SECONDS,
     DEFAULT_AGENT_TYPE,
     FORK_NOTE,
+    JOB_MAX_CONCURRENCY,
+    REPORT_AGENT_JOB_RESULT,
     SEND_INPUT_WAIT_SECONDS,
+    SPAWN_AGENTS_ON_CSV,
     AgentHost,
     AgentReport,
     CloseAgentArgs,
     CloseAgentTool,
+    CsvJobRequest,
+    CsvJobSummary,
+    FailedItem,
+    JobHost,
+    ReportAgentJobResultArgs,
+    ReportAgentJobResultTool,
     ResumeAgentArgs,
     ResumeAgentTool,
     SendInputArgs,
@@ -94,6 +106,8 @@ from subagents.tools._lifecycle import (
     SendMessageArgs,
     SendMessageTool,
     SpawnAgentArgs,
+    SpawnAgentsOnCsvArgs,
+    SpawnAgentsOnCsvTool,
     SpawnAgentTool,
     SpawnedAgent,
     TaskArgs,
@@ -218,6 +232,7 @@ __all__ = [
     # filtering
     "AGENT_SOURCES",
     "ALWAYS_EXCLUDED_TOOL_NAMES",
+    "JOB_ROW_TOOL_NAMES",
     "PEER_TOOL_NAMES",
     "SPAWN_TOOL_NAMES",
     "FilterLayer",
@@ -307,7 +322,18 @@ __all__ = [
     "TaskTool",
     "WaitArgs",
     "WaitTool",
-    # exceptions
+    # Codex's agent-job tools and the runtime they talk to
+    "JOB_MAX_CONCURRENCY",
+    "REPORT_AGENT_JOB_RESULT",
+    "SPAWN_AGENTS_ON_CSV",
+    "CsvJobRequest",
+    "CsvJobSummary",
+    "FailedItem",
+    "JobHost",
+    "ReportAgentJobResultArgs",
+    "ReportAgentJobResultTool",
+    "SpawnAgentsOnCsvArgs",
+    "SpawnAgentsOnCsvTool",
     "ToolArgumentsError",
     "ToolError",
     "ToolRegistrationError",

@@ -3,8 +3,10 @@
 Five layers, applied in order; the first that removes a tool gives the reason:
 
 1. always removed: tools that talk to the user or steer the session
-   (``AskUserQuestion``, plan mode, the todo list) for every subagent, and the
-   spawn tools for an agent at ``max_depth``;
+   (``AskUserQuestion``, plan mode, the todo list) for every subagent, the
+   spawn tools for an agent at ``max_depth``, and ``report_agent_job_result``
+   for every agent that is not running a job's row (Codex offers it only to
+   a job's workers);
 2. the definition's deny list (``disallowedTools``);
 3. the definition's allow list (``tools``), with ``*`` and ``prefix*``
    patterns (``mcp__server`` alone also names every tool of that server);
@@ -44,6 +46,7 @@ __all__ = [
     "AGENT_SOURCES",
     "ALWAYS_EXCLUDED_TOOL_NAMES",
     "FilterLayer",
+    "JOB_ROW_TOOL_NAMES",
     "PEER_TOOL_NAMES",
     "SPAWN_TOOL_NAMES",
     "ToolDecision",
@@ -68,6 +71,11 @@ SPAWN_TOOL_NAMES: Final = frozenset(LIFECYCLE_TOOLS)
 #: other use, steering an agent by id, is refused at the limit by the host.
 PEER_TOOL_NAMES: Final = frozenset({"SendMessage"})
 _DEPTH_LIMITED: Final = SPAWN_TOOL_NAMES - PEER_TOOL_NAMES
+#: Offered only to an agent that runs one row of a job (:attr:`ToolPolicy.job_row`):
+#: the worker's way to report its row's result (Codex's worker-only tool). Like
+#: ``complete_task``, a row keeps it whatever its definition's allow list says,
+#: unless its deny list names it.
+JOB_ROW_TOOL_NAMES: Final = frozenset({"report_agent_job_result"})
 
 #: Where a definition can come from, lowest precedence first.
 AGENT_SOURCES: Final = tuple(source.value for source in AgentSource)
@@ -118,6 +126,7 @@ class ToolPolicy:
     depth: int = 1
     max_depth: int = 1
     read_only: bool = False
+    job_row: bool = False
 
 
 def tool_policy(
@@ -126,12 +135,13 @@ def tool_policy(
     depth: int = 1,
     max_depth: int = 1,
     background: bool | None = None,
+    job_row: bool = False,
 ) -> ToolPolicy:
     """The :class:`ToolPolicy` of an agent of type ``definition`` spawned at ``depth``.
 
     ``background`` overrides the definition's own flag (a ``Task`` call may run
     any agent in the background). ``permissionMode: plan`` makes the agent
-    read-only, as in Claude Code.
+    read-only, as in Claude Code. ``job_row`` marks an agent that runs a job's row.
     """
     return ToolPolicy(
         allow=definition.tools,
@@ -141,6 +151,7 @@ def tool_policy(
         depth=depth,
         max_depth=max_depth,
         read_only=definition.permission_mode is PermissionMode.PLAN,
+        job_row=job_row,
     )
 
 
@@ -272,12 +283,19 @@ def decide(tool: Tool, policy: ToolPolicy, trust: TrustPolicy) -> ToolDecision:
             f"agent depth limit reached (depth {policy.depth}, max_depth={policy.max_depth}): "
             "this agent may not spawn or manage agents",
         )
+    if name in JOB_ROW_TOOL_NAMES and not policy.job_row:
+        return removed(
+            FilterLayer.ALWAYS_REMOVED,
+            "only an agent running a job's row reports a row's result",
+        )
     denied_by = _first_match(policy.deny, name)
     if denied_by is not None:
         return removed(FilterLayer.DENY_LIST, f"matches '{denied_by}' in disallowedTools")
     reasons: list[str] = []
     scope: tuple[str, ...] | None = None
-    if policy.allow is None:
+    if name in JOB_ROW_TOOL_NAMES:
+        reasons.append("this agent runs a job's row, which it reports with this tool")
+    elif policy.allow is None:
         reasons.append("the definition inherits every parent tool")
     else:
         allowed_by = _first_grant(policy.allow, name)

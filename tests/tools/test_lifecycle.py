@@ -35,7 +35,9 @@ from subagents.tools import (
     BUILTIN_TOOL_NAMES,
     CALLER_RESERVE_SECONDS,
     MCP_RESOURCE_TOOL_NAMES,
+    REPORT_AGENT_JOB_RESULT,
     SEND_INPUT_WAIT_SECONDS,
+    SPAWN_AGENTS_ON_CSV,
     SPAWN_TOOL_NAMES,
     TEAM_CREATE,
     TEAM_DELETE,
@@ -222,7 +224,8 @@ def test_lifecycle_tools_are_the_nine_spawn_tools(host: FakeHost) -> None:
         "SendMessage",
     )
     # The team tools join only with a TeamHost (tests/tools/lifecycle/test_team.py).
-    assert set(names) == SPAWN_TOOL_NAMES - {"TeamCreate", "TeamDelete"}
+    # So do the agent-job tools with a JobHost (tests/tools/test_jobs.py).
+    assert set(names) == SPAWN_TOOL_NAMES - {"TeamCreate", "TeamDelete", SPAWN_AGENTS_ON_CSV}
     registry = ToolRegistry(tools)
     assert registry.names == names
     # Only the tools that start a new agent run alongside the other calls of
@@ -247,6 +250,8 @@ def test_the_implemented_tool_names_are_the_tools_layer_s(host: FakeHost) -> Non
         *MCP_RESOURCE_TOOL_NAMES,
         TEAM_CREATE,
         TEAM_DELETE,
+        SPAWN_AGENTS_ON_CSV,
+        REPORT_AGENT_JOB_RESULT,
         COMPLETE_TASK,
     }
     assert set(IMPLEMENTED_TOOLS) == shipped

@@ -107,9 +107,11 @@ def default_policy(request: ModelRequest) -> Reply:
     text = f"[scripted reply: no model was called] Task received: {summary}"
     for spec in request.tools:
         if spec.get("name") == COMPLETE_TASK:
-            arguments = sample_for_schema(spec.get("input_schema", {}))
-            if isinstance(arguments, dict) and set(arguments) == {"result"}:
-                arguments = {"result": text}
+            schema = spec.get("input_schema", {})
+            arguments = sample_for_schema(schema)
+            result = schema.get("properties", {}).get("result", {})
+            if set(arguments or ()) == {"result"} and result.get("type") == "string":
+                arguments = {"result": text}  # the report of a run without an output schema
             return Reply(text=text, tool_calls=(ScriptedToolCall(COMPLETE_TASK, arguments),))
     return Reply(text=text)
 

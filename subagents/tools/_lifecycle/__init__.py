@@ -13,7 +13,9 @@ The host contract the runtime implements is in :mod:`.host`, the tools in
 ``TaskOutput``) and :mod:`.send_message` (``SendMessage``), their arguments in
 :mod:`.args` (``SendMessage``'s in its own module), what they share in
 :mod:`.shared`; Claude Code's team tools and the :class:`TeamHost` contract in
-:mod:`.team`; :func:`lifecycle_tools` binds them all to a host.
+:mod:`.team`; Codex's agent-job tools (``spawn_agents_on_csv``,
+``report_agent_job_result``) and the :class:`JobHost` contract in :mod:`.jobs`;
+:func:`lifecycle_tools` binds them all to a host.
 """
 
 from __future__ import annotations
@@ -45,6 +47,21 @@ from subagents.tools._lifecycle.host import (
     WaitBounds,
     format_agent_result,
 )
+from subagents.tools._lifecycle.jobs import (
+    JOB_FAILED_ITEMS_SHOWN,
+    JOB_MAX_CONCURRENCY,
+    REPORT_AGENT_JOB_RESULT,
+    SPAWN_AGENTS_ON_CSV,
+    CsvJobRequest,
+    CsvJobSummary,
+    FailedItem,
+    JobHost,
+    ReportAgentJobResultArgs,
+    ReportAgentJobResultTool,
+    SpawnAgentsOnCsvArgs,
+    SpawnAgentsOnCsvTool,
+    job_tools,
+)
 from subagents.tools._lifecycle.send_message import SendMessageArgs, SendMessageTool
 from subagents.tools._lifecycle.task import TaskOutputTool, TaskTool
 from subagents.tools._lifecycle.team import (
@@ -63,6 +80,19 @@ from subagents.tools._lifecycle.team import (
 from subagents.tools._protocol import Tool
 
 __all__ = [
+    "JOB_FAILED_ITEMS_SHOWN",
+    "JOB_MAX_CONCURRENCY",
+    "REPORT_AGENT_JOB_RESULT",
+    "SPAWN_AGENTS_ON_CSV",
+    "CsvJobRequest",
+    "CsvJobSummary",
+    "FailedItem",
+    "JobHost",
+    "ReportAgentJobResultArgs",
+    "ReportAgentJobResultTool",
+    "SpawnAgentsOnCsvArgs",
+    "SpawnAgentsOnCsvTool",
+    "job_tools",
     "BROADCAST",
     "LEAD_NAME",
     "TEAM_CREATE",
@@ -103,16 +133,20 @@ __all__ = [
 ]
 
 
-def lifecycle_tools(host: AgentHost, teams: TeamHost | None = None) -> tuple[Tool, ...]:
+def lifecycle_tools(
+    host: AgentHost, teams: TeamHost | None = None, jobs: JobHost | None = None
+) -> tuple[Tool, ...]:
     """Every lifecycle tool bound to ``host``: Codex's five, then Claude Code's four.
 
     Claude Code's are ``Task``, ``Agent``, ``TaskOutput`` and ``SendMessage``;
     with ``teams``, ``SendMessage`` also takes teammates' names, and
-    ``TeamCreate`` and ``TeamDelete`` follow.
+    ``TeamCreate`` and ``TeamDelete`` follow; with ``jobs``, Codex's
+    ``spawn_agents_on_csv`` and ``report_agent_job_result`` come last.
     """
     team_tools: tuple[Tool, ...] = (
         () if teams is None else (TeamCreateTool(teams), TeamDeleteTool(teams))
     )
+    agent_jobs: tuple[Tool, ...] = () if jobs is None else job_tools(jobs)
     return (
         SpawnAgentTool(host),
         SendInputTool(host),
@@ -124,4 +158,5 @@ def lifecycle_tools(host: AgentHost, teams: TeamHost | None = None) -> tuple[Too
         TaskOutputTool(host),
         SendMessageTool(host, teams),
         *team_tools,
+        *agent_jobs,
     )

@@ -174,6 +174,16 @@ def test_the_default_policy_quotes_the_task_or_completes_with_a_schema_sample() 
     assert free.tool_calls[0].input == {"result": free.text}
 
 
+def test_the_default_policy_samples_a_structured_output_named_result() -> None:
+    """A job row's output spec is named ``result`` (Codex's name): it gets a sample of its
+    schema, not the text a run without an output schema reports."""
+    schema = {"type": "object", "required": ["label"], "properties": {"label": {"enum": ["a"]}}}
+    tool = complete_task_tool(OutputSpec("result", schema=schema))
+    (call,) = default_policy(request(tools=[tool.spec])).tool_calls
+    assert call.input == {"result": {"label": "a"}}
+    assert not isinstance(tool.check(call.input), str)
+
+
 async def test_the_default_policy_completes_an_agent_with_an_output_schema() -> None:
     agent = spec(definition(output=True), ScriptedProvider())
     result = await run_agent(agent, task())
