@@ -9,7 +9,10 @@ must finish with a ``complete_task`` whose ``result`` is valid (checked by
 ``runtime/_complete_task.py`` as for every output spec). The row is bounded by
 ``request.max_runtime``: past it the agent is closed and the row fails (Codex:
 "worker exceeded max runtime"). The agent is closed once its row has ended, so
-it holds no slot of the runtime.
+it holds no slot of the runtime. The agent is the row's worker (``job_item``):
+it is offered ``report_agent_job_result``, its prompt names the job and item ids
+(:func:`worker_prompt`), and a report the runtime accepted from it is the row's
+result, as Codex's worker result is; without one, its ``complete_task`` is.
 
 An outcome is ``transient`` when the error may pass on a retry: a provider
 error whose type is retryable (rate limit, overload, server error, timeout,
@@ -35,7 +38,7 @@ from subagents.runtime._exceptions import ProviderError, RuntimeClosed
 from subagents.runtime._result import AgentResult
 from subagents.runtime._runtime import Runtime
 
-__all__ = ["ROW_OUTPUT_NAME", "is_transient_error", "run_row"]
+__all__ = ["ROW_OUTPUT_NAME", "is_transient_error", "run_row", "worker_prompt"]
 
 #: The name of a row's structured result in its ``complete_task`` call (Codex's ``result``).
 ROW_OUTPUT_NAME: Final = "result"
@@ -111,6 +114,19 @@ def _from_result(
     )
 
 
+def worker_prompt(request: RowRequest) -> str:
+    """The row's prompt as its agent gets it: the filled template, then the ids it reports
+    with (Codex's worker prompt names the job and the item the same way)."""
+    return (
+        f"{request.prompt}\n\n"
+        f"Job ID: {request.job_id}\n"
+        f"Item ID: {request.item_id}\n"
+        "When you are done, report this item's result with report_agent_job_result "
+        "(this job_id and item_id, and your result as a JSON object), or finish with "
+        "complete_task."
+    )
+
+
 async def run_row(rt: Runtime, request: RowRequest) -> RowOutcome:
     """Run one row as one agent of ``rt`` and say how it ended (never raises for the row).
 
@@ -135,7 +151,7 @@ async def run_row(rt: Runtime, request: RowRequest) -> RowOutcome:
     try:
         record = await rt._spawn(
             request.agent,
-            request.prompt,
+            worker_prompt(request),
             description=f"job {request.job_id}, row {request.item_id}",
             model=None,
             inputs=None,
@@ -143,6 +159,7 @@ async def run_row(rt: Runtime, request: RowRequest) -> RowOutcome:
             parent=None,
             fork_context=None,
             definition=definition,
+            job_item=(request.job_id, request.item_id),
         )
     except AgentLimitReached as exc:
         return _outcome(request, started, error=str(exc), transient=True)
@@ -162,6 +179,14 @@ async def run_row(rt: Runtime, request: RowRequest) -> RowOutcome:
                 request,
                 started,
                 error=f"the row ran past its max_runtime of {limit:g} s and was stopped",
+                agent_id=agent_id,
+            )
+        report = rt.job_report(agent_id)
+        if report is not None:  # an accepted report is the row's result, however the run ended
+            return _outcome(
+                request,
+                started,
+                result_json=json.dumps(report, ensure_ascii=False, sort_keys=True),
                 agent_id=agent_id,
             )
         return _from_result(request, started, agent_id, rt.result(agent_id))

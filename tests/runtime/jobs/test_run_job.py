@@ -34,7 +34,7 @@ SCHEMA = {
 
 def classify(request: ModelRequest) -> Reply:
     """Label a ticket with the last word of its prompt; fail ticket 'boom' for good."""
-    prompt = request.messages[0].text
+    prompt = request.messages[0].text.splitlines()[0]  # the filled template; then the ids
     if "boom" in prompt:
         return testing.fail("invalid_request_error", status=400)
     return testing.finish(result={"label": prompt.split()[-1]})
@@ -130,7 +130,7 @@ async def test_resume_job_runs_what_a_cancel_left_pending(
     prompts: list[str] = []
 
     def slow(request: ModelRequest) -> Reply:
-        prompts.append(request.messages[0].text)
+        prompts.append(request.messages[0].text.splitlines()[0])
         return Reply(text="ok", latency=1.0)
 
     cancel = trio.Event()
@@ -186,3 +186,47 @@ async def test_the_local_backend_runs_no_more_rows_than_the_runtime_may_hold(
     with summary.output_path.open(newline="") as file:
         attempts = [row["attempts"] for row in csv.DictReader(file)]
     assert attempts == ["1"] * 6  # no row met the agent limit and had to be retried
+
+
+async def test_a_row_that_reports_its_result_is_done_with_it_and_knows_its_ids(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Codex's worker contract: the prompt names the job and the item, and the result the
+    worker reports with report_agent_job_result is the row's, even with no complete_task."""
+    world = World(tmp_path)
+    (tmp_path / "in.csv").write_text("id,text\nT1,first\nT2,second\n")
+    seen: list[str] = []
+
+    def worker(request: ModelRequest) -> Reply:
+        if request.messages[-1].role == "user" and len(request.messages) > 1:
+            return Reply(text="reported")  # after the report: an answer, no complete_task
+        prompt = request.messages[0].text
+        seen.append(prompt)
+        ids = dict(
+            line.split(": ", 1)
+            for line in prompt.splitlines()
+            if line.startswith(("Job ID: ", "Item ID: "))
+        )
+        return testing.call(
+            "report_agent_job_result",
+            job_id=ids["Job ID"],
+            item_id=ids["Item ID"],
+            result={"word": prompt.split()[0]},
+        )
+
+    async with world.open(ScriptedProvider(worker)) as rt:
+        summary = await rt.run_job(
+            JobSpec(
+                input_path=tmp_path / "in.csv",
+                agent="general-purpose",
+                prompt="{text}",
+                id_column="id",
+            )
+        )
+    assert summary.status == "completed"
+    rows = list(csv.DictReader(summary.output_path.open()))
+    assert {r["item_id"]: json.loads(r["result_json"]) for r in rows} == {
+        "T1": {"word": "first"},
+        "T2": {"word": "second"},
+    }
+    assert all(f"Job ID: {summary.job_id}" in prompt for prompt in seen)
