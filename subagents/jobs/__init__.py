@@ -7,6 +7,8 @@ backends (local agents, or Ray workers that each host a runtime).
 """
 
 from subagents.jobs._backend import JobBackend, RowOutcome, RowRequest, RowStatus
+from subagents.jobs._catalog import JobInfo, cancel_job, list_jobs, load_job_spec, show_job
+from subagents.jobs._engine import MAX_RETRY_DELAY, JobSummary, run_job
 from subagents.jobs._events import JOB_NICKNAME, JobFinished, JobStarted, RowFinished, RowRetried
 from subagents.jobs._exceptions import (
     JobBackendUnavailable,
@@ -15,6 +17,9 @@ from subagents.jobs._exceptions import (
     JobLocked,
     UnknownJob,
 )
+from subagents.jobs._ids import new_job_id
+from subagents.jobs._input import InputRow, JobInput, read_input
+from subagents.jobs._output import JOB_COLUMNS, write_output
 from subagents.jobs._spec import (
     DEFAULT_BACKEND,
     DEFAULT_MAX_ATTEMPTS,
@@ -24,6 +29,7 @@ from subagents.jobs._spec import (
     DEFAULT_RETRY_DELAY,
     JobSpec,
 )
+from subagents.jobs._template import PromptTemplate
 
 __all__ = [
     # the job
@@ -34,6 +40,23 @@ __all__ = [
     "DEFAULT_MAX_ROW_BYTES",
     "DEFAULT_MAX_RUNTIME",
     "DEFAULT_RETRY_DELAY",
+    "MAX_RETRY_DELAY",
+    "run_job",
+    "JobSummary",
+    "new_job_id",
+    # reading and writing rows
+    "read_input",
+    "JobInput",
+    "InputRow",
+    "PromptTemplate",
+    "write_output",
+    "JOB_COLUMNS",
+    # the jobs of a state directory
+    "JobInfo",
+    "list_jobs",
+    "show_job",
+    "cancel_job",
+    "load_job_spec",
     # backends
     "JobBackend",
     "RowOutcome",

@@ -34,6 +34,7 @@ from subagents.runtime._config.values import RuntimeConfig
 from subagents.runtime._exceptions import TranscriptError
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._hooks.values import Hook
+from subagents.runtime._jobs.backends import job_backend
 from subagents.runtime._logging import RuntimeLog, open_log
 from subagents.runtime._mcp import runtime_mcp_servers
 from subagents.runtime._progress.follower import ProgressFollower
@@ -257,6 +258,7 @@ async def open_runtime(
         services.mcp = await stack.enter_async_context(_mcp_servers(config, mcp_project, log))
         follower = ProgressFollower(log)
         runtime = Runtime(services, catalog=catalog, bus=bus, follower=follower)
+        runtime.job_backends = job_backend
         services.tools = (
             *builtin_tools(
                 env_passthrough=config.env_passthrough,

@@ -56,6 +56,14 @@ from subagents.actors import (
     is_final,
 )
 from subagents.agents import AgentCatalog, AgentDefinition
+from subagents.jobs import (
+    JobBackend,
+    JobBackendUnavailable,
+    JobSpec,
+    JobSummary,
+    load_job_spec,
+    run_job,
+)
 from subagents.runtime._agent_record import AgentHandle, AgentRecord
 from subagents.runtime._config.defaults import DEFAULT_MODEL
 from subagents.runtime._config.values import RuntimeConfig
@@ -181,6 +189,7 @@ class Runtime:
         "_sup",
         "bus",
         "catalog",
+        "job_backends",
         "services",
     )
 
@@ -207,6 +216,8 @@ class Runtime:
         #: Where the boards of teams a model creates (``TeamCreate``) run; set by
         #: :func:`open_runtime`.
         self._service_nursery: trio.Nursery | None = None
+        #: Makes the backend a job names (``local``...); set by :func:`open_runtime`.
+        self.job_backends: Callable[[Runtime, JobSpec], JobBackend] | None = None
         if services.transcripts_enabled:  # a team comes back with its lead's transcript
             services.teams.keep_records(services.config.state_dir / _TEAM_RECORDS)
 
@@ -354,6 +365,65 @@ class Runtime:
         record.on_init = on_init
         await self._start(record, parent)
         return record
+
+    # -- agent jobs ---------------------------------------------------------------------
+
+    def jobs_dir(self, state_dir: Path | None = None) -> Path:
+        """Where jobs keep their state: ``state_dir``, else the runtime's state dir's ``jobs``."""
+        return self.config.state_dir / "jobs" if state_dir is None else state_dir
+
+    async def run_job(
+        self,
+        spec: JobSpec,
+        *,
+        backend: JobBackend | None = None,
+        cancel: trio.Event | None = None,
+    ) -> JobSummary:
+        """Run an agent job to its end: one agent of ``spec.agent`` per row of its input.
+
+        A new job is checked before any row starts (its input, its template's
+        placeholders, its output schema: :class:`~subagents.jobs.JobInputError`);
+        ``spec.job_id`` naming an existing job resumes it, redoing no row
+        already final. ``backend`` defaults to the one ``spec.backend`` names
+        (``local``: rows as agents of this runtime). Its events
+        (:class:`~subagents.jobs.JobStarted`, ``RowFinished``...) go to this
+        runtime's bus. Setting ``cancel`` stops it at once, rows under way left
+        pending for a resume. Raises :class:`~subagents.jobs.JobLocked` when
+        another process runs the job.
+        """
+        if backend is None:
+            if self.job_backends is None:
+                raise JobBackendUnavailable(
+                    "This runtime has no job backends: open it with open_runtime."
+                )
+            backend = self.job_backends(self, spec)
+        return await run_job(
+            spec,
+            backend,
+            state_dir=self.jobs_dir(spec.state_dir),
+            publish=self.bus.publish_nowait,
+            cancel=cancel,
+        )
+
+    async def resume_job(
+        self,
+        job_id: str,
+        *,
+        state_dir: Path | None = None,
+        backend: JobBackend | None = None,
+        cancel: trio.Event | None = None,
+        **changes: Any,
+    ) -> JobSummary:
+        """Resume job ``job_id`` from its state; ``changes`` replace its spec's run options.
+
+        ``changes`` are :class:`~subagents.jobs.JobSpec` fields such as
+        ``max_concurrency`` or ``backend``. Raises
+        :class:`~subagents.jobs.UnknownJob` when there is no such job.
+        """
+        folder = self.jobs_dir(state_dir)
+        stored = await trio.to_thread.run_sync(load_job_spec, folder, job_id)
+        spec = attrs.evolve(stored, job_id=job_id, state_dir=folder, **changes)
+        return await self.run_job(spec, backend=backend, cancel=cancel)
 
     # -- teams ----------------------------------------------------------------------------
 

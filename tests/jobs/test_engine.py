@@ -1,0 +1,315 @@
+"""The job engine: rows to a backend, outcomes to SQLite, retries, cancel, resume, output.
+
+Follows Codex's agent jobs (``codex-rs/core/src/tools/handlers/agent_jobs.rs``):
+item ids from ``id_column`` or ``row-N``, failed rows recorded with their
+last error, the output CSV with every input column first.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from subagents.actors import Event
+from subagents.jobs import (
+    JOB_COLUMNS,
+    JobFinished,
+    JobInputError,
+    JobLocked,
+    JobSpec,
+    JobStarted,
+    RowFinished,
+    RowRequest,
+    RowRetried,
+    cancel_job,
+    list_jobs,
+    run_job,
+    show_job,
+)
+from subagents.jobs._lock import hold_job_lock
+from tests.jobs.helpers import Answer, ScriptedBackend, write_csv
+
+
+def read_output(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as file:
+        return list(csv.DictReader(file))
+
+
+def spec_for(tmp_path: Path, **changes: object) -> JobSpec:
+    fields: dict[str, object] = {
+        "input_path": tmp_path / "tickets.csv",
+        "agent": "classifier",
+        "prompt": "Classify {title}",
+        "output_path": tmp_path / "out.csv",
+        "retry_delay": 1.0,
+    }
+    fields.update(changes)
+    return JobSpec(**fields)  # type: ignore[arg-type]
+
+
+TICKETS = 'id,title\nt1,Refund please\nt2,"Login, broken"\n,,\nt3,Slow\n'
+
+
+async def test_a_job_runs_every_row_and_writes_the_output_csv(tmp_path: Path) -> None:
+    write_csv(tmp_path / "tickets.csv", TICKETS)
+    backend = ScriptedBackend()
+    events: list[Event] = []
+    summary = await run_job(
+        spec_for(tmp_path, id_column="id"),
+        backend,
+        state_dir=tmp_path / "state",
+        publish=events.append,
+    )
+    assert summary.status == "completed"
+    assert (summary.total, summary.completed, summary.failed) == (3, 3, 0)
+    assert summary.output_path == tmp_path / "out.csv"
+    rows = read_output(tmp_path / "out.csv")
+    with (tmp_path / "out.csv").open() as file:
+        header = next(csv.reader(file))
+    assert header == ["id", "title", *JOB_COLUMNS]
+    assert [r["item_id"] for r in rows] == ["t1", "t2", "t3"]
+    assert [r["title"] for r in rows] == ["Refund please", "Login, broken", "Slow"]
+    assert {r["job_id"] for r in rows} == {summary.job_id}
+    assert [json.loads(r["result_json"]) for r in rows] == [
+        "Classify Refund please",
+        "Classify Login, broken",
+        "Classify Slow",
+    ]
+    assert all(r["status"] == "completed" and r["attempts"] == "1" for r in rows)
+    assert all(r["last_error"] == "" and r["started_at"] and r["completed_at"] for r in rows)
+    kinds = [type(e) for e in events]
+    assert kinds[0] is JobStarted
+    assert kinds[-1] is JobFinished
+    finished = [e for e in events if isinstance(e, RowFinished)]
+    assert [e.completed for e in finished] == [1, 2, 3]
+    assert all(e.agent_id == summary.job_id and e.total == 3 for e in finished)
+
+
+async def test_without_an_id_column_rows_are_numbered_and_the_output_sits_by_the_input(
+    tmp_path: Path,
+) -> None:
+    write_csv(tmp_path / "tickets.csv", TICKETS)
+    summary = await run_job(
+        spec_for(tmp_path, output_path=None), ScriptedBackend(), state_dir=tmp_path / "s"
+    )
+    expected = tmp_path / f"tickets.{summary.job_id}.csv"
+    assert summary.output_path == expected
+    assert [r["item_id"] for r in read_output(expected)] == ["row-1", "row-2", "row-3"]
+
+
+async def test_a_transient_failure_is_retried_after_a_growing_delay(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    write_csv(tmp_path / "tickets.csv", "title\nA\nB\n")
+    times: list[float] = []
+
+    def answer(request: RowRequest) -> Answer:
+        if request.item_id == "row-1":
+            times.append(trio.current_time())
+            if request.attempt < 3:
+                return ("failed", f"Overloaded: attempt {request.attempt}", True)
+        return ("completed", "1")
+
+    events: list[Event] = []
+    summary = await run_job(
+        spec_for(tmp_path, max_attempts=3, retry_delay=2.0),
+        ScriptedBackend(answer),
+        state_dir=tmp_path / "s",
+        publish=events.append,
+    )
+    assert summary.completed == 2
+    row = read_output(tmp_path / "out.csv")[0]
+    assert row["status"] == "completed"
+    assert row["attempts"] == "3"
+    assert [round(b - a) for a, b in itertools.pairwise(times)] == [2, 4]
+    retried = [e for e in events if isinstance(e, RowRetried)]
+    assert [(e.attempt, e.delay) for e in retried] == [(1, 2.0), (2, 4.0)]
+
+
+async def test_a_row_failing_transiently_every_time_fails_with_its_last_error(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    write_csv(tmp_path / "tickets.csv", "title\nA\n")
+
+    def answer(request: RowRequest) -> Answer:
+        return ("failed", f"Overloaded: attempt {request.attempt}", True)
+
+    summary = await run_job(
+        spec_for(tmp_path, max_attempts=2), ScriptedBackend(answer), state_dir=tmp_path / "s"
+    )
+    assert (summary.completed, summary.failed) == (0, 1)
+    row = read_output(tmp_path / "out.csv")[0]
+    assert (row["status"], row["attempts"]) == ("failed", "2")
+    assert row["last_error"] == "Overloaded: attempt 2"
+    assert row["result_json"] == ""
+
+
+async def test_a_final_failure_is_not_retried(tmp_path: Path) -> None:
+    write_csv(tmp_path / "tickets.csv", "title\nA\nB\n")
+    backend = ScriptedBackend(
+        lambda r: ("failed", "BadRequest: no", False) if r.index == 0 else ("completed", "1")
+    )
+    summary = await run_job(spec_for(tmp_path), backend, state_dir=tmp_path / "s")
+    assert (summary.completed, summary.failed) == (1, 1)
+    assert len(backend.seen) == 2
+    info = show_job(tmp_path / "s", summary.job_id)
+    assert info.failures == (("row-1", "BadRequest: no"),)
+    assert info.status == "completed"
+
+
+async def test_a_placeholder_with_no_column_stops_the_job_before_any_row(tmp_path: Path) -> None:
+    write_csv(tmp_path / "tickets.csv", TICKETS)
+    backend = ScriptedBackend()
+    with pytest.raises(JobInputError, match=r"\{body\}") as caught:
+        await run_job(
+            spec_for(tmp_path, prompt="Read {title} and {body}"),
+            backend,
+            state_dir=tmp_path / "s",
+        )
+    assert "tickets.csv" in str(caught.value)
+    assert caught.value.column == "body"
+    assert backend.seen == []
+    assert list_jobs(tmp_path / "s") == []
+
+
+async def test_a_jsonl_row_missing_a_placeholder_key_is_named_by_line(tmp_path: Path) -> None:
+    (tmp_path / "rows.jsonl").write_text('{"title": "a"}\n\n{"other": 1}\n')
+    with pytest.raises(JobInputError, match="line 3") as caught:
+        await run_job(
+            spec_for(tmp_path, input_path=tmp_path / "rows.jsonl"),
+            ScriptedBackend(),
+            state_dir=tmp_path / "s",
+        )
+    assert caught.value.line == 3
+
+
+async def test_a_bad_output_schema_is_refused_before_any_row(tmp_path: Path) -> None:
+    write_csv(tmp_path / "tickets.csv", TICKETS)
+    (tmp_path / "schema.json").write_text('{"type": 12}')
+    backend = ScriptedBackend()
+    with pytest.raises(JobInputError, match="not a valid JSON Schema"):
+        await run_job(
+            spec_for(tmp_path, output_schema=tmp_path / "schema.json"),
+            backend,
+            state_dir=tmp_path / "s",
+        )
+    (tmp_path / "schema.json").write_text("not json")
+    with pytest.raises(JobInputError, match="cannot be read as JSON"):
+        await run_job(
+            spec_for(tmp_path, output_schema="schema.json", cwd=tmp_path),
+            backend,
+            state_dir=tmp_path / "s",
+        )
+    assert backend.seen == []
+
+
+async def test_the_output_schema_reaches_every_row_request(tmp_path: Path) -> None:
+    write_csv(tmp_path / "tickets.csv", "title\nA\n")
+    schema = {"type": "object", "properties": {"label": {"type": "string"}}}
+    (tmp_path / "schema.json").write_text(json.dumps(schema))
+    backend = ScriptedBackend()
+    await run_job(
+        spec_for(tmp_path, output_schema=tmp_path / "schema.json", max_runtime=7.0),
+        backend,
+        state_dir=tmp_path / "s",
+    )
+    assert backend.seen[0].output_schema == schema
+    assert backend.seen[0].max_runtime == 7.0
+    assert backend.seen[0].agent == "classifier"
+
+
+async def test_a_cancelled_job_leaves_its_rows_pending_and_a_resume_redoes_none_done(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    write_csv(tmp_path / "tickets.csv", "title\n" + "".join(f"T{i}\n" for i in range(6)))
+    first = ScriptedBackend(hold=frozenset({"row-5", "row-6"}))
+    cancel = trio.Event()
+    state = tmp_path / "s"
+    events: list[Event] = []
+
+    def publish(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, RowFinished) and event.completed == 4:
+            cancel.set()
+
+    summary = await run_job(
+        spec_for(tmp_path), first, state_dir=state, publish=publish, cancel=cancel
+    )
+    assert summary.status == "cancelled"
+    assert (summary.completed, summary.pending) == (4, 2)
+    assert summary.output_path is None
+    assert show_job(state, summary.job_id).status == "cancelled"
+    assert isinstance(events[-1], JobFinished)
+    assert events[-1].status == "cancelled"
+
+    second = ScriptedBackend()
+    resumed = await run_job(
+        spec_for(tmp_path, job_id=summary.job_id, prompt="ignored on a resume {nothing}"),
+        second,
+        state_dir=state,
+    )
+    assert resumed.resumed
+    assert resumed.status == "completed"
+    assert sorted(r.item_id for r in second.seen) == ["row-5", "row-6"]
+    assert second.seen[0].prompt == "Classify T4"  # the stored template
+    rows = read_output(tmp_path / "out.csv")
+    assert [r["item_id"] for r in rows] == [f"row-{i}" for i in range(1, 7)]
+    assert all(r["status"] == "completed" for r in rows)
+
+    again = ScriptedBackend()
+    done = await run_job(spec_for(tmp_path, job_id=summary.job_id), again, state_dir=state)
+    assert done.status == "completed"
+    assert again.seen == []
+
+
+async def test_cancel_job_from_elsewhere_stops_the_running_job_at_its_next_row(
+    tmp_path: Path,
+) -> None:
+    write_csv(tmp_path / "tickets.csv", "title\n" + "".join(f"T{i}\n" for i in range(20)))
+    state = tmp_path / "s"
+
+    def publish(event: Event) -> None:
+        if isinstance(event, RowFinished) and event.completed == 2:
+            cancel_job(state, event.job_id)
+
+    summary = await run_job(
+        spec_for(tmp_path, max_concurrency=1),
+        ScriptedBackend(limit=1),
+        state_dir=state,
+        publish=publish,
+    )
+    assert summary.status == "cancelled"
+    # the rows committed with the cancel are kept; the job stopped at that commit
+    assert 3 <= summary.completed < 20
+    info = show_job(state, summary.job_id)
+    assert (info.status, info.pending) == ("cancelled", 20 - summary.completed)
+
+
+async def test_a_job_another_holder_runs_is_refused(tmp_path: Path) -> None:
+    write_csv(tmp_path / "tickets.csv", TICKETS)
+    state = tmp_path / "s"
+    (state / "job-a").mkdir(parents=True)
+    backend = ScriptedBackend()
+    with hold_job_lock(state / "job-a", "job-a"), pytest.raises(JobLocked, match="job-a"):
+        await run_job(spec_for(tmp_path, job_id="job-a"), backend, state_dir=state)
+    assert backend.seen == []
+
+
+async def test_list_and_show_read_the_state_dir(tmp_path: Path) -> None:
+    write_csv(tmp_path / "tickets.csv", TICKETS)
+    state = tmp_path / "s"
+    (state / "not-a-job").mkdir(parents=True)
+    one = await run_job(spec_for(tmp_path), ScriptedBackend(), state_dir=state)
+    jobs = list_jobs(state)
+    assert [j.job_id for j in jobs] == [one.job_id]
+    info = jobs[0]
+    assert (info.status, info.total, info.completed, info.failed) == ("completed", 3, 3, 0)
+    assert info.agent == "classifier"
+    assert info.output_path == str(tmp_path / "out.csv")
+    assert info.holder is None

@@ -1,0 +1,156 @@
+"""``Runtime.run_job``: a job's rows as agents of the runtime, its events on the runtime's bus."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from subagents import testing
+from subagents.actors import Bus
+from subagents.jobs import (
+    JobBackendUnavailable,
+    JobFinished,
+    JobSpec,
+    JobStarted,
+    RowFinished,
+    UnknownJob,
+    list_jobs,
+)
+from subagents.runtime import ModelRequest, Reply, ScriptedProvider
+from tests.runtime.world import World, drain
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"label": {"type": "string"}},
+    "required": ["label"],
+    "additionalProperties": False,
+}
+
+
+def classify(request: ModelRequest) -> Reply:
+    """Label a ticket with the last word of its prompt; fail ticket 'boom' for good."""
+    prompt = request.messages[0].text
+    if "boom" in prompt:
+        return testing.fail("invalid_request_error", status=400)
+    return testing.finish(result={"label": prompt.split()[-1]})
+
+
+async def test_run_job_runs_each_row_as_an_agent_and_publishes_its_events(
+    tmp_path: Path,
+) -> None:
+    world = World(tmp_path)
+    (tmp_path / "in.csv").write_text("id,text\na,about billing\nb,boom\nc,about login\n")
+    bus = Bus()
+    with bus.subscribe(capacity=1000) as sub:
+        async with world.open(ScriptedProvider(classify), bus=bus) as rt:
+            summary = await rt.run_job(
+                JobSpec(
+                    input_path=tmp_path / "in.csv",
+                    agent="general-purpose",
+                    prompt="Label the ticket {id}: {text}",
+                    output_schema=SCHEMA,
+                    id_column="id",
+                    max_concurrency=2,
+                )
+            )
+            assert rt.list() == []  # every row's agent was closed
+            assert [j.job_id for j in list_jobs(rt.jobs_dir())] == [summary.job_id]
+            assert (world.state / "jobs" / summary.job_id / "job.sqlite").is_file()
+        events = drain(sub)
+    assert (summary.completed, summary.failed) == (2, 1)
+    assert summary.output_path is not None
+    with summary.output_path.open(newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert [(r["id"], r["status"]) for r in rows] == [
+        ("a", "completed"),
+        ("b", "failed"),
+        ("c", "completed"),
+    ]
+    assert json.loads(rows[0]["result_json"]) == {"label": "billing"}
+    assert "BadRequest" in rows[1]["last_error"]
+    assert rows[1]["attempts"] == "1"  # a bad request is not transient
+    job_events = [e for e in events if isinstance(e, JobStarted | RowFinished | JobFinished)]
+    assert isinstance(job_events[0], JobStarted)
+    assert isinstance(job_events[-1], JobFinished)
+    assert sum(isinstance(e, RowFinished) for e in job_events) == 3
+
+
+async def test_a_transient_provider_error_is_retried_through_the_runtime(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    (tmp_path / "in.csv").write_text("text\nhello\n")
+    calls: list[int] = []
+
+    def flaky(request: ModelRequest) -> Reply:
+        calls.append(1)
+        if len(calls) == 1:
+            return testing.fail("overloaded_error", status=529)
+        return testing.say("done")
+
+    async with world.open(ScriptedProvider(flaky)) as rt:
+        summary = await rt.run_job(
+            JobSpec(input_path=tmp_path / "in.csv", agent="general-purpose", prompt="{text}")
+        )
+    assert summary.completed == 1
+    assert summary.output_path is not None
+    with summary.output_path.open(newline="") as file:
+        row = next(csv.DictReader(file))
+    assert row["attempts"] == "2"
+    assert json.loads(row["result_json"]) == "done"
+
+
+async def test_an_unknown_backend_and_an_unknown_job_are_clear_errors(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    (tmp_path / "in.csv").write_text("text\nhello\n")
+    async with world.open(ScriptedProvider([testing.say("x")])) as rt:
+        with pytest.raises(JobBackendUnavailable, match="'mainframe'"):
+            await rt.run_job(
+                JobSpec(
+                    input_path=tmp_path / "in.csv",
+                    agent="general-purpose",
+                    prompt="{text}",
+                    backend="mainframe",
+                )
+            )
+        with pytest.raises(UnknownJob, match="no-such-job"):
+            await rt.resume_job("no-such-job")
+
+
+async def test_resume_job_runs_what_a_cancel_left_pending(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path)
+    (tmp_path / "in.csv").write_text("text\n" + "".join(f"t{i}\n" for i in range(4)))
+    prompts: list[str] = []
+
+    def slow(request: ModelRequest) -> Reply:
+        prompts.append(request.messages[0].text)
+        return Reply(text="ok", latency=1.0)
+
+    cancel = trio.Event()
+    bus = Bus()
+    bus.listen(lambda e: cancel.set() if isinstance(e, RowFinished) and e.completed == 2 else None)
+    async with world.open(ScriptedProvider(slow), bus=bus) as rt:
+        first = await rt.run_job(
+            JobSpec(
+                input_path=tmp_path / "in.csv",
+                agent="general-purpose",
+                prompt="{text}",
+                max_concurrency=1,
+            ),
+            cancel=cancel,
+        )
+        assert first.status == "cancelled"
+        assert first.completed == 2
+        done_before = list(prompts)
+        second = await rt.resume_job(first.job_id, max_concurrency=4)
+    assert second.status == "completed"
+    assert second.completed == 4
+    redone = prompts[len(done_before) :]
+    assert sorted(redone) == ["t2", "t3"]
