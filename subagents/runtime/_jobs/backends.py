@@ -1,21 +1,40 @@
-"""The backend a job names: ``local`` here; other backends add their branch."""
+"""The backend a job names: ``local`` (rows as agents of this runtime) or ``ray``.
+
+``ray`` takes its settings from the job's ``backend_options`` (``address``,
+``workers``...: :class:`~subagents.runtime.RayOptions`), the job's
+``max_concurrency`` shared among the workers; each worker opens a runtime in
+this runtime's folder with its state dir, and its configured provider.
+"""
 
 from __future__ import annotations
 
 from subagents.jobs import JobBackend, JobBackendUnavailable, JobSpec
 from subagents.runtime._jobs.local import LocalBackend
+from subagents.runtime._jobs.ray import RayBackend, RayOptions
 from subagents.runtime._runtime import Runtime
 
 __all__ = ["JOB_BACKENDS", "job_backend"]
 
 #: The backends a job may name.
-JOB_BACKENDS = ("local",)
+JOB_BACKENDS = ("local", "ray")
 
 
 def job_backend(runtime: Runtime, spec: JobSpec) -> JobBackend:
     """The backend ``spec.backend`` names, running rows as agents of ``runtime``."""
     if spec.backend == "local":
         return LocalBackend(runtime, spec.max_concurrency)
+    if spec.backend == "ray":
+        services = runtime.services
+        project = services.config.project
+        return RayBackend(
+            RayOptions.from_backend_options(
+                spec.backend_options, max_concurrency=spec.max_concurrency
+            ),
+            cwd=spec.cwd or services.cwd,
+            home=services.home,
+            state_dir=services.config.state_dir,
+            trust_project=True if project is None else project.trusted,
+        )
     raise JobBackendUnavailable(
         f"There is no job backend {spec.backend!r}: choose one of {', '.join(JOB_BACKENDS)}."
     )

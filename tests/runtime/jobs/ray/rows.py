@@ -15,7 +15,7 @@ from pathlib import Path
 import trio
 
 from subagents.jobs import RowOutcome, RowRequest
-from subagents.runtime import Runtime
+from subagents.runtime import ModelRequest, Reply, Runtime
 
 
 def outcome(request: RowRequest, result: object, started: float) -> RowOutcome:
@@ -58,3 +58,8 @@ async def killing_row(marker: Path | None, rt: Runtime, request: RowRequest) -> 
 async def crashing_row(rt: Runtime, request: RowRequest) -> RowOutcome:
     """A row function with a bug: the worker records it as the row's failure."""
     raise ValueError(f"no row {request.item_id}")
+
+
+def answer(request: ModelRequest) -> Reply:
+    """A scripted model's policy: answer the row's prompt at once."""
+    return Reply(text=f"again: {request.messages[0].text}")
