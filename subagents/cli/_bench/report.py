@@ -16,7 +16,14 @@ from typing import Final
 
 from subagents.cli._bench.scenarios import PEER_SCENARIOS, Record
 
-__all__ = ["draw_chart", "matplotlib_missing", "peers_table", "runtime_table", "table"]
+__all__ = [
+    "draw_chart",
+    "jobs_ray_table",
+    "matplotlib_missing",
+    "peers_table",
+    "runtime_table",
+    "table",
+]
 
 #: subagents / raw Trio must not exceed these (the kernel issue's targets).
 TRIO_TARGETS: Final = {
@@ -40,6 +47,8 @@ RUNTIME_EFFICIENCY_TARGET: Final = 1.25
 RUNTIME_10000_VS_KERNEL: Final = 1.5
 #: Every peer framework's CPU per turn / subagents' must reach this (zero latency).
 PEER_CPU_TARGET: Final = 5.0
+#: jobs_ray_10000: local / Ray (2 workers) elapsed must reach this (issue 19).
+RAY_SPEEDUP_TARGET: Final = 1.5
 
 
 def _figure(r: Record) -> str:
@@ -115,6 +124,7 @@ def table(records: Sequence[Record]) -> str:
     runtime = runtime_table(records)
     if runtime:
         lines += ["", runtime]
+    lines.extend(jobs_ray_table(records))
     return "\n".join(lines)
 
 
@@ -230,6 +240,33 @@ def peers_table(records: Sequence[Record]) -> list[str]:
         lines.append(
             f"CPU per turn: every peer >= {PEER_CPU_TARGET:g}x subagents: "
             f"{_met(ratio >= PEER_CPU_TARGET)} (nearest: {nearest.impl}, {ratio:.1f}x)"
+        )
+    return lines
+
+
+def jobs_ray_table(records: Sequence[Record]) -> list[str]:
+    """Agent jobs on Ray beside the local backend (issue 19), when they ran."""
+    by = {(r.scenario, r.impl): r for r in records}
+    local, ray = by.get(("jobs_ray_10000", "local")), by.get(("jobs_ray_10000", "ray"))
+    overhead = by.get(("jobs_overhead", "ray"))
+    if local is None and ray is None and overhead is None:
+        return []
+    lines = [
+        "",
+        "| jobs on Ray | n | local | Ray | local / Ray | targets met |",
+        "|---|---:|---:|---:|---:|:-:|",
+    ]
+    if local is not None and ray is not None:
+        speedup = local.min / ray.min if ray.min else float("inf")
+        lines.append(
+            f"| jobs_ray_10000 | {ray.n:,} rows | {_figure(local)} ideal | {_figure(ray)} ideal "
+            f"| {speedup:.2f}x "
+            f"| >= {RAY_SPEEDUP_TARGET:g}x: {_met(speedup >= RAY_SPEEDUP_TARGET)} |"
+        )
+    if overhead is not None:
+        lines.append(
+            f"| jobs_overhead | {overhead.n:,} rows, zero latency | | "
+            f"{overhead.min:,.0f} rows/s (min) | | |"
         )
     return lines
 

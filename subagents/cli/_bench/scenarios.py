@@ -57,10 +57,13 @@ SCENARIOS: Final = (
     "peer_efficiency_1000",
     "peer_efficiency_10000",
     "peer_memory",
+    "jobs_ray_10000",
+    "jobs_overhead",
 )
 #: ``subagents`` alone is the kernel (kernel scenarios) or ``open_runtime`` with transcripts
 #: on (runtime_*), ``no_transcripts`` open_runtime with them off, ``kernel`` the kernel-agent
-#: path (``agent_behavior`` under ``open_supervisor``) in a runtime_* scenario.
+#: path (``agent_behavior`` under ``open_supervisor``) in a runtime_* scenario; ``local`` and
+#: ``ray`` are the job backends of the jobs scenarios.
 IMPLS: Final = (
     "subagents",
     "trio",
@@ -73,6 +76,8 @@ IMPLS: Final = (
     "langgraph",
     "pydantic-ai",
     "autogen-agentchat",
+    "local",
+    "ray",
 )
 COMPARED: Final = ("request_reply", "fan_out")
 #: The scenarios of ``bench_peers.py``: the same agent workload on the frameworks users would
@@ -93,6 +98,7 @@ MODULES: Final = (
     "bench_teams",
     "bench_team_messages",
     "bench_peers",
+    "bench_jobs_ray",
 )
 
 
@@ -155,6 +161,12 @@ class Sizes:
     peer_memory_agents: int = 250
     #: Seconds a peer's measured run may take before it is killed and reported as over.
     peer_timeout: float = 120.0
+    #: Rows of ``jobs_ray_10000`` (each a 10-turn agent; divided by ``efficiency_divisor``).
+    jobs_ray_rows: int = 10_000
+    #: Rows of ``jobs_overhead``'s Ray half (zero latency; divided likewise).
+    jobs_ray_overhead_rows: int = 2_000
+    #: Ray workers of the jobs scenarios.
+    jobs_ray_workers: int = 2
 
     @classmethod
     def full(cls, kernel_sizes: Mapping[str, int]) -> Sizes:
@@ -187,6 +199,8 @@ class Sizes:
             peer_turns_agents=50,
             peer_efficiency=(100,),
             peer_memory_agents=50,
+            jobs_ray_rows=1_000,
+            jobs_ray_overhead_rows=500,
         )
 
 

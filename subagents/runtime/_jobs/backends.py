@@ -26,13 +26,18 @@ def job_backend(runtime: Runtime, spec: JobSpec) -> JobBackend:
     if spec.backend == "ray":
         services = runtime.services
         project = services.config.project
+        options = RayOptions.from_backend_options(
+            spec.backend_options, max_concurrency=spec.max_concurrency
+        )
         return RayBackend(
-            RayOptions.from_backend_options(
-                spec.backend_options, max_concurrency=spec.max_concurrency
-            ),
+            options,
             cwd=spec.cwd or services.cwd,
             home=services.home,
             state_dir=services.config.state_dir,
+            # each worker runs up to its share of the job's rows at once
+            overrides={
+                "limits.max_threads": max(services.config.limits.max_threads, options.concurrency)
+            },
             trust_project=True if project is None else project.trusted,
         )
     raise JobBackendUnavailable(

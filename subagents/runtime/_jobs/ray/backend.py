@@ -26,7 +26,7 @@ from subagents.runtime._jobs.ray.connect import connect, import_ray, shutdown
 from subagents.runtime._jobs.ray.dispatch import Dispatch
 from subagents.runtime._jobs.ray.options import RayOptions
 from subagents.runtime._jobs.ray.wire import WorkerSpec
-from subagents.runtime._jobs.ray.worker import ProviderFactory, RunRow
+from subagents.runtime._jobs.ray.worker import ProviderFactory, RunRow, ToolsFactory
 
 __all__ = ["RayBackend"]
 
@@ -39,9 +39,13 @@ class RayBackend:
     over its ``cwd``'s files; ``state_dir`` (default: the overrides' or the
     settings') is where workers write transcripts. ``provider_factory`` makes
     each worker's provider in its own process (``None``: the configured
-    provider); ``run_row`` replaces the function that runs a row (tests). After
-    a run, :attr:`last` holds its dispatch: worker pids, workers lost, rows
-    reassigned, events dropped.
+    provider); ``tools_factory`` makes there the tools every agent is
+    offered besides the built-in ones (``open_runtime``'s ``tools``);
+    ``run_row`` replaces the function that runs a row (tests). After a run,
+    :attr:`last` holds its dispatch: worker pids, workers lost, rows
+    reassigned, events dropped. The factories and ``run_row`` travel to the
+    workers by Ray's cloudpickle: module-level functions of an importable
+    module (or one registered by value).
     """
 
     name = "ray"
@@ -56,6 +60,7 @@ class RayBackend:
         overrides: Mapping[str, Any] | None = None,
         trust_project: bool | None = None,
         provider_factory: ProviderFactory | None = None,
+        tools_factory: ToolsFactory | None = None,
         run_row: RunRow | None = None,
     ) -> None:
         self.options = options if options is not None else RayOptions()
@@ -71,6 +76,7 @@ class RayBackend:
             event_capacity=self.options.event_capacity,
         )
         self._provider_factory = provider_factory
+        self._tools_factory = tools_factory
         self._run_row = run_row
         self.last: Dispatch | None = None
 
@@ -93,6 +99,7 @@ class RayBackend:
                 publish=publish,
                 run_row=self._run_row,
                 provider_factory=self._provider_factory,
+                tools_factory=self._tools_factory,
             )
             await dispatch.run(requests)
         finally:

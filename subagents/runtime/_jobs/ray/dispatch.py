@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import time
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any, final
@@ -47,7 +48,7 @@ from subagents.runtime._jobs.ray.wire import (
     decode_report,
     encode_requests,
 )
-from subagents.runtime._jobs.ray.worker import ProviderFactory, RowWorker, RunRow
+from subagents.runtime._jobs.ray.worker import ProviderFactory, RowWorker, RunRow, ToolsFactory
 
 __all__ = ["Dispatch", "WorkerLink"]
 
@@ -163,6 +164,7 @@ class Dispatch:
         publish: Callable[[Event], None],
         run_row: RunRow | None = None,
         provider_factory: ProviderFactory | None = None,
+        tools_factory: ToolsFactory | None = None,
     ) -> None:
         self.ray = ray
         self.options = options
@@ -171,6 +173,7 @@ class Dispatch:
         self._publish = publish
         self._run_row = run_row
         self._provider_factory = provider_factory
+        self._tools_factory = tools_factory
         self._actor = ray.remote(
             max_concurrency=_ACTOR_CALLS, max_restarts=0, num_cpus=options.num_cpus
         )(RowWorker)
@@ -186,6 +189,9 @@ class Dispatch:
         self._starting = options.workers
         #: Set once every first worker has started (or failed to): rows go out evenly.
         self.started = trio.Event()
+        self._began = time.perf_counter()
+        #: Seconds from the start of the run until every first worker had started.
+        self.start_seconds = 0.0
         #: The process id of every worker started, in order.
         self.pids: list[int] = []
         #: Workers lost (died or stopped answering), and rows they held that ran again.
@@ -250,6 +256,7 @@ class Dispatch:
                 first = False
                 self._starting -= 1
                 if self._starting == 0:
+                    self.start_seconds = time.perf_counter() - self._began
                     self.started.set()
             if isinstance(link, str):
                 self._give_up(link)
@@ -271,7 +278,9 @@ class Dispatch:
     async def _start(self) -> WorkerLink | str:
         """A fresh worker, its runtime open; or why it could not start."""
         options = self.options
-        handle = self._actor.remote(self._spec, self._run_row, self._provider_factory)
+        handle = self._actor.remote(
+            self._spec, self._run_row, self._provider_factory, self._tools_factory
+        )
         self._handles[id(handle)] = handle
         try:
             pid = await self.get(

@@ -27,7 +27,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, final
 
@@ -46,8 +46,9 @@ from subagents.runtime._jobs.ray.wire import (
 if TYPE_CHECKING:
     from subagents.runtime._providers.base import Provider
     from subagents.runtime._runtime import Runtime
+    from subagents.tools import Tool
 
-__all__ = ["FORWARDED_EVENTS", "ProviderFactory", "RowWorker", "RunRow"]
+__all__ = ["FORWARDED_EVENTS", "ProviderFactory", "RowWorker", "RunRow", "ToolsFactory"]
 
 RunRow = Callable[["Runtime", RowRequest], Awaitable[RowOutcome]]
 """Runs one row as an agent of a runtime (``rows.run_row``'s signature)."""
@@ -55,6 +56,10 @@ RunRow = Callable[["Runtime", RowRequest], Awaitable[RowOutcome]]
 ProviderFactory = Callable[[], contextlib.AbstractAsyncContextManager["Provider"]]
 """Makes a worker's provider in the worker's process, which opens and closes it
 (``async with``); without one the worker's runtime makes the configured provider."""
+
+ToolsFactory = Callable[[], Iterable["Tool"]]
+"""Makes, in the worker's process, the tools its runtime offers every agent (``open_runtime``'s
+``tools``)."""
 
 #: The bus events a worker forwards to the driver: its agents' statuses.
 FORWARDED_EVENTS: Final[tuple[type[Event], ...]] = (AgentSpawned, StatusChanged)
@@ -75,8 +80,10 @@ class RowWorker:
         spec: WorkerSpec,
         run_row: RunRow | None = None,
         provider_factory: ProviderFactory | None = None,
+        tools_factory: ToolsFactory | None = None,
     ) -> None:
         self._spec = spec
+        self._tools_factory = tools_factory
         self._run_row = run_row if run_row is not None else _default_run_row()
         self._provider_factory = provider_factory
         self._ready = threading.Event()
@@ -156,7 +163,12 @@ class RowWorker:
                 provider = await stack.enter_async_context(self._provider_factory())
             rt = await stack.enter_async_context(
                 open_runtime(
-                    config, cwd=cwd, home=home, provider=provider, trust_project=spec.trust_project
+                    config,
+                    cwd=cwd,
+                    home=home,
+                    provider=provider,
+                    tools=() if self._tools_factory is None else self._tools_factory(),
+                    trust_project=spec.trust_project,
                 )
             )
             self._events = stack.enter_context(

@@ -1,8 +1,10 @@
-"""One real local Ray cluster for every Ray test: 2 CPUs, no dashboard, stopped at the end.
+"""Fixtures shared across test folders.
 
-Ray starts in a few seconds and the tests share it (session scope). Without
-Ray installed, the tests that need it are skipped with that reason; the test
-extra installs it.
+``ray_cluster``: one real local Ray cluster for every Ray test (the Ray job
+backend's, ``subagents bench``'s jobs scenarios): 2 CPUs, no dashboard, stopped
+after the last test. Ray starts in a few seconds and the tests share it
+(session scope). Without Ray installed, the tests that need it are skipped
+with that reason; the test extra installs it.
 """
 
 from __future__ import annotations
