@@ -3,7 +3,16 @@
 The package sits between ``teams`` and ``runtime``: the job engine reads
 rows, hands them to a :class:`JobBackend` as :class:`RowRequest` values over a
 bounded channel, and records each :class:`RowOutcome`. The runtime supplies the
-backends (local agents, or Ray workers that each host a runtime).
+backends (local agents, or Ray workers that each host a runtime) and
+``Runtime.run_job``. One concept per module:
+
+- ``_spec.py``: :class:`JobSpec` and the defaults; ``_ids.py``: job ids;
+- ``_input.py``: reading CSV/JSONL rows; ``_template.py``: the ``{column}`` template;
+- ``_state.py``: the job's SQLite state; ``_lock.py``: one process per job;
+- ``_engine.py``: :func:`run_job`, the scheduler; ``_output.py``: the output CSV;
+- ``_catalog.py``: list, show and cancel the jobs of a state directory;
+- ``_backend.py``: what a backend receives and returns; ``_events.py``: the bus
+  events; ``_exceptions.py``: the :class:`JobError` tree.
 """
 
 from subagents.jobs._backend import JobBackend, RowOutcome, RowRequest, RowStatus

@@ -39,7 +39,7 @@ from subagents.jobs._events import JOB_NICKNAME, JobFinished, JobStarted, RowFin
 from subagents.jobs._exceptions import JobError, JobInputError
 from subagents.jobs._ids import job_folder, new_job_id
 from subagents.jobs._input import JobInput, read_input
-from subagents.jobs._lock import hold_job_lock
+from subagents.jobs._lock import LOCK_NAME, hold_job_lock
 from subagents.jobs._output import write_output
 from subagents.jobs._spec import JobSpec
 from subagents.jobs._state import DATABASE_NAME, JobStore, OutcomeRecord
@@ -271,6 +271,8 @@ class _Run:
                         f"The backend {self.backend.name!r} stopped before every row of job "
                         f"{self.job_id!r} had an outcome; resume the job to run the rest."
                     ) from None
+                # the outcomes the rest of this scheduler pass produces join the commit
+                await trio.lowlevel.checkpoint()
                 while len(batch) < _BATCH:
                     try:
                         batch.append(receive.receive_nowait())
@@ -330,6 +332,13 @@ class _Run:
         )
 
 
+def _forget(folder: Path) -> None:
+    """Remove the folder of a job that was never created (its lock file only)."""
+    with contextlib.suppress(OSError):
+        (folder / LOCK_NAME).unlink()
+        folder.rmdir()
+
+
 def _ignore(_: Event) -> None:
     return None
 
@@ -363,7 +372,11 @@ async def run_job(
         if resumed:
             store = await JobStore.open(database)
         else:
-            stored, rows = await trio.to_thread.run_sync(_prepare, spec, job_id)
+            try:
+                stored, rows = await trio.to_thread.run_sync(_prepare, spec, job_id)
+            except JobInputError:  # nothing was created: leave no empty job behind
+                await trio.to_thread.run_sync(_forget, folder)
+                raise
             store = await JobStore.open(database, create=True)
             await store.call(
                 store.db.create,

@@ -94,7 +94,7 @@ def test_the_jobs_scenarios_run_a_job_locally_and_on_ray_in_one_run(
     args = build_parser().parse_args(
         ["bench", "--json", str(path), *(a for s in JOBS_RAY for a in ("--only", s))]
     )
-    sizes = dataclasses.replace(TINY, jobs_ray_rows=4 * 100, jobs_ray_overhead_rows=4 * 100)
+    sizes = dataclasses.replace(TINY, jobs_rows=4 * 100, jobs_overhead_rows=4 * 100)
     code = _bench.execute(args, sizes=sizes, out=out)
     output = out.getvalue()
     assert code == 0, output
@@ -104,10 +104,12 @@ def test_the_jobs_scenarios_run_a_job_locally_and_on_ray_in_one_run(
         ("jobs_ray_10000", "local"),
         ("jobs_ray_10000", "ray"),
         ("jobs_overhead", "ray"),
+        ("jobs_overhead", "subagents"),  # the local half, rows through run_job
+        ("jobs_overhead", "direct"),
     }
     assert pairs[("jobs_ray_10000", "ray")]["n"] == 4
     assert pairs[("jobs_ray_10000", "ray")]["unit"] == "x ideal"
-    assert pairs[("jobs_overhead", "ray")]["unit"] == "rows/s"
+    assert pairs[("jobs_overhead", "ray")]["unit"] == "s"
     assert "| jobs_ray_10000 | 4 rows |" in output
     assert "| jobs_overhead | 4 rows, zero latency |" in output
     assert "workers took" in output
@@ -347,3 +349,16 @@ def test_the_peers_table_shows_each_framework_and_the_cpu_target() -> None:
     slower = [*records, Record("peer_cpu", "pydantic-ai", 1000, "us/turn", 450.0, 450.0, 1)]
     assert "every peer >= 5x subagents: NO (nearest: pydantic-ai, 4.5x)" in table(slower)
     assert peers_table([Record("spawn_exit", "subagents", 10, "s", 0.1, 0.1, 1)]) == []
+
+
+def test_the_jobs_table_gives_the_job_state_overhead_against_its_target() -> None:
+    records = [
+        Record("jobs_overhead", "subagents", 1000, "s", 1.05, 1.1, 3),
+        Record("jobs_overhead", "direct", 1000, "s", 1.0, 1.0, 3),
+        Record("jobs_local_10000", "local", 10000, "x ideal", 1.8, 1.9, 3),
+    ]
+    text = table(records)
+    assert "| jobs_overhead | 1,000 | 952 rows/s | 1,000 rows/s | +5.0% | < 10%: yes |" in text
+    assert "| jobs_local_10000 | 10,000 | 1.80x ideal |" in text
+    slow = [Record("jobs_overhead", "subagents", 1000, "s", 1.2, 1.2, 1), records[1]]
+    assert "< 10%: NO" in table(slow)

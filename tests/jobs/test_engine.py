@@ -176,6 +176,7 @@ async def test_a_placeholder_with_no_column_stops_the_job_before_any_row(tmp_pat
     assert caught.value.column == "body"
     assert backend.seen == []
     assert list_jobs(tmp_path / "s") == []
+    assert list((tmp_path / "s").iterdir()) == []  # no empty job folder left behind
 
 
 async def test_a_jsonl_row_missing_a_placeholder_key_is_named_by_line(tmp_path: Path) -> None:

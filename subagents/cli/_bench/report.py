@@ -47,6 +47,8 @@ RUNTIME_EFFICIENCY_TARGET: Final = 1.25
 RUNTIME_10000_VS_KERNEL: Final = 1.5
 #: Every peer framework's CPU per turn / subagents' must reach this (zero latency).
 PEER_CPU_TARGET: Final = 5.0
+#: jobs_overhead: run_job's time / the same rows run directly, minus 1, must stay under this.
+JOBS_OVERHEAD_TARGET: Final = 0.10
 #: jobs_ray_10000: local / Ray (2 workers) elapsed must reach this (issue 19).
 RAY_SPEEDUP_TARGET: Final = 1.5
 
@@ -75,7 +77,7 @@ def table(records: Sequence[Record]) -> str:
     ]
     for scenario in dict.fromkeys(r.scenario for r in records):
         ours = by.get((scenario, "subagents"))
-        if ours is None or scenario.startswith("runtime_") or scenario in PEER_SCENARIOS:
+        if ours is None or scenario.startswith(("runtime_", "jobs_")) or scenario in PEER_SCENARIOS:
             continue
         raw, aio, ag = (by.get((scenario, impl)) for impl in ("trio", "asyncio", "autogen"))
         checks: list[str] = []
@@ -121,6 +123,7 @@ def table(records: Sequence[Record]) -> str:
             f"({on.n / on.min:,.0f} against {off.n / off.min:,.0f} turns/s)."
         )
     lines.extend(peers_table(records))
+    lines.extend(jobs_table(records))
     runtime = runtime_table(records)
     if runtime:
         lines += ["", runtime]
@@ -248,7 +251,10 @@ def jobs_ray_table(records: Sequence[Record]) -> list[str]:
     """Agent jobs on Ray beside the local backend (issue 19), when they ran."""
     by = {(r.scenario, r.impl): r for r in records}
     local, ray = by.get(("jobs_ray_10000", "local")), by.get(("jobs_ray_10000", "ray"))
-    overhead = by.get(("jobs_overhead", "ray"))
+    overhead, local_overhead = (
+        by.get(("jobs_overhead", "ray")),
+        by.get(("jobs_overhead", "subagents")),
+    )
     if local is None and ray is None and overhead is None:
         return []
     lines = [
@@ -263,10 +269,15 @@ def jobs_ray_table(records: Sequence[Record]) -> list[str]:
             f"| {speedup:.2f}x "
             f"| >= {RAY_SPEEDUP_TARGET:g}x: {_met(speedup >= RAY_SPEEDUP_TARGET)} |"
         )
-    if overhead is not None:
+    if overhead is not None and overhead.min:
+        local_rate = ""
+        ratio = ""
+        if local_overhead is not None and local_overhead.min:
+            local_rate = f"{local_overhead.n / local_overhead.min:,.0f} rows/s"
+            ratio = f"{local_overhead.min / overhead.min:.2f}x"
         lines.append(
-            f"| jobs_overhead | {overhead.n:,} rows, zero latency | | "
-            f"{overhead.min:,.0f} rows/s (min) | | |"
+            f"| jobs_overhead | {overhead.n:,} rows, zero latency | {local_rate} "
+            f"| {overhead.n / overhead.min:,.0f} rows/s | {ratio} | |"
         )
     return lines
 
@@ -316,3 +327,29 @@ def draw_chart(records: Sequence[Record], path: Path, *, ideal: float = 1.0) -> 
     fig.savefig(path)
     plt.close(fig)
     return True
+
+
+def jobs_table(records: Sequence[Record]) -> list[str]:
+    """Agent jobs on the local backend: rows/s with and without the job state, and
+    10,000 rows at once against the ideal. Empty when no jobs scenario ran."""
+    by = {(r.scenario, r.impl): r for r in records}
+    lines: list[str] = []
+    job, direct = by.get(("jobs_overhead", "subagents")), by.get(("jobs_overhead", "direct"))
+    if job is not None and direct is not None and job.min and direct.min:
+        overhead = job.min / direct.min - 1
+        lines += [
+            "",
+            "| agent jobs | rows | run_job | directly | job state overhead | targets met |",
+            "|---|---:|---:|---:|---:|:-:|",
+            f"| jobs_overhead | {job.n:,} | {job.n / job.min:,.0f} rows/s "
+            f"| {direct.n / direct.min:,.0f} rows/s | {overhead:+.1%} "
+            f"| < {JOBS_OVERHEAD_TARGET:.0%}: {_met(overhead < JOBS_OVERHEAD_TARGET)} |",
+        ]
+    local = by.get(("jobs_local_10000", "local"))
+    if local is not None:
+        if not lines:
+            lines += ["", "| agent jobs | rows | figure |", "|---|---:|---:|"]
+            lines.append(f"| jobs_local_10000 | {local.n:,} | {local.min:.2f}x ideal |")
+        else:
+            lines.append(f"| jobs_local_10000 | {local.n:,} | {local.min:.2f}x ideal | | | |")
+    return lines

@@ -264,6 +264,7 @@ def run_bench(
         result.notes.extend(notes)
         if records:
             result.versions.update(peers.versions())
+    _run_jobs(modules["bench_jobs"], sizes, wanted, result, say)
     _run_jobs_ray(modules["bench_jobs_ray"], sizes, wanted, result, say)
     return result
 
@@ -369,6 +370,49 @@ def _run_runtime(
             result.records.append(_record("runtime_idle_memory", impl, n, "bytes/actor", values))
 
 
+def _run_jobs(
+    jobs_mod: ModuleType,
+    sizes: Sizes,
+    wanted: set[str],
+    result: BenchRun,
+    say: Callable[[str], None],
+) -> None:
+    """Agent jobs on the local backend: the job state's overhead, and 10,000 rows at once.
+
+    ``jobs_overhead`` is ``subagents`` (rows through ``run_job``) against ``direct`` (the
+    same rows through ``run_row`` with the same concurrency, no job state), taking turns;
+    ``jobs_local_10000`` is ``local``, elapsed / ideal with 100 ms per model call.
+    """
+    turns = int(jobs_mod.TURNS)
+    if "jobs_overhead" in wanted:
+        rows = max(1, sizes.jobs_overhead_rows // sizes.efficiency_divisor)
+        concurrency = int(jobs_mod.OVERHEAD_CONCURRENCY)
+        say(f"  jobs_overhead ({rows:,} rows x {turns} turns, zero latency) ...")
+        runs: list[tuple[str, Any]] = [
+            ("subagents", jobs_mod.run_job_rows),
+            ("direct", jobs_mod.run_direct_rows),
+        ]
+        times: dict[str, list[float]] = {impl: [] for impl, _ in runs}
+        for rep in range(sizes.agent_reps):
+            for impl, fn in runs if rep % 2 == 0 else runs[::-1]:
+                gc.collect()
+                times[impl].append(_in_tmp(fn, rows, latency=0.0, concurrency=concurrency))
+        for impl, values in times.items():
+            result.records.append(_record("jobs_overhead", impl, rows, "s", values))
+    if "jobs_local_10000" in wanted:
+        rows = max(1, sizes.jobs_rows // sizes.efficiency_divisor)
+        ideal = turns * sizes.latency
+        say(
+            f"  jobs_local_10000 ({rows:,} rows x {turns} turns of {sizes.latency * 1000:g} ms) ..."
+        )
+        values = []
+        for _ in range(sizes.agent_reps):
+            gc.collect()
+            elapsed = _in_tmp(jobs_mod.run_job_rows, rows, latency=sizes.latency, concurrency=rows)
+            values.append(elapsed / ideal)
+        result.records.append(_record("jobs_local_10000", "local", rows, "x ideal", values))
+
+
 #: The Ray half of the jobs group (bench_jobs_ray.py).
 JOBS_RAY_SCENARIOS = ("jobs_ray_10000", "jobs_overhead")
 
@@ -384,7 +428,8 @@ def _run_jobs_ray(
 
     ``jobs_ray_10000`` runs the same job (every row a scripted agent of 10 turns) on
     both backends, taking turns, as elapsed / ideal; ``jobs_overhead``'s Ray half is
-    rows per second at zero latency (``impl`` ``ray``). Without Ray both are skipped
+    the seconds of its rows at zero latency through ``run_job`` (``impl`` ``ray``, beside
+    the local ``subagents`` one). Without Ray both are skipped
     with a note. Rows are divided by ``efficiency_divisor`` (1 but in tests).
     """
     if not wanted & set(JOBS_RAY_SCENARIOS):
@@ -399,7 +444,7 @@ def _run_jobs_ray(
     with jobs_mod.ray_cluster():
         result.versions["ray"] = _version("ray")
         if "jobs_ray_10000" in wanted:
-            rows = max(1, sizes.jobs_ray_rows // sizes.efficiency_divisor)
+            rows = max(1, sizes.jobs_rows // sizes.efficiency_divisor)
             say(
                 f"  jobs_ray_10000 ({rows:,} rows x {turns} turns of "
                 f"{sizes.latency * 1000:g} ms; local, then Ray with {workers} workers) ..."
@@ -422,16 +467,16 @@ def _run_jobs_ray(
                 "(included in its figure; the cluster was running before the clock)"
             )
         if "jobs_overhead" in wanted:
-            rows = max(1, sizes.jobs_ray_overhead_rows // sizes.efficiency_divisor)
+            rows = max(1, sizes.jobs_overhead_rows // sizes.efficiency_divisor)
             say(f"  jobs_overhead, ray ({rows:,} rows x {turns} turns, zero latency) ...")
-            rates: list[float] = []
+            times: list[float] = []
             for _ in range(sizes.agent_reps):
                 gc.collect()
                 seconds, _started = jobs_mod.measure(
                     rows, backend="ray", latency=0.0, workers=workers
                 )
-                rates.append(rows / seconds)
-            result.records.append(_record("jobs_overhead", "ray", rows, "rows/s", rates))
+                times.append(seconds)
+            result.records.append(_record("jobs_overhead", "ray", rows, "s", times))
 
 
 def _version(name: str) -> str | None:

@@ -57,8 +57,9 @@ SCENARIOS: Final = (
     "peer_efficiency_1000",
     "peer_efficiency_10000",
     "peer_memory",
-    "jobs_ray_10000",
     "jobs_overhead",
+    "jobs_local_10000",
+    "jobs_ray_10000",
 )
 #: ``subagents`` alone is the kernel (kernel scenarios) or ``open_runtime`` with transcripts
 #: on (runtime_*), ``no_transcripts`` open_runtime with them off, ``kernel`` the kernel-agent
@@ -76,6 +77,7 @@ IMPLS: Final = (
     "langgraph",
     "pydantic-ai",
     "autogen-agentchat",
+    "direct",
     "local",
     "ray",
 )
@@ -98,6 +100,7 @@ MODULES: Final = (
     "bench_teams",
     "bench_team_messages",
     "bench_peers",
+    "bench_jobs",
     "bench_jobs_ray",
 )
 
@@ -161,11 +164,12 @@ class Sizes:
     peer_memory_agents: int = 250
     #: Seconds a peer's measured run may take before it is killed and reported as over.
     peer_timeout: float = 120.0
-    #: Rows of ``jobs_ray_10000`` (each a 10-turn agent; divided by ``efficiency_divisor``).
-    jobs_ray_rows: int = 10_000
-    #: Rows of ``jobs_overhead``'s Ray half (zero latency; divided likewise).
-    jobs_ray_overhead_rows: int = 2_000
-    #: Ray workers of the jobs scenarios.
+    #: Rows of ``jobs_overhead`` (zero latency, through run_job and directly), and of
+    #: ``jobs_local_10000`` (100 ms per model call); both divided by ``efficiency_divisor``.
+    jobs_overhead_rows: int = 2_000
+    jobs_rows: int = 10_000
+    #: Ray workers of ``jobs_ray_10000`` (``jobs_rows`` rows) and of ``jobs_overhead``'s Ray
+    #: half (``jobs_overhead_rows`` rows).
     jobs_ray_workers: int = 2
 
     @classmethod
@@ -199,8 +203,8 @@ class Sizes:
             peer_turns_agents=50,
             peer_efficiency=(100,),
             peer_memory_agents=50,
-            jobs_ray_rows=1_000,
-            jobs_ray_overhead_rows=500,
+            jobs_overhead_rows=500,
+            jobs_rows=1_000,
         )
 
 

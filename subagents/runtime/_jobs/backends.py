@@ -20,9 +20,15 @@ JOB_BACKENDS = ("local", "ray")
 
 
 def job_backend(runtime: Runtime, spec: JobSpec) -> JobBackend:
-    """The backend ``spec.backend`` names, running rows as agents of ``runtime``."""
+    """The backend ``spec.backend`` names, running rows as agents of ``runtime``.
+
+    The local backend runs no more rows at once than the runtime may hold
+    agents (``limits.max_threads``), so a row never meets the agent limit
+    because of its own job.
+    """
     if spec.backend == "local":
-        return LocalBackend(runtime, spec.max_concurrency)
+        limit = min(spec.max_concurrency, runtime.config.limits.max_threads)
+        return LocalBackend(runtime, limit)
     if spec.backend == "ray":
         services = runtime.services
         project = services.config.project

@@ -154,3 +154,35 @@ async def test_resume_job_runs_what_a_cancel_left_pending(
     assert second.completed == 4
     redone = prompts[len(done_before) :]
     assert sorted(redone) == ["t2", "t3"]
+
+
+async def test_the_local_backend_runs_no_more_rows_than_the_runtime_may_hold(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path, limits={"max_threads": 2})
+    (tmp_path / "in.csv").write_text("text\n" + "".join(f"t{i}\n" for i in range(6)))
+    running: list[int] = []
+    peak: list[int] = [0]
+
+    async def slow(request: ModelRequest) -> Reply:
+        running.append(1)
+        peak[0] = max(peak[0], len(running))
+        await trio.sleep(1.0)
+        running.pop()
+        return testing.say("ok")
+
+    async with world.open(ScriptedProvider(slow)) as rt:
+        summary = await rt.run_job(
+            JobSpec(
+                input_path=tmp_path / "in.csv",
+                agent="general-purpose",
+                prompt="{text}",
+                max_concurrency=50,
+            )
+        )
+    assert (summary.completed, summary.failed) == (6, 0)
+    assert peak[0] == 2
+    assert summary.output_path is not None
+    with summary.output_path.open(newline="") as file:
+        attempts = [row["attempts"] for row in csv.DictReader(file)]
+    assert attempts == ["1"] * 6  # no row met the agent limit and had to be retried
