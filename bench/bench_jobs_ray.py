@@ -116,6 +116,7 @@ async def run_job(
         share = math.ceil(rows / workers)
         job_backend = RayBackend(
             RayOptions(workers=workers, concurrency=share),
+            opener=open_runtime,
             cwd=project,
             home=home,
             state_dir=state,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from subagents.jobs import JobBackend, JobBackendUnavailable, JobSpec
 from subagents.runtime._jobs.local import LocalBackend
 from subagents.runtime._jobs.ray import RayBackend, RayOptions
+from subagents.runtime._jobs.ray.worker import RuntimeOpener
 from subagents.runtime._runtime import Runtime
 
 __all__ = ["JOB_BACKENDS", "job_backend"]
@@ -19,10 +20,14 @@ __all__ = ["JOB_BACKENDS", "job_backend"]
 JOB_BACKENDS = ("local", "ray")
 
 
-def job_backend(runtime: Runtime, spec: JobSpec) -> JobBackend:
+def job_backend(
+    runtime: Runtime, spec: JobSpec, *, opener: RuntimeOpener | None = None
+) -> JobBackend:
     """The backend ``spec.backend`` names, running rows as agents of ``runtime``.
 
-    The local backend runs no more rows at once than the runtime may hold
+    ``opener`` is ``open_runtime``, which the Ray backend's workers open
+    their runtimes with (``open_runtime`` passes itself: the job backends
+    are below it). The local backend runs no more rows at once than the runtime may hold
     agents (``limits.max_threads``), so a row never meets the agent limit
     because of its own job.
     """
@@ -30,6 +35,11 @@ def job_backend(runtime: Runtime, spec: JobSpec) -> JobBackend:
         limit = min(spec.max_concurrency, runtime.config.limits.max_threads)
         return LocalBackend(runtime, limit)
     if spec.backend == "ray":
+        if opener is None:
+            raise JobBackendUnavailable(
+                "The Ray backend needs open_runtime for its workers: run the job through "
+                "a runtime made by open_runtime, or pass RayBackend(opener=open_runtime)."
+            )
         services = runtime.services
         project = services.config.project
         options = RayOptions.from_backend_options(
@@ -37,6 +47,7 @@ def job_backend(runtime: Runtime, spec: JobSpec) -> JobBackend:
         )
         return RayBackend(
             options,
+            opener=opener,
             cwd=spec.cwd or services.cwd,
             home=services.home,
             state_dir=services.config.state_dir,

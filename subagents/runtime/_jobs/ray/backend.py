@@ -26,7 +26,12 @@ from subagents.runtime._jobs.ray.connect import connect, import_ray, shutdown
 from subagents.runtime._jobs.ray.dispatch import Dispatch
 from subagents.runtime._jobs.ray.options import RayOptions
 from subagents.runtime._jobs.ray.wire import WorkerSpec
-from subagents.runtime._jobs.ray.worker import ProviderFactory, RunRow, ToolsFactory
+from subagents.runtime._jobs.ray.worker import (
+    ProviderFactory,
+    RunRow,
+    RuntimeOpener,
+    ToolsFactory,
+)
 
 __all__ = ["RayBackend"]
 
@@ -34,6 +39,9 @@ __all__ = ["RayBackend"]
 @final
 class RayBackend:
     """Runs a job's rows on Ray workers (see the module docstring).
+
+    ``opener`` is :func:`~subagents.runtime.open_runtime` (pass it as is): each
+    worker opens its runtime with it.
 
     ``overrides`` are settings shaped like a file, applied by every worker
     over its ``cwd``'s files; ``state_dir`` (default: the overrides' or the
@@ -54,6 +62,7 @@ class RayBackend:
         self,
         options: RayOptions | None = None,
         *,
+        opener: RuntimeOpener,
         cwd: str | os.PathLike[str],
         home: str | os.PathLike[str] | None = None,
         state_dir: str | os.PathLike[str] | None = None,
@@ -75,6 +84,7 @@ class RayBackend:
             concurrency=self.options.concurrency,
             event_capacity=self.options.event_capacity,
         )
+        self._opener = opener
         self._provider_factory = provider_factory
         self._tools_factory = tools_factory
         self._run_row = run_row
@@ -95,6 +105,7 @@ class RayBackend:
                 ray=ray,
                 options=options,
                 spec=self._spec,
+                opener=self._opener,
                 outcomes=outcomes,
                 publish=publish,
                 run_row=self._run_row,

@@ -48,7 +48,13 @@ from subagents.runtime._jobs.ray.wire import (
     decode_report,
     encode_requests,
 )
-from subagents.runtime._jobs.ray.worker import ProviderFactory, RowWorker, RunRow, ToolsFactory
+from subagents.runtime._jobs.ray.worker import (
+    ProviderFactory,
+    RowWorker,
+    RunRow,
+    RuntimeOpener,
+    ToolsFactory,
+)
 
 __all__ = ["Dispatch", "WorkerLink"]
 
@@ -160,6 +166,7 @@ class Dispatch:
         ray: ModuleType,
         options: RayOptions,
         spec: WorkerSpec,
+        opener: RuntimeOpener,
         outcomes: trio.MemorySendChannel[RowOutcome],
         publish: Callable[[Event], None],
         run_row: RunRow | None = None,
@@ -169,6 +176,7 @@ class Dispatch:
         self.ray = ray
         self.options = options
         self._spec = spec
+        self._opener = opener
         self._outcomes = outcomes
         self._publish = publish
         self._run_row = run_row
@@ -279,7 +287,7 @@ class Dispatch:
         """A fresh worker, its runtime open; or why it could not start."""
         options = self.options
         handle = self._actor.remote(
-            self._spec, self._run_row, self._provider_factory, self._tools_factory
+            self._spec, self._opener, self._run_row, self._provider_factory, self._tools_factory
         )
         self._handles[id(handle)] = handle
         try:

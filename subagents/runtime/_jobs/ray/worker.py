@@ -4,8 +4,9 @@ Ray calls an actor's methods on threads of its own (the actor is threaded:
 ``max_concurrency`` calls at once), while a runtime lives in one Trio run.
 So :class:`RowWorker` starts a thread that runs ``trio.run``, opens the
 runtime there (``open_runtime`` with the job's cwd, settings and state dir)
-and keeps it open until :meth:`RowWorker.close`. Ray's calls cross into that
-thread with ``trio.from_thread`` and its token:
+and keeps it open until :meth:`RowWorker.close` (``opener`` is ``open_runtime``,
+handed in). Ray's calls cross into that thread with ``trio.from_thread`` and
+its token:
 
 - :meth:`RowWorker.submit` starts rows (never more than ``concurrency`` at once:
   the driver holds the same bound, so a breach is the driver's bug and refused);
@@ -48,7 +49,14 @@ if TYPE_CHECKING:
     from subagents.runtime._runtime import Runtime
     from subagents.tools import Tool
 
-__all__ = ["FORWARDED_EVENTS", "ProviderFactory", "RowWorker", "RunRow", "ToolsFactory"]
+__all__ = [
+    "FORWARDED_EVENTS",
+    "ProviderFactory",
+    "RowWorker",
+    "RunRow",
+    "RuntimeOpener",
+    "ToolsFactory",
+]
 
 RunRow = Callable[["Runtime", RowRequest], Awaitable[RowOutcome]]
 """Runs one row as an agent of a runtime (``rows.run_row``'s signature)."""
@@ -56,6 +64,10 @@ RunRow = Callable[["Runtime", RowRequest], Awaitable[RowOutcome]]
 ProviderFactory = Callable[[], contextlib.AbstractAsyncContextManager["Provider"]]
 """Makes a worker's provider in the worker's process, which opens and closes it
 (``async with``); without one the worker's runtime makes the configured provider."""
+
+RuntimeOpener = Callable[..., contextlib.AbstractAsyncContextManager["Runtime"]]
+"""``open_runtime``: given to the worker (by reference, as Ray pickles a module's function),
+not imported, since ``open_runtime`` itself wires the job backends, this one included."""
 
 ToolsFactory = Callable[[], Iterable["Tool"]]
 """Makes, in the worker's process, the tools its runtime offers every agent (``open_runtime``'s
@@ -78,11 +90,13 @@ class RowWorker:
     def __init__(
         self,
         spec: WorkerSpec,
+        opener: RuntimeOpener,
         run_row: RunRow | None = None,
         provider_factory: ProviderFactory | None = None,
         tools_factory: ToolsFactory | None = None,
     ) -> None:
         self._spec = spec
+        self._opener = opener
         self._tools_factory = tools_factory
         self._run_row = run_row if run_row is not None else _default_run_row()
         self._provider_factory = provider_factory
@@ -145,7 +159,6 @@ class RowWorker:
 
     async def _main(self) -> None:
         from subagents.runtime._config.loader import load_config
-        from subagents.runtime._open import open_runtime
 
         spec = self._spec
         self._stop = trio.Event()
@@ -162,7 +175,7 @@ class RowWorker:
             if self._provider_factory is not None:
                 provider = await stack.enter_async_context(self._provider_factory())
             rt = await stack.enter_async_context(
-                open_runtime(
+                self._opener(
                     config,
                     cwd=cwd,
                     home=home,

@@ -51,6 +51,7 @@ async def main(input_path: Path, state: Path, cwd: Path, address: str) -> None:
     ) as rt:
         backend = RayBackend(
             RayOptions(address=address, workers=2, concurrency=2),
+            opener=open_runtime,
             cwd=cwd,
             home=cwd,
             state_dir=state,

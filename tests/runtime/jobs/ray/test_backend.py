@@ -20,7 +20,7 @@ import trio
 
 from subagents.actors import AgentSpawned, Event, StatusChanged, is_final
 from subagents.jobs import JobBackendUnavailable, RowOutcome, RowRequest
-from subagents.runtime import ScriptedProvider
+from subagents.runtime import ScriptedProvider, open_runtime
 from subagents.runtime._jobs.ray import RayBackend, RayOptions
 from subagents.runtime._jobs.ray.worker import RunRow
 from tests.runtime.jobs.ray import rows
@@ -41,6 +41,7 @@ def backend(tmp_path: Path, run_row: RunRow | None = None, **options: object) ->
     (tmp_path / "home").mkdir(exist_ok=True)
     return RayBackend(
         RayOptions(**{"workers": 2, "concurrency": 4, "batch_size": 2, **options}),  # type: ignore[arg-type]
+        opener=open_runtime,
         cwd=tmp_path / "project",
         home=tmp_path / "home",
         state_dir=tmp_path / "state",

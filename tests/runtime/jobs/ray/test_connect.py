@@ -17,6 +17,7 @@ import trio
 import trio.testing
 
 from subagents.jobs import JobBackendUnavailable, RowOutcome, RowRequest
+from subagents.runtime import open_runtime
 from subagents.runtime._jobs.ray import RayBackend, RayOptions
 from subagents.runtime._jobs.ray.connect import INSTALL_HINT, connect, import_ray
 
@@ -35,7 +36,7 @@ async def test_without_ray_the_backend_names_the_extra_to_install(
 ) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
     with pytest.raises(JobBackendUnavailable) as caught:
-        await run_backend(RayBackend(cwd=tmp_path))
+        await run_backend(RayBackend(opener=open_runtime, cwd=tmp_path))
     message = str(caught.value)
     assert "\n" not in message
     assert INSTALL_HINT in message
@@ -55,7 +56,9 @@ async def test_an_unreachable_address_names_the_address_tried_within_the_deadlin
 ) -> None:
     pytest.importorskip("ray", reason="Ray is not installed: pip install 'subagents[ray]'")
     address = f"127.0.0.1:{closed_port()}"
-    backend = RayBackend(RayOptions(address=address, connect_timeout=5.0), cwd=tmp_path)
+    backend = RayBackend(
+        RayOptions(address=address, connect_timeout=5.0), opener=open_runtime, cwd=tmp_path
+    )
     with trio.fail_after(10), pytest.raises(JobBackendUnavailable) as caught:
         await run_backend(backend)
     message = str(caught.value)

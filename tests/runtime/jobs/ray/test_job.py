@@ -47,6 +47,7 @@ TIMEOUT = 90.0
 def ray_backend(cwd: Path, state: Path) -> RayBackend:
     return RayBackend(
         RayOptions(workers=2, concurrency=4),
+        opener=open_runtime,
         cwd=cwd,
         home=cwd,
         state_dir=state,

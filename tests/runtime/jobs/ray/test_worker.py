@@ -17,7 +17,7 @@ import trio
 
 from subagents.actors import StatusChanged
 from subagents.jobs import RowRequest
-from subagents.runtime import ScriptedProvider
+from subagents.runtime import ScriptedProvider, open_runtime
 from subagents.runtime._jobs.ray.wire import (
     WorkerSpec,
     decode_event,
@@ -54,7 +54,7 @@ async def call(fn: object, *args: object) -> object:
 async def test_a_worker_runs_real_rows_on_its_own_runtime_and_forwards_their_statuses(
     tmp_path: Path,
 ) -> None:
-    worker = RowWorker(spec(tmp_path), provider_factory=ScriptedProvider)
+    worker = RowWorker(spec(tmp_path), opener=open_runtime, provider_factory=ScriptedProvider)
     with trio.fail_after(30):
         await call(worker.ready, 20.0)
         assert await call(worker.submit, encode_requests(requests(3))) == 3
@@ -79,7 +79,12 @@ async def test_a_worker_runs_real_rows_on_its_own_runtime_and_forwards_their_sta
 async def test_a_row_that_raises_is_a_failed_outcome_and_the_worker_goes_on(
     tmp_path: Path,
 ) -> None:
-    worker = RowWorker(spec(tmp_path), run_row=rows.crashing_row, provider_factory=ScriptedProvider)
+    worker = RowWorker(
+        spec(tmp_path),
+        opener=open_runtime,
+        run_row=rows.crashing_row,
+        provider_factory=ScriptedProvider,
+    )
     with trio.fail_after(30):
         await call(worker.ready, 20.0)
         await call(worker.submit, encode_requests(requests(2)))
@@ -95,7 +100,7 @@ async def test_a_row_that_raises_is_a_failed_outcome_and_the_worker_goes_on(
 
 
 async def test_a_worker_refuses_rows_past_its_concurrency(tmp_path: Path) -> None:
-    worker = RowWorker(spec(tmp_path, concurrency=2), run_row=rows.pid_row)
+    worker = RowWorker(spec(tmp_path, concurrency=2), opener=open_runtime, run_row=rows.pid_row)
     with trio.fail_after(30):
         await call(worker.ready, 20.0)
         with pytest.raises(ValueError, match="past this worker's concurrency of 2"):
@@ -104,7 +109,7 @@ async def test_a_worker_refuses_rows_past_its_concurrency(tmp_path: Path) -> Non
 
 
 async def test_a_collect_with_nothing_finished_waits_at_most_its_bound(tmp_path: Path) -> None:
-    worker = RowWorker(spec(tmp_path), run_row=rows.pid_row)
+    worker = RowWorker(spec(tmp_path), opener=open_runtime, run_row=rows.pid_row)
     with trio.fail_after(30):
         await call(worker.ready, 20.0)
         report = decode_report(await call(worker.collect, 0.05))  # type: ignore[arg-type]
