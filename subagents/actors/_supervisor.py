@@ -715,6 +715,24 @@ class Supervisor:
             raise AgentNotFound(agent_id)
         return retired
 
+    def subtree(self, agent_id: str) -> list[str]:
+        """``agent_id`` and its open descendants, each parent before its children.
+
+        Empty when ``agent_id`` is not open. It walks that subtree only, so
+        closing one agent among thousands (a job's rows) does not cost a pass
+        over every open agent, as building the tree from :meth:`list` did.
+        """
+        root = self._actors.get(agent_id)
+        if root is None:
+            return []
+        found: list[str] = []
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            found.append(node.id)
+            stack.extend(node._children.values())
+        return found
+
     def list(self, *, include_closed: bool = False) -> list[ActorInfo]:
         """Every open agent (and, if asked, remembered closed ones), oldest first."""
         rows = [_info(ctx) for ctx in self._actors.values()]

@@ -172,6 +172,7 @@ from subagents.runtime._hooks.values import (
     hooks_from_settings,
     hooks_from_specs,
 )
+from subagents.runtime._jobs.ray import RayBackend, RayOptions
 from subagents.runtime._jobs.rows import ROW_OUTPUT_NAME, is_transient_error, run_row
 from subagents.runtime._logging import (
     LogStatistics,
@@ -493,6 +494,9 @@ __all__ = [
     "ConfigError",
     "HookConfigError",
     "provider_error",
+    # the Ray backend of agent jobs
+    "RayBackend",
+    "RayOptions",
 ]
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import os
 import secrets
 from collections.abc import AsyncIterator, Iterable, Mapping
@@ -261,7 +262,7 @@ async def open_runtime(
         services.mcp = await stack.enter_async_context(_mcp_servers(config, mcp_project, log))
         follower = ProgressFollower(log, services.tracker)
         runtime = Runtime(services, catalog=catalog, bus=bus, follower=follower)
-        runtime.job_backends = job_backend
+        runtime.job_backends = functools.partial(job_backend, opener=open_runtime)
         services.tools = (
             *builtin_tools(
                 env_passthrough=config.env_passthrough,

@@ -1003,15 +1003,7 @@ class Runtime:
         """``agent_id`` and its descendants that are open now (none if it is closed)."""
         if not self._is_open(agent_id):
             return []
-        children: dict[str | None, builtins.list[str]] = {}
-        for row in self.supervisor.list():
-            children.setdefault(row.parent_id, []).append(row.id)
-        subtree, stack = [], [agent_id]
-        while stack:
-            node = stack.pop()
-            subtree.append(node)
-            stack.extend(children.get(node, ()))
-        return subtree
+        return self.supervisor.subtree(agent_id)
 
     async def _wait_run(self, agent_id: str, timeout: float) -> None:
         """Wait, at most ``timeout`` seconds (``inf`` allowed), for the agent's run to end."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import io
 import json
@@ -71,11 +72,57 @@ def without_peer_frameworks(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     return peers
 
 
+JOBS_RAY = ("jobs_ray_10000", "jobs_overhead")
+
+
+def without_ray(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``bench_jobs_ray`` see no Ray installed."""
+    folder = find_bench_dir()
+    assert folder is not None
+    jobs = load_scenarios(folder)["bench_jobs_ray"]
+    monkeypatch.setattr(
+        jobs, "ray_missing", lambda: "Ray is not installed: pip install 'subagents[ray]'"
+    )
+
+
+@pytest.mark.timeout(180)
+def test_the_jobs_scenarios_run_a_job_locally_and_on_ray_in_one_run(
+    ray_cluster: ModuleType, tmp_path: Path
+) -> None:
+    """Issue 19: jobs_ray_10000 (local and Ray, x ideal) and jobs_overhead's Ray half."""
+    path = tmp_path / "bench.json"
+    out = io.StringIO()
+    args = build_parser().parse_args(
+        ["bench", "--json", str(path), *(a for s in JOBS_RAY for a in ("--only", s))]
+    )
+    sizes = dataclasses.replace(TINY, jobs_rows=4 * 100, jobs_overhead_rows=4 * 100)
+    code = _bench.execute(args, sizes=sizes, out=out)
+    output = out.getvalue()
+    assert code == 0, output
+    records = json.loads(path.read_text())["records"]
+    pairs = {(r["scenario"], r["impl"]): r for r in records}
+    assert set(pairs) == {
+        ("jobs_ray_10000", "local"),
+        ("jobs_ray_10000", "ray"),
+        ("jobs_overhead", "ray"),
+        ("jobs_overhead", "subagents"),  # the local half, rows through run_job
+        ("jobs_overhead", "direct"),
+    }
+    assert pairs[("jobs_ray_10000", "ray")]["n"] == 4
+    assert pairs[("jobs_ray_10000", "ray")]["unit"] == "x ideal"
+    assert pairs[("jobs_overhead", "ray")]["unit"] == "s"
+    assert "| jobs_ray_10000 | 4 rows |" in output
+    assert "| jobs_overhead | 4 rows, zero latency |" in output
+    assert "workers took" in output
+
+
 def test_every_scenario_is_written_with_the_documented_schema(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the peers (their own tests below) take a subprocess per measurement: not here
     without_peer_frameworks(monkeypatch)
+    # nor Ray's workers (their own test below, on the session's cluster)
+    without_ray(monkeypatch)
     path = tmp_path / "bench.json"
     code, output = bench("--json", str(path))
     assert code == 0, output
@@ -93,8 +140,9 @@ def test_every_scenario_is_written_with_the_documented_schema(
     pairs = {(r["scenario"], r["impl"]) for r in records}
     ran = {scenario for scenario, _ in pairs}
     # the corpus lives beside the checkout; without it corpus_load is skipped with a note
-    assert ran | {"corpus_load"} | set(PEER_SCENARIOS) == set(SCENARIOS)
+    assert ran | {"corpus_load"} | set(PEER_SCENARIOS) | set(JOBS_RAY) == set(SCENARIOS)
     assert "peers: skipped (no peer framework is installed" in output
+    assert "jobs_ray_10000, jobs_overhead (ray): skipped (Ray is not installed" in output
     if "corpus_load" not in ran:
         assert "corpus_load: skipped" in output
     for scenario in ("spawn_exit", "request_reply", "fan_out", "pubsub", "tree_cancel"):

@@ -16,7 +16,14 @@ from typing import Final
 
 from subagents.cli._bench.scenarios import PEER_SCENARIOS, Record
 
-__all__ = ["draw_chart", "matplotlib_missing", "peers_table", "runtime_table", "table"]
+__all__ = [
+    "draw_chart",
+    "jobs_ray_table",
+    "matplotlib_missing",
+    "peers_table",
+    "runtime_table",
+    "table",
+]
 
 #: subagents / raw Trio must not exceed these (the kernel issue's targets).
 TRIO_TARGETS: Final = {
@@ -42,6 +49,8 @@ RUNTIME_10000_VS_KERNEL: Final = 1.5
 PEER_CPU_TARGET: Final = 5.0
 #: jobs_overhead: run_job's time / the same rows run directly, minus 1, must stay under this.
 JOBS_OVERHEAD_TARGET: Final = 0.10
+#: jobs_ray_10000: local / Ray (2 workers) elapsed must reach this (issue 19).
+RAY_SPEEDUP_TARGET: Final = 1.5
 
 
 def _figure(r: Record) -> str:
@@ -121,6 +130,7 @@ def table(records: Sequence[Record]) -> str:
     collector = collector_table(records)
     if collector:
         lines += ["", collector]
+    lines.extend(jobs_ray_table(records))
     return "\n".join(lines)
 
 
@@ -261,6 +271,41 @@ def peers_table(records: Sequence[Record]) -> list[str]:
         lines.append(
             f"CPU per turn: every peer >= {PEER_CPU_TARGET:g}x subagents: "
             f"{_met(ratio >= PEER_CPU_TARGET)} (nearest: {nearest.impl}, {ratio:.1f}x)"
+        )
+    return lines
+
+
+def jobs_ray_table(records: Sequence[Record]) -> list[str]:
+    """Agent jobs on Ray beside the local backend (issue 19), when they ran."""
+    by = {(r.scenario, r.impl): r for r in records}
+    local, ray = by.get(("jobs_ray_10000", "local")), by.get(("jobs_ray_10000", "ray"))
+    overhead, local_overhead = (
+        by.get(("jobs_overhead", "ray")),
+        by.get(("jobs_overhead", "subagents")),
+    )
+    if local is None and ray is None and overhead is None:
+        return []
+    lines = [
+        "",
+        "| jobs on Ray | n | local | Ray | local / Ray | targets met |",
+        "|---|---:|---:|---:|---:|:-:|",
+    ]
+    if local is not None and ray is not None:
+        speedup = local.min / ray.min if ray.min else float("inf")
+        lines.append(
+            f"| jobs_ray_10000 | {ray.n:,} rows | {_figure(local)} ideal | {_figure(ray)} ideal "
+            f"| {speedup:.2f}x "
+            f"| >= {RAY_SPEEDUP_TARGET:g}x: {_met(speedup >= RAY_SPEEDUP_TARGET)} |"
+        )
+    if overhead is not None and overhead.min:
+        local_rate = ""
+        ratio = ""
+        if local_overhead is not None and local_overhead.min:
+            local_rate = f"{local_overhead.n / local_overhead.min:,.0f} rows/s"
+            ratio = f"{local_overhead.min / overhead.min:.2f}x"
+        lines.append(
+            f"| jobs_overhead | {overhead.n:,} rows, zero latency | {local_rate} "
+            f"| {overhead.n / overhead.min:,.0f} rows/s | {ratio} | |"
         )
     return lines
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import importlib.metadata
 import platform
 import statistics
 import tempfile
@@ -264,6 +265,7 @@ def run_bench(
         if records:
             result.versions.update(peers.versions())
     _run_jobs(modules["bench_jobs"], sizes, wanted, result, say)
+    _run_jobs_ray(modules["bench_jobs_ray"], sizes, wanted, result, say)
     return result
 
 
@@ -436,3 +438,76 @@ def _run_jobs(
             elapsed = _in_tmp(jobs_mod.run_job_rows, rows, latency=sizes.latency, concurrency=rows)
             values.append(elapsed / ideal)
         result.records.append(_record("jobs_local_10000", "local", rows, "x ideal", values))
+
+
+#: The Ray half of the jobs group (bench_jobs_ray.py).
+JOBS_RAY_SCENARIOS = ("jobs_ray_10000", "jobs_overhead")
+
+
+def _run_jobs_ray(
+    jobs_mod: ModuleType,
+    sizes: Sizes,
+    wanted: set[str],
+    result: BenchRun,
+    say: Callable[[str], None],
+) -> None:
+    """Agent jobs on Ray with ``sizes.jobs_ray_workers`` workers against the local backend.
+
+    ``jobs_ray_10000`` runs the same job (every row a scripted agent of 10 turns) on
+    both backends, taking turns, as elapsed / ideal; ``jobs_overhead``'s Ray half is
+    the seconds of its rows at zero latency through ``run_job`` (``impl`` ``ray``, beside
+    the local ``subagents`` one). Without Ray both are skipped
+    with a note. Rows are divided by ``efficiency_divisor`` (1 but in tests).
+    """
+    if not wanted & set(JOBS_RAY_SCENARIOS):
+        return
+    missing = jobs_mod.ray_missing()
+    if missing:
+        result.notes.append(f"jobs_ray_10000, jobs_overhead (ray): skipped ({missing})")
+        return
+    workers = sizes.jobs_ray_workers
+    turns = int(jobs_mod.TURNS)
+    ideal = turns * sizes.latency
+    with jobs_mod.ray_cluster():
+        result.versions["ray"] = _version("ray")
+        if "jobs_ray_10000" in wanted:
+            rows = max(1, sizes.jobs_rows // sizes.efficiency_divisor)
+            say(
+                f"  jobs_ray_10000 ({rows:,} rows x {turns} turns of "
+                f"{sizes.latency * 1000:g} ms; local, then Ray with {workers} workers) ..."
+            )
+            eff: dict[str, list[float]] = {"local": [], "ray": []}
+            starts: list[float] = []
+            for rep in range(sizes.agent_reps):
+                for backend in ("local", "ray") if rep % 2 == 0 else ("ray", "local"):
+                    gc.collect()
+                    seconds, started = jobs_mod.measure(
+                        rows, backend=backend, latency=sizes.latency, workers=workers
+                    )
+                    eff[backend].append(seconds / ideal)
+                    if backend == "ray":
+                        starts.append(started)
+            for impl, values in eff.items():
+                result.records.append(_record("jobs_ray_10000", impl, rows, "x ideal", values))
+            result.notes.append(
+                f"jobs_ray_10000: Ray's {workers} workers took {min(starts):.2f} s to start "
+                "(included in its figure; the cluster was running before the clock)"
+            )
+        if "jobs_overhead" in wanted:
+            rows = max(1, sizes.jobs_overhead_rows // sizes.efficiency_divisor)
+            say(f"  jobs_overhead, ray ({rows:,} rows x {turns} turns, zero latency) ...")
+            times: list[float] = []
+            for _ in range(sizes.agent_reps):
+                gc.collect()
+                seconds, _started = jobs_mod.measure(
+                    rows, backend="ray", latency=0.0, workers=workers
+                )
+                times.append(seconds)
+            result.records.append(_record("jobs_overhead", "ray", rows, "s", times))
+
+
+def _version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None

@@ -60,10 +60,12 @@ SCENARIOS: Final = (
     "collector_10000",
     "jobs_overhead",
     "jobs_local_10000",
+    "jobs_ray_10000",
 )
 #: ``subagents`` alone is the kernel (kernel scenarios) or ``open_runtime`` with transcripts
 #: on (runtime_*), ``no_transcripts`` open_runtime with them off, ``kernel`` the kernel-agent
-#: path (``agent_behavior`` under ``open_supervisor``) in a runtime_* scenario.
+#: path (``agent_behavior`` under ``open_supervisor``) in a runtime_* scenario; ``local`` and
+#: ``ray`` are the job backends of the jobs scenarios.
 IMPLS: Final = (
     "subagents",
     "trio",
@@ -82,6 +84,7 @@ IMPLS: Final = (
     "subagents+freeze",
     "direct",
     "local",
+    "ray",
 )
 COMPARED: Final = ("request_reply", "fan_out")
 #: The scenarios of ``bench_peers.py``: the same agent workload on the frameworks users would
@@ -103,6 +106,7 @@ MODULES: Final = (
     "bench_team_messages",
     "bench_peers",
     "bench_jobs",
+    "bench_jobs_ray",
 )
 
 
@@ -171,6 +175,9 @@ class Sizes:
     #: ``jobs_local_10000`` (100 ms per model call); both divided by ``efficiency_divisor``.
     jobs_overhead_rows: int = 2_000
     jobs_rows: int = 10_000
+    #: Ray workers of ``jobs_ray_10000`` (``jobs_rows`` rows) and of ``jobs_overhead``'s Ray
+    #: half (``jobs_overhead_rows`` rows).
+    jobs_ray_workers: int = 2
 
     @classmethod
     def full(cls, kernel_sizes: Mapping[str, int]) -> Sizes:

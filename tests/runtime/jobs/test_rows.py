@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
 import trio.testing
 
 from subagents import testing
+from subagents.actors import _supervisor as supervisor_module
 from subagents.jobs import RowRequest
 from subagents.runtime import ModelRequest, Reply, RuntimeClosed, ScriptedProvider, run_row
 from tests.runtime.world import World
@@ -132,3 +134,29 @@ async def test_a_closed_runtime_is_no_failure_of_the_row(tmp_path: Path) -> None
         pass
     with pytest.raises(RuntimeClosed):
         await run_row(rt, request())
+
+
+async def test_closing_a_row_s_agent_walks_its_subtree_not_every_open_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job closes each row's agent as the row ends, with thousands open beside it:
+    building the tree from ``Supervisor.list`` made each close O(open agents), a job
+    O(rows^2) (10,000 rows: 153 s, 150x the ideal, measured in ``jobs_ray_10000``)."""
+    world = World(tmp_path, limits={"max_threads": 64})
+    async with world.open(ScriptedProvider(lambda request: testing.say("done"))) as rt:
+        first = await rt.spawn("general-purpose", "one")
+
+        for _ in range(20):
+            await rt.spawn("general-purpose", "more")
+        described: list[str] = []
+        describe = supervisor_module._info
+
+        def counted(ctx: Any) -> Any:
+            described.append(ctx.id)
+            return describe(ctx)
+
+        monkeypatch.setattr(supervisor_module, "_info", counted)
+        await rt.close(first.agent_id, grace=0)
+        # its own description (is it open?), not the 22 open agents'
+        assert set(described) == {first.agent_id}
+        assert rt.supervisor.subtree(first.agent_id) == []
