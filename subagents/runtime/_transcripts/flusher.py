@@ -264,6 +264,7 @@ class TranscriptFlusher:
                 # What came while the last batch ran is handled without parking.
                 if self._idle():
                     await self._lot.park()
+                self.flush()  # the lines held back of files already made wait for no thread
                 await self._open_all()
                 self.flush()
                 await self._sync_all()

@@ -34,7 +34,7 @@ LATENCY = 0.05
 
 
 def answer(request: ModelRequest) -> Reply:
-    return Reply(text=f"done: {request.messages[0].text}", latency=LATENCY)
+    return Reply(text=f"done: {request.messages[0].text.splitlines()[0]}", latency=LATENCY)
 
 
 def show(event: Event) -> None:

@@ -62,4 +62,4 @@ async def crashing_row(rt: Runtime, request: RowRequest) -> RowOutcome:
 
 def answer(request: ModelRequest) -> Reply:
     """A scripted model's policy: answer the row's prompt at once."""
-    return Reply(text=f"again: {request.messages[0].text}")
+    return Reply(text=f"again: {request.messages[0].text.splitlines()[0]}")
