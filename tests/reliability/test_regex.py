@@ -129,10 +129,15 @@ def random_ab_lines(count: int, width: int) -> bytes:
 
 
 _INTERRUPTED = r"""
+import signal
 import sys
 from pathlib import Path
 
 import trio
+
+# A test worker (pytest-xdist) ignores SIGINT, and a child inherits an ignored signal:
+# Ctrl-C must reach this child as it reaches a program run from a terminal.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from subagents.tools import GrepTool, ToolContext, ToolRegistry
 
