@@ -27,10 +27,10 @@ up to half a millisecond while other agents' ``fsync`` calls hold the file
 system's journal), and 1,000 agents spawned in a row made 1,000 of them in the
 Trio thread, one after the other. A new writer asks
 :meth:`TranscriptFlusher.want_open` instead and keeps its first lines in
-memory; at the end of the pass the flusher makes the files of every writer that
-asked, together in one worker thread, and each writer then writes its lines
-with one ``write`` (:meth:`Openable.adopt`). A writer that needs its file at
-once (a result to ``fsync`` in its own thread, its close) calls
+memory; a task of the flusher's own makes the files of every writer that asked
+in a pass, together in one worker thread (so no line held back waits for it),
+and each writer then writes its lines with one ``write`` (:meth:`Openable.adopt`).
+A writer that needs its file at once (a result to ``fsync`` in its own thread, its close) calls
 :meth:`TranscriptFlusher.claim_open`: a file not yet under way is made in the
 caller's thread, one under way is waited for (a few milliseconds; at most
 ``OPEN_WAIT_SECONDS``). :meth:`TranscriptFlusher.opened` waits for it without
@@ -89,6 +89,7 @@ class TranscriptFlusher:
     __slots__ = (
         "_batch",
         "_lot",
+        "_open_lot",
         "_opens",
         "_pending",
         "_running",
@@ -101,6 +102,9 @@ class TranscriptFlusher:
 
     def __init__(self) -> None:
         self._lot = trio.lowlevel.ParkingLot()
+        # New files are made by a task of their own, so that no line held back waits
+        # for a worker thread that makes files.
+        self._open_lot = trio.lowlevel.ParkingLot()
         self._pending: dict[Flushable, None] = {}
         self._syncs: dict[int, _Sync] = {}
         self._opens: dict[Openable, None] = {}
@@ -116,7 +120,7 @@ class TranscriptFlusher:
         self.opened_files = 0
 
     def _idle(self) -> bool:
-        return not self._pending and not self._syncs and not self._opens
+        return not self._pending and not self._syncs
 
     def want(self, writer: Flushable, /) -> bool:
         """Flush ``writer`` at the end of this pass; ``False`` when the flusher is not running."""
@@ -135,8 +139,8 @@ class TranscriptFlusher:
         """
         if not self._running or isinstance(trio.lowlevel.current_clock(), trio.testing.MockClock):
             return False
-        if self._idle():
-            self._lot.unpark()
+        if not self._opens:
+            self._open_lot.unpark()
         self._opens[writer] = None
         return True
 
@@ -202,6 +206,12 @@ class TranscriptFlusher:
                 elif writer not in batch.adopted:
                     self._adopt(writer, opened)
 
+    async def _make_files(self) -> None:
+        while True:
+            if not self._opens:
+                await self._open_lot.park()
+            await self._open_all()
+
     def _open_now(self) -> None:
         """The flusher stops: the files still wanted are made here, at once."""
         opens, self._opens = self._opens, {}
@@ -256,18 +266,19 @@ class TranscriptFlusher:
                 writer.flush()
 
     async def run(self) -> None:
-        """Each pass with work: make the files asked for, write the lines held back, then
-        ``fsync`` the results; until cancelled or :meth:`stop`."""
+        """Each pass with work: write the lines held back, then ``fsync`` the results; and,
+        in a task of its own, make the files asked for; until cancelled or :meth:`stop`."""
         self._running = True
         try:
-            while self._running:
-                # What came while the last batch ran is handled without parking.
-                if self._idle():
-                    await self._lot.park()
-                self.flush()  # the lines held back of files already made wait for no thread
-                await self._open_all()
-                self.flush()
-                await self._sync_all()
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._make_files, name="subagents transcript files")
+                while self._running:
+                    # What came while the last fsync calls ran is handled without parking.
+                    if self._idle():
+                        await self._lot.park()
+                    self.flush()
+                    await self._sync_all()
+                nursery.cancel_scope.cancel()
         finally:
             self._running = False
             self._open_now()
@@ -288,6 +299,7 @@ class TranscriptFlusher:
         """Write what is held back and end :meth:`run`; later writers write at once."""
         self._running = False
         self._lot.unpark_all()
+        self._open_lot.unpark_all()
         self._open_now()
         self.flush()
         self._sync_now()
