@@ -138,7 +138,8 @@ async def test_a_worker_killed_mid_row_has_its_rows_reassigned_with_no_duplicate
     dispatch = ray_backend.last
     assert dispatch is not None
     assert dispatch.workers_lost == 1
-    assert dispatch.rows_reassigned >= 2  # the victim and the rows running beside it
+    # the victim, and whichever rows were running beside it then (none, on a loaded machine)
+    assert dispatch.rows_reassigned >= 1
     assert killed in dispatch.pids
     assert len(dispatch.pids) == 3  # a fresh worker took its slot
     assert all(json.loads(o.result_json or "") != killed for o in engine.outcomes)
