@@ -23,9 +23,11 @@ from tests.runtime.world import World
 
 @pytest.fixture(autouse=True)
 def restore_collector() -> Iterator[None]:
-    """Each test starts and ends with the interpreter's own settings and nothing frozen."""
+    """Each test starts and ends with the thresholds it found and nothing frozen (another
+    library in the test process, Ray's driver on Python 3.12 for one, may have frozen
+    objects before: they are unfrozen, as this process's tests own its collector)."""
     before = gc.get_threshold()
-    assert gc.get_freeze_count() == 0
+    gc.unfreeze()
     yield
     gc.set_threshold(*before)
     gc.unfreeze()
