@@ -40,6 +40,7 @@ blocking the thread.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import threading
 from typing import Final, Protocol, final
@@ -306,11 +307,17 @@ class TranscriptFlusher:
 
 
 def _open(writer: Openable) -> object:
-    """``writer``'s file, or the ``OSError`` that making it raised."""
+    """``writer``'s file, or the ``OSError`` that making it raised.
+
+    Any other exception (an opener's bug) becomes an ``OSError`` too, so that it
+    takes the writer's disk error path instead of ending the flusher's task.
+    """
     try:
         return writer.open_file()
     except OSError as exc:
         return exc
+    except Exception as exc:
+        return OSError(errno.EIO, f"the transcript file could not be made: {exc!r}")
 
 
 @final

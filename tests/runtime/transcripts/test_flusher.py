@@ -508,3 +508,35 @@ async def test_a_close_fsyncs_its_closed_line_in_a_worker_thread_before_it_retur
         closed = load_transcript(path).closed
         assert closed is not None
         assert closed.root == handle.agent_id
+
+
+async def test_an_opener_that_raises_something_else_takes_the_disk_error_path(
+    tmp_path: Path,
+) -> None:
+    """An opener's bug must not end the flusher's task (and with it the runtime)."""
+    reports: list[TranscriptWriteError] = []
+    calls: list[Path] = []
+
+    def broken(p: Path) -> TranscriptFile:
+        calls.append(p)
+        if len(calls) == 1:
+            raise RuntimeError("an opener's bug")
+        return open_append(p)
+
+    flusher = TranscriptFlusher()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        writer = TranscriptWriter(
+            tmp_path / "a1.jsonl", META, flusher=flusher, opener=broken, on_report=reports.append
+        )
+        await flusher.opened(writer)
+        assert writer.in_memory
+        assert "an opener's bug" in str(reports[0])
+        second = TranscriptWriter(tmp_path / "a2.jsonl", META, flusher=flusher)
+        await flusher.opened(second)  # the flusher still makes files
+        assert (tmp_path / "a2.jsonl").exists()
+        flusher.stop()
+    writer.close()  # its retry opens the file: the lines held in memory reach it
+    second.close()
+    assert load_transcript(tmp_path / "a1.jsonl").meta.nickname == "Ada"
