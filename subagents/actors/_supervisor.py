@@ -341,10 +341,21 @@ class Supervisor:
 
     async def _next_input(self, ctx: ActorContext) -> Any:
         """The next message for an idle actor, or ``_CLOSED``; child notices are filed
-        away for its next run rather than starting one."""
+        away for its next run rather than starting one.
+
+        Input already queued (sent while the run was under way) is taken without a
+        checkpoint, so the actor revives in the same step that made it final: no
+        other task sees it final with input waiting (a team's ``settled``, a wait
+        for ``all``), which would take it for being at rest.
+        """
         while True:
             try:
-                message = await ctx._recv.receive()
+                message = ctx._recv.receive_nowait()
+            except trio.WouldBlock:
+                try:
+                    message = await ctx._recv.receive()
+                except (trio.EndOfChannel, trio.ClosedResourceError):
+                    return _CLOSED
             except (trio.EndOfChannel, trio.ClosedResourceError):
                 return _CLOSED
             if type(message) is not ChildFinished:

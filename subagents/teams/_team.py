@@ -150,6 +150,7 @@ class Team:
     """
 
     __slots__ = (
+        "_board_change",
         "_by_id",
         "_claimable",
         "_delivered",
@@ -158,6 +159,7 @@ class Team:
         "_idles",
         "_locks",
         "_members",
+        "_offered",
         "_reserved",
         "_runtime",
         "_undeliverable",
@@ -219,6 +221,11 @@ class Team:
         self._claimable = trio.Event()
         #: Wake-ups under way (:meth:`wake_idle`): the team is not settled meanwhile.
         self._waking = 0
+        #: Counts the board changes that may have made a task claimable; with
+        #: ``_offered`` (teammate name -> the count last offered to it) a teammate
+        #: busy when a change landed is offered it as it goes idle, once.
+        self._board_change = 0
+        self._offered: dict[str, int] = {}
         for name in forming:
             self._check_name(name)
             self._members[name] = ""
@@ -503,6 +510,15 @@ class Team:
             return
         self._idles += 1
         await self._publish(TeammateIdle, agent_id, team_name=self.name, teammate_name=name)
+        # A task made claimable while this teammate was busy found it not idle, so the
+        # waker passed it by: offer it now (the note waits in its mailbox and wakes it
+        # as its run ends). Once per board change, so an offer it ignores is not repeated.
+        change = self._board_change
+        if self._offered.get(name, 0) < change and not self.closed:
+            tasks = self.claimable()
+            if tasks:
+                self._offered[name] = change
+                await self._deliver(name, agent_id, _claimable_note(tasks))
 
     async def wake_idle(self, note: str) -> tuple[str, ...]:
         """Give ``note`` to every idle teammate, which wakes it; the names woken.
@@ -512,9 +528,11 @@ class Team:
         now (no slot free) stays idle and is left out.
         """
         woken = []
+        change = self._board_change
         self._waking += 1
         try:
             for name in self.idle_members():
+                self._offered[name] = change
                 delivery = await self._deliver(name, self._members[name], note)
                 if delivery.delivered:
                     woken.append(name)
@@ -567,6 +585,7 @@ class Team:
         if event.kind in ("task_created", "task_completed") or (
             event.kind == "task_updated" and task.owner is None and task.status == "pending"
         ):
+            self._board_change += 1
             self._claimable.set()
 
     def claimable(self) -> tuple[dict[str, object], ...]:
@@ -589,12 +608,7 @@ class Team:
             self._claimable = trio.Event()
             tasks = self.claimable()
             if tasks and not self.closed:
-                note = (
-                    "New tasks on your team's board can be claimed (TaskUpdate with status "
-                    "in_progress makes you the owner; TaskList shows them all):\n"
-                    + format_board_data(list(tasks))
-                )
-                await self.wake_idle(note)
+                await self.wake_idle(_claimable_note(tasks))
 
     def _members_name(self, agent_id: str) -> str | None:
         name = self._by_id.get(agent_id)
@@ -652,3 +666,12 @@ class Team:
             "depth": who.depth,
             "nickname": who.nickname,
         }
+
+
+def _claimable_note(tasks: tuple[dict[str, object], ...]) -> str:
+    """What an idle teammate is told when tasks on its board can be claimed."""
+    return (
+        "New tasks on your team's board can be claimed (TaskUpdate with status "
+        "in_progress makes you the owner; TaskList shows them all):\n"
+        + format_board_data(list(tasks))
+    )

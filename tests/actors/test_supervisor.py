@@ -304,6 +304,40 @@ async def test_input_queued_while_running_starts_a_new_run(sup: Supervisor) -> N
     assert sup.status(ref.id) == Completed("second")
 
 
+async def test_an_actor_with_queued_input_is_never_seen_final_by_another_task(
+    sup: Supervisor,
+) -> None:
+    """A run that ends with input already queued revives in the same step: a task woken
+    by the final status (a ``wait`` for ``all``) finds the actor running again, not at
+    rest with work waiting (what a team's ``settled`` would take for done)."""
+    seen: list[object] = []
+    # Trio runs a batch of woken tasks in either order, so one round could pass by luck.
+    for _ in range(20):
+        release = trio.Event()
+
+        async def held(ctx: ActorContext, release: trio.Event = release) -> str:
+            message = await ctx.receive()
+            if message == "first":
+                await release.wait()
+            return str(message)
+
+        ref = await sup.spawn(held)
+        sup.send_nowait(ref.id, "first")
+        await trio.testing.wait_all_tasks_blocked()
+        sup.send_nowait(ref.id, "second")  # queued: the actor is in its first run
+
+        async def watcher(agent_id: str = ref.id) -> None:
+            await sup.wait([agent_id], timeout=60, mode="all")
+            seen.append(sup.status(agent_id))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watcher)
+            await trio.testing.wait_all_tasks_blocked()
+            release.set()
+        await sup.close(ref.id)
+    assert seen == [Completed("second")] * 20
+
+
 # -- wait -------------------------------------------------------------------------------
 
 

@@ -380,6 +380,46 @@ async def test_a_new_claimable_task_wakes_idle_teammates_and_the_board_is_on_the
         assert sum(1 for r in claims if not r.is_error) == 1
 
 
+async def test_a_task_created_while_teammates_run_wakes_them_when_they_go_idle(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """No lost wake-up: a task made claimable while every teammate is still in its turn
+    (none idle for the waker to wake) is offered to each as it goes idle, once, and
+    one claims it. A teammate that ignores the offer is not offered it again."""
+    world = world_with_team(tmp_path)
+    world.extra["transcripts"] = TranscriptsConfig(enabled=False)
+    world.agent("lead", tools="SendMessage, TaskCreate, TaskList, TaskUpdate")
+    offers: dict[str, int] = {}
+
+    def claimer(request: ModelRequest) -> Reply:
+        last = request.messages[-1].text
+        if "can be claimed" in last:
+            offers[request.agent_type] = offers.get(request.agent_type, 0) + 1
+            if request.agent_type == "carol":  # carol never claims: offered once all the same
+                return testing.say("carol ignores it")
+            task_id = json.loads(last.split("<task_board>")[1].split("</task_board>")[0])[0]["id"]
+            return testing.call("TaskUpdate", taskId=task_id, status="in_progress")
+        # The first turn outlasts the lead's TaskCreate: no teammate is idle when it lands.
+        return attrs.evolve(testing.say(f"{request.agent_type} idle"), latency=50)
+
+    lead = scripted(
+        attrs.evolve(
+            testing.call("TaskCreate", subject="Count files", description="In src/"), latency=10
+        )
+    )
+    provider = ScriptedProvider(policies={"lead": lead, "*": claimer})
+    async with (
+        world.open(provider) as rt,
+        rt.team("survey", "lead", "Lead.", teammates=TEAM) as team,
+    ):
+        await team.settled()
+        assert team.board is not None
+        (task,) = team.board.snapshot()
+        assert task.status == "in_progress"
+        assert task.owner in ("alice", "bob")
+        assert offers["carol"] == 1
+
+
 async def test_teammate_idle_hook_blocks_once_then_the_teammate_idles(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
