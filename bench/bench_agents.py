@@ -35,7 +35,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import trio
 import trio.testing
 
@@ -64,10 +63,8 @@ from subagents.runtime import (
 from subagents.tools import (
     McpServerConfig,
     ToolContext,
-    ToolFlags,
     ToolPolicy,
     ToolRegistry,
-    ToolResult,
     filter_tools,
     open_mcp_servers,
     tool,
@@ -79,24 +76,6 @@ IDEAL = TURNS * LATENCY
 SIZES = {"turns": 1_000, "efficiency_small": 1_000, "efficiency_large": 10_000}
 TARGETS = {"efficiency_small": 1.25, "efficiency_large": 1.5}
 TIMEOUT = 600.0
-
-
-class EchoArgs(msgspec.Struct, forbid_unknown_fields=True):
-    """The bench tool's arguments."""
-
-    text: str = ""
-
-
-class EchoTool:
-    """A read-only tool that answers at once: the loop's cost, not the tool's, is measured."""
-
-    name = "Echo"
-    description = "Echo the text back."
-    arguments_type = EchoArgs
-    flags = ToolFlags(read_only=True, background_safe=True)
-
-    async def call(self, args: EchoArgs, ctx: ToolContext, /) -> ToolResult:
-        return ToolResult(args.text)
 
 
 @dataclass
@@ -125,7 +104,7 @@ def make_spec(latency: float) -> AgentSpec:
         testing.tool_loop("Echo", {"text": "ping"}, turns=TURNS - 1, final="done", complete=True),
         latency=latency,
     )
-    tools = filter_tools([EchoTool()], ToolPolicy(source="project", depth=1, max_depth=1))
+    tools = filter_tools([testing.EchoTool()], ToolPolicy(source="project", depth=1, max_depth=1))
     return AgentSpec(
         definition=definition,
         provider=provider,
@@ -275,7 +254,7 @@ async def run_runtime_agents(
         latency=latency,
     )
     async with open_runtime(
-        config, cwd=project, home=home, env={}, provider=provider, tools=[EchoTool()]
+        config, cwd=project, home=home, env={}, provider=provider, tools=[testing.EchoTool()]
     ) as rt:
         start = time.perf_counter()
         cpu_start = time.process_time()
@@ -308,7 +287,7 @@ async def runtime_idle_memory(agents: int, *, root: Path) -> float:
     config, project, home = _runtime_world(root, agents, transcripts=True)
     provider = ScriptedProvider(lambda request: testing.say("done"))
     async with open_runtime(
-        config, cwd=project, home=home, env={}, provider=provider, tools=[EchoTool()]
+        config, cwd=project, home=home, env={}, provider=provider, tools=[testing.EchoTool()]
     ) as rt:
         gc.collect()
         tracemalloc.start()

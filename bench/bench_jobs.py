@@ -23,7 +23,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import msgspec
 import trio
 
 from subagents import testing
@@ -37,7 +36,6 @@ from subagents.runtime import (
     open_runtime,
     run_row,
 )
-from subagents.tools import ToolContext, ToolFlags, ToolResult
 
 TURNS = 10
 LATENCY = 0.1
@@ -46,24 +44,6 @@ IDEAL = TURNS * LATENCY
 OVERHEAD_CONCURRENCY = 256
 TIMEOUT = 600.0
 PROMPT = "Ping nine times for row {n}."
-
-
-class EchoArgs(msgspec.Struct, forbid_unknown_fields=True):
-    """The bench tool's arguments."""
-
-    text: str = ""
-
-
-class EchoTool:
-    """A read-only tool that answers at once: the loop's cost, not the tool's, is measured."""
-
-    name = "Echo"
-    description = "Echo the text back."
-    arguments_type = EchoArgs
-    flags = ToolFlags(read_only=True, background_safe=True)
-
-    async def call(self, args: EchoArgs, ctx: ToolContext, /) -> ToolResult:
-        return ToolResult(args.text)
 
 
 def _world(root: Path, rows: int) -> tuple[RuntimeConfig, Path, Path, Path]:
@@ -98,7 +78,12 @@ async def run_job_rows(rows: int, *, root: Path, latency: float, concurrency: in
     """Seconds for ``run_job`` to run ``rows`` rows (every one must complete)."""
     config, project, home, rows_csv = _world(root, rows)
     async with open_runtime(
-        config, cwd=project, home=home, env={}, provider=_provider(latency), tools=[EchoTool()]
+        config,
+        cwd=project,
+        home=home,
+        env={},
+        provider=_provider(latency),
+        tools=[testing.EchoTool()],
     ) as rt:
         start = time.perf_counter()
         summary = await rt.run_job(
@@ -122,7 +107,12 @@ async def run_direct_rows(rows: int, *, root: Path, latency: float, concurrency:
     config, project, home, _ = _world(root, rows)
     failed: list[str] = []
     async with open_runtime(
-        config, cwd=project, home=home, env={}, provider=_provider(latency), tools=[EchoTool()]
+        config,
+        cwd=project,
+        home=home,
+        env={},
+        provider=_provider(latency),
+        tools=[testing.EchoTool()],
     ) as rt:
         slots = trio.Semaphore(concurrency)
 

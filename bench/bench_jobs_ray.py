@@ -27,7 +27,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import msgspec
 import trio
 
 from subagents import testing
@@ -41,7 +40,7 @@ from subagents.runtime import (
     ScriptedProvider,
     open_runtime,
 )
-from subagents.tools import Tool, ToolContext, ToolFlags, ToolResult
+from subagents.tools import Tool
 
 TURNS = 10
 LATENCY = 0.1
@@ -49,27 +48,9 @@ WORKERS = 2
 TIMEOUT = 3600.0
 
 
-class EchoArgs(msgspec.Struct, forbid_unknown_fields=True):
-    """The bench tool's arguments."""
-
-    text: str = ""
-
-
-class EchoTool:
-    """A read-only tool that answers at once: the row's loop is measured, not the tool."""
-
-    name = "Echo"
-    description = "Echo the text back."
-    arguments_type = EchoArgs
-    flags = ToolFlags(read_only=True, background_safe=True)
-
-    async def call(self, args: EchoArgs, ctx: ToolContext, /) -> ToolResult:
-        return ToolResult(args.text)
-
-
 def echo_tools() -> list[Tool]:
     """The tools of every runtime here (a Ray worker's included)."""
-    return [EchoTool()]
+    return [testing.EchoTool()]
 
 
 def provider(latency: float) -> ScriptedProvider:

@@ -34,7 +34,8 @@ the wire objects.
 :func:`hang` and :func:`malformed` build :class:`~subagents.runtime.Reply`
 values; :func:`tool_loop` is a policy that calls one tool for a number of
 turns and then answers; :class:`RecordingPolicy` keeps what each request
-showed the model.
+showed the model. :class:`EchoTool` is a read-only tool that answers at once
+(the benchmarks' ``Echo``).
 
 **Property tests of a runtime** (the kit our own stateful tests use; the
 strategies need Hypothesis, imported only when a strategy is called):
@@ -92,6 +93,7 @@ from __future__ import annotations
 import typing
 import warnings
 
+from subagents.testing._echo import EchoArgs, EchoTool
 from subagents.testing._invariants import InvariantChecker
 from subagents.testing._loopback import LoopbackAnthropic, open_loopback_anthropic
 from subagents.testing._ops import (
@@ -171,6 +173,8 @@ __all__ = [
     "faults",
     "operations",
     # the loopback server and scripted policies
+    "EchoArgs",
+    "EchoTool",
     "DEFAULT_TEST_MODEL",
     "Disconnect",
     "ErrorReply",
