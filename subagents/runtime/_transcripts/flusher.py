@@ -42,11 +42,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import sys
 import threading
 from typing import Final, Protocol, final
 
 import trio
-import trio.testing
 
 from subagents.runtime._exceptions import TranscriptError
 
@@ -138,7 +138,7 @@ class TranscriptFlusher:
         Declined when the task is not running, and under a virtual clock (tests with
         ``MockClock``), where waiting for a worker thread would let the clock jump.
         """
-        if not self._running or isinstance(trio.lowlevel.current_clock(), trio.testing.MockClock):
+        if not self._running or _virtual_clock():
             return False
         if not self._opens:
             self._open_lot.unpark()
@@ -224,7 +224,7 @@ class TranscriptFlusher:
 
         Returns once it is done; raises its ``OSError``. Shielded from cancellation.
         """
-        if not self._running or isinstance(trio.lowlevel.current_clock(), trio.testing.MockClock):
+        if not self._running or _virtual_clock():
             os.fsync(fd)
             return
         waiting = self._syncs.get(fd)
@@ -304,6 +304,16 @@ class TranscriptFlusher:
         self._open_now()
         self.flush()
         self._sync_now()
+
+
+def _virtual_clock() -> bool:
+    """Whether this run's clock is ``trio.testing.MockClock``.
+
+    Read from ``sys.modules``: a run can only have that clock if ``trio.testing`` is
+    imported, and importing it here would cost every process pytest's import.
+    """
+    testing = sys.modules.get("trio.testing")
+    return testing is not None and isinstance(trio.lowlevel.current_clock(), testing.MockClock)
 
 
 def _open(writer: Openable) -> object:

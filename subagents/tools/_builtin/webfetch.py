@@ -27,9 +27,7 @@ from collections.abc import Callable
 from typing import Annotated, Final, final
 
 import attrs
-import bs4
 import httpx2
-import markdownify
 import msgspec
 import trio
 
@@ -85,6 +83,9 @@ def format_web_content(url: str, prompt: str, text: str) -> str:
 
 def html_to_markdown(html: str) -> str:
     """The Markdown of an HTML page, without its scripts, styles and other non-text parts."""
+    import bs4  # imported on first use: a process that fetches no page does not pay for it
+    import markdownify
+
     soup = bs4.BeautifulSoup(html, "html.parser")
     for tag in soup(["script", "style", "noscript", "template", "iframe", "svg"]):
         tag.decompose()

@@ -25,23 +25,11 @@ import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
-from typing import IO, Any, Literal, TextIO
+from typing import IO, TYPE_CHECKING, Any, Literal, TextIO
 
 import attrs
 import httpx2
 import trio
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import get_default_environment, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, create_mcp_http_client
-from mcp.shared.exceptions import MCPError
-from mcp.types import (
-    CONNECTION_CLOSED,
-    PaginatedRequestParams,
-    ReadResourceResult,
-    Resource,
-    ToolListChangedNotification,
-)
 
 from subagents.tools._config import (
     MCP_DESCRIPTION_MAX_CHARS,
@@ -53,6 +41,14 @@ from subagents.tools._mcp.config import McpServerConfig, mcp_tool_name
 from subagents.tools._mcp.tool import McpTool, arguments_struct
 from subagents.tools._protocol import ToolFlags, ToolResult
 from subagents.tools._registry import validate_tool_name
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+    from mcp.types import ReadResourceResult, Resource
+
+# The ``mcp`` SDK is imported where a server is used, not here: it takes more than
+# half a second to import, which every process paid (the CLI's start, each Ray
+# worker's) whether or not it had an MCP server configured.
 
 __all__ = ["McpServer", "McpServerStatus", "McpServers", "open_mcp_servers"]
 
@@ -123,6 +119,9 @@ async def _http_transport(config: McpServerConfig, log: TextIO) -> AsyncIterator
     a Trio cancel scope above this. An HTTP error status goes to ``log`` (the
     SDK reports a 401 only as "Server returned an error response").
     """
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, create_mcp_http_client
+
     assert config.url is not None
     read = max(config.call_timeout, MCP_DEFAULT_SSE_READ_TIMEOUT)
     timeout = httpx2.Timeout(config.startup_timeout, read=read)
@@ -263,6 +262,9 @@ class McpServer:
                 f"changed); its tools now: {offered}",
                 server=self.name,
             )
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import CONNECTION_CLOSED
+
         limit = min(deadline, trio.current_time() + self.config.call_timeout)
         with trio.move_on_at(limit) as scope:
             try:
@@ -343,6 +345,9 @@ class McpServer:
         config = self.config
         if config.url is not None:
             return _http_transport(config, log)
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import get_default_environment, stdio_client
+
         assert config.command is not None
         params = StdioServerParameters(
             command=config.command,
@@ -363,6 +368,9 @@ class McpServer:
         self._listed = trio.Event()
 
     async def _run(self, ready: trio.Event) -> None:
+        from mcp import ClientSession
+        from mcp.types import ToolListChangedNotification
+
         config = self.config
         changed = trio.Event()
         with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
@@ -445,6 +453,8 @@ class McpServer:
         refuses, stops, or gives no answer before the earlier of ``deadline``
         and ``call_timeout``.
         """
+        from mcp.types import PaginatedRequestParams
+
         session = await self._resource_session()
         capabilities = session.server_capabilities
         if capabilities is None or capabilities.resources is None:
@@ -491,6 +501,9 @@ class McpServer:
         self, what: str, request: Callable[[], Awaitable[Any]], limit: float
     ) -> Any:
         """``request()`` under ``limit``; every failure a :class:`ToolError` (a crash noted)."""
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import CONNECTION_CLOSED
+
         with trio.move_on_at(limit):
             try:
                 return await request()
