@@ -568,7 +568,7 @@ def _cancel_command(args: argparse.Namespace) -> int:
     if info.status == "completed":
         print(f"job {shown} had already completed; nothing to cancel")
         return 0
-    running = "" if info.holder is None else " (its process stops at its next row)"
+    running = "" if info.holder is None else " (the process running it stops its rows)"
     print(
         f"job {shown} cancelled{running}: {info.pending} rows pending; "
         f"resume it with: subagents jobs resume {shown}"

@@ -14,6 +14,7 @@ from typing import Final
 
 import attrs
 
+from subagents.jobs._doorbell import ring_doorbell
 from subagents.jobs._exceptions import JobError, UnknownJob
 from subagents.jobs._ids import check_job_id, job_folder
 from subagents.jobs._lock import job_lock_holder
@@ -113,7 +114,8 @@ def list_jobs(state_dir: Path) -> list[JobInfo]:
 
 
 def cancel_job(state_dir: Path, job_id: str) -> JobInfo:
-    """Mark job ``job_id`` cancelled; the process running it stops at its next committed row.
+    """Mark job ``job_id`` cancelled; the process running it stops at once (its doorbell
+    rung), or at its next committed row where it has no doorbell.
 
     Its unfinished rows stay pending: ``resume`` runs them. A completed job
     is left as it is.
@@ -122,6 +124,7 @@ def cancel_job(state_dir: Path, job_id: str) -> JobInfo:
     try:
         if db.load().status != "completed":
             db.set_status("cancelled")
+            ring_doorbell(folder)
         return _info(folder, db, _FAILURES_SHOWN)
     finally:
         db.close()

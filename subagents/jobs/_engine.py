@@ -10,9 +10,10 @@ retried, after a doubling delay, until ``max_attempts``; any other failure
 is recorded at once with its error. When every row is final the output CSV
 is written atomically and the job is ``completed``.
 
-A cancel (the ``cancel`` event, or ``cancel_job`` from another process,
-seen at the next commit) stops the rows under way at once and leaves them
-pending, so a resume runs them; a crash leaves them pending the same way.
+A cancel (the ``cancel`` event, or ``cancel_job`` from another process, heard
+at once through the job's doorbell, ``_doorbell.py``, or else at the next
+commit) stops the rows under way at once and leaves them pending, so a resume
+runs them; a crash leaves them pending the same way.
 Codex's agent jobs (``codex-rs/core/src/tools/handlers/agent_jobs.rs``) are
 the model: rows from a CSV, item ids, ``max_runtime``, the output columns.
 """
@@ -35,6 +36,7 @@ import trio
 from subagents._small_file import read_small_file
 from subagents.actors import Event
 from subagents.jobs._backend import JobBackend, RowOutcome, RowRequest
+from subagents.jobs._doorbell import open_doorbell, wait_rung
 from subagents.jobs._events import JOB_NICKNAME, JobFinished, JobStarted, RowFinished, RowRetried
 from subagents.jobs._exceptions import JobError, JobInputError
 from subagents.jobs._ids import job_folder, new_job_id
@@ -444,7 +446,7 @@ async def _run(
             resumed=resumed,
         )
     )
-    with trio.CancelScope() as scope:
+    with open_doorbell(folder) as bell, trio.CancelScope() as scope:
         async with trio.open_nursery() as nursery:
             if cancel is not None:
 
@@ -454,6 +456,18 @@ async def _run(
                     scope.cancel()
 
                 nursery.start_soon(watch, name=f"job {job_id} cancel")
+            if bell is not None:
+
+                async def answer(bell: int) -> None:
+                    # cancel_job in another process rang: the state says whether to stop.
+                    while True:
+                        await wait_rung(bell)
+                        if (await store.call(store.db.load)).status == "cancelled":
+                            progress.cancelled = True
+                            scope.cancel()
+                            return
+
+                nursery.start_soon(answer, bell, name=f"job {job_id} doorbell")
             if progress.remaining > 0:
                 await _Run(run_spec, store, backend, emit, progress, scope).run()
             nursery.cancel_scope.cancel()

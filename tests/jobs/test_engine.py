@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from subagents.jobs import (
     JobSpec,
     JobStarted,
     RowFinished,
+    RowOutcome,
     RowRequest,
     RowRetried,
     cancel_job,
@@ -32,6 +34,7 @@ from subagents.jobs import (
     run_job,
     show_job,
 )
+from subagents.jobs._doorbell import DOORBELL_NAME, open_doorbell, ring_doorbell, wait_rung
 from subagents.jobs._lock import hold_job_lock
 from tests.jobs.helpers import Answer, ScriptedBackend, write_csv
 
@@ -290,6 +293,115 @@ async def test_cancel_job_from_elsewhere_stops_the_running_job_at_its_next_row(
     assert 3 <= summary.completed < 20
     info = show_job(state, summary.job_id)
     assert (info.status, info.pending) == ("cancelled", 20 - summary.completed)
+
+
+async def test_cancel_job_from_elsewhere_stops_a_job_whose_rows_never_end(
+    tmp_path: Path,
+) -> None:
+    """No row has to commit for a cancel to land: ``cancel_job`` rings the running
+    process's doorbell (a FIFO in the job's folder), which checks the state at once.
+    Without it this job would run until its rows' ``max_runtime``."""
+    write_csv(tmp_path / "tickets.csv", "title\nA\nB\n")
+    state = tmp_path / "s"
+    both_running = trio.Event()
+
+    def answer(request: RowRequest) -> Answer:  # never reached: both rows hold
+        raise AssertionError(request)
+
+    class Holding(ScriptedBackend):
+        async def _answer(
+            self, request: RowRequest, outcomes: trio.MemorySendChannel[RowOutcome]
+        ) -> None:
+            if len(self.seen) == 1:
+                both_running.set()
+            await super()._answer(request, outcomes)
+
+    backend = Holding(answer, hold=frozenset({"row-1", "row-2"}))
+    started: list[str] = []
+
+    def publish(event: Event) -> None:
+        if isinstance(event, JobStarted):
+            started.append(event.job_id)
+
+    summaries = []
+    done = trio.Event()
+
+    async def job() -> None:
+        summaries.append(
+            await run_job(
+                spec_for(tmp_path, max_runtime=3600.0), backend, state_dir=state, publish=publish
+            )
+        )
+        done.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(job)
+        with trio.fail_after(30):
+            await both_running.wait()
+        cancel_job(state, started[0])
+        with trio.fail_after(30):  # a bound: the doorbell answers in milliseconds
+            await done.wait()
+    (summary,) = summaries
+    assert summary.status == "cancelled"
+    assert (summary.completed, summary.failed) == (0, 0)
+    info = show_job(state, summary.job_id)
+    assert (info.status, info.pending) == ("cancelled", 2)
+    assert not any(state.joinpath(summary.job_id).glob("*.fifo"))  # the doorbell is gone
+
+
+@pytest.mark.parametrize("planted", ["file", "symlink"])
+async def test_cancel_job_writes_to_nothing_but_a_doorbell(tmp_path: Path, planted: str) -> None:
+    """A file, or a link to one, where the doorbell would be is left alone: the cancel is
+    recorded in the state, and nothing is written through it."""
+    write_csv(tmp_path / "tickets.csv", TICKETS)
+    state = tmp_path / "s"
+    stopped = trio.Event()
+    stopped.set()  # a job stopped before its rows: not completed, so a cancel applies
+    summary = await run_job(spec_for(tmp_path), ScriptedBackend(), state_dir=state, cancel=stopped)
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    bell = state / summary.job_id / DOORBELL_NAME
+    if planted == "file":
+        bell.write_text("keep me")
+        target = bell
+    else:
+        bell.symlink_to(target)
+    info = cancel_job(state, summary.job_id)
+    assert info.status == "cancelled"
+    assert target.read_text() == "keep me"
+    assert not ring_doorbell(state / summary.job_id)
+
+
+async def test_a_job_whose_doorbell_cannot_be_made_still_runs(tmp_path: Path) -> None:
+    """A folder where the doorbell would be: the job runs without one (a cancel from
+    elsewhere then lands at its next committed row)."""
+    write_csv(tmp_path / "tickets.csv", TICKETS)
+    state = tmp_path / "s"
+    (state / "job-b" / DOORBELL_NAME).mkdir(parents=True)
+    summary = await run_job(spec_for(tmp_path, job_id="job-b"), ScriptedBackend(), state_dir=state)
+    assert (summary.status, summary.completed) == ("completed", 3)
+
+
+def test_a_doorbell_with_no_runner_is_not_heard(tmp_path: Path) -> None:
+    """A FIFO left behind by a runner that was killed has no reader: ringing it neither
+    blocks nor counts as heard."""
+    os.mkfifo(tmp_path / DOORBELL_NAME)
+    assert not ring_doorbell(tmp_path)
+
+
+async def test_a_doorbell_rung_twice_before_it_is_read_wakes_its_runner_once(
+    tmp_path: Path,
+) -> None:
+    with open_doorbell(tmp_path) as bell:
+        assert bell is not None
+        assert ring_doorbell(tmp_path)
+        assert ring_doorbell(tmp_path)
+        with trio.fail_after(5):
+            await wait_rung(bell)
+        with trio.move_on_after(0.05) as idle:
+            await wait_rung(bell)
+        assert idle.cancelled_caught  # both rings were read together
+    assert not (tmp_path / DOORBELL_NAME).exists()
 
 
 async def test_a_job_another_holder_runs_is_refused(tmp_path: Path) -> None:
