@@ -458,13 +458,15 @@ class Team:
                 )
         return deliveries
 
-    async def _deliver(self, name: str, agent_id: str, framed: str) -> PeerDelivery:
+    async def _deliver(
+        self, name: str, agent_id: str, framed: str, *, timeout: float = SEND_INPUT_WAIT_SECONDS
+    ) -> PeerDelivery:
         if agent_id == "":
             return PeerDelivery(name, agent_id, False, f"{name} is still starting; try again")
         if _ended(self._runtime.status(agent_id)):
             return PeerDelivery(name, agent_id, False, f"{name} has ended")
         try:
-            await self._runtime.send_input(agent_id, framed, timeout=SEND_INPUT_WAIT_SECONDS)
+            await self._runtime.send_input(agent_id, framed, timeout=timeout)
         except (AgentClosed, AgentNotFound):
             return PeerDelivery(name, agent_id, False, f"{name} has ended")
         except MailboxFull:
@@ -472,7 +474,7 @@ class Team:
                 name,
                 agent_id,
                 False,
-                f"{name}'s mailbox stayed full for {SEND_INPUT_WAIT_SECONDS:g} s; try again later",
+                f"{name}'s mailbox stayed full for {timeout:g} s; try again later",
             )
         except AgentLimitReached:
             return PeerDelivery(
@@ -517,8 +519,11 @@ class Team:
         if self._offered.get(name, 0) < change and not self.closed:
             tasks = self.claimable()
             if tasks:
-                self._offered[name] = change
-                await self._deliver(name, agent_id, _claimable_note(tasks))
+                # Without waiting for room: this teammate's own task is the one that
+                # would make it (a full mailbox wakes it anyway, and it comes back here).
+                note = _claimable_note(tasks)
+                if (await self._deliver(name, agent_id, note, timeout=0)).delivered:
+                    self._offered[name] = change
 
     async def wake_idle(self, note: str) -> tuple[str, ...]:
         """Give ``note`` to every idle teammate, which wakes it; the names woken.
@@ -532,9 +537,9 @@ class Team:
         self._waking += 1
         try:
             for name in self.idle_members():
-                self._offered[name] = change
                 delivery = await self._deliver(name, self._members[name], note)
                 if delivery.delivered:
+                    self._offered[name] = change
                     woken.append(name)
         finally:
             self._waking -= 1
