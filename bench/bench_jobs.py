@@ -18,6 +18,7 @@ Each row is one agent of the bench type: 10 turns (nine calls to a read-only
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import tempfile
 import time
@@ -30,6 +31,7 @@ from subagents.jobs import JobSpec, RowRequest
 from subagents.runtime import (
     COMPLETE_TASK,
     LimitsConfig,
+    Runtime,
     RuntimeConfig,
     ScriptedProvider,
     TranscriptsConfig,
@@ -74,17 +76,20 @@ def _provider(latency: float) -> ScriptedProvider:
     )
 
 
+def _open(
+    config: RuntimeConfig, project: Path, home: Path, latency: float
+) -> contextlib.AbstractAsyncContextManager[Runtime]:
+    """The bench's runtime: its project and home, the scripted provider, the Echo tool."""
+    tools = [testing.EchoTool()]
+    return open_runtime(
+        config, cwd=project, home=home, env={}, provider=_provider(latency), tools=tools
+    )
+
+
 async def run_job_rows(rows: int, *, root: Path, latency: float, concurrency: int) -> float:
     """Seconds for ``run_job`` to run ``rows`` rows (every one must complete)."""
     config, project, home, rows_csv = _world(root, rows)
-    async with open_runtime(
-        config,
-        cwd=project,
-        home=home,
-        env={},
-        provider=_provider(latency),
-        tools=[testing.EchoTool()],
-    ) as rt:
+    async with _open(config, project, home, latency) as rt:
         start = time.perf_counter()
         summary = await rt.run_job(
             JobSpec(
@@ -106,14 +111,7 @@ async def run_direct_rows(rows: int, *, root: Path, latency: float, concurrency:
     """Seconds for the same rows run directly (``run_row``, same concurrency, no job state)."""
     config, project, home, _ = _world(root, rows)
     failed: list[str] = []
-    async with open_runtime(
-        config,
-        cwd=project,
-        home=home,
-        env={},
-        provider=_provider(latency),
-        tools=[testing.EchoTool()],
-    ) as rt:
+    async with _open(config, project, home, latency) as rt:
         slots = trio.Semaphore(concurrency)
 
         async def one(index: int) -> None:
