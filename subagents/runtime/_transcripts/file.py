@@ -10,10 +10,19 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Final, Protocol, TypeVar
 
-__all__ = ["TranscriptFile", "open_append"]
+__all__ = ["TranscriptFile", "in_folder", "open_append"]
+
+T = TypeVar("T")
+
+#: Folders this process made (or found) for transcripts: a new file in one of them
+#: needs no ``mkdir``, which costs a failed system call, an exception and a ``stat``
+#: per agent when the folder is there. Bounded: cleared once it holds this many.
+_KNOWN_FOLDERS_MAX: Final = 1024
+_known_folders: set[Path] = set()
 
 
 class TranscriptFile(Protocol):
@@ -31,6 +40,25 @@ def _private(path: str, flags: int) -> int:
 def open_append(path: Path) -> TranscriptFile:
     """The default opener: ``path`` unbuffered, in append mode, created private to its owner."""
     return open(path, "ab", buffering=0, opener=_private)
+
+
+def in_folder(path: Path, make: Callable[[], T]) -> T:
+    """``make()``, once ``path``'s folder exists (made private to its owner if it is not).
+
+    A folder made before is not asked about again; if it went away meanwhile (the file
+    cannot be made: ``FileNotFoundError``), it is made again and ``make`` tried once more.
+    """
+    folder = path.parent
+    if folder in _known_folders:
+        try:
+            return make()
+        except FileNotFoundError:
+            _known_folders.discard(folder)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if len(_known_folders) >= _KNOWN_FOLDERS_MAX:
+        _known_folders.clear()
+    _known_folders.add(folder)
+    return make()
 
 
 def needs_newline(path: Path) -> bool:

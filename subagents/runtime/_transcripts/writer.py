@@ -62,6 +62,7 @@ from subagents.runtime._messages import Conversation, Message, ToolResultBlock, 
 from subagents.runtime._result import AgentResult
 from subagents.runtime._transcripts.file import (
     TranscriptFile,
+    in_folder,
     is_empty,
     needs_newline,
     open_append,
@@ -238,9 +239,7 @@ class TranscriptWriter:
             self._early.append(line)
             return
         try:
-            if lock is None:
-                self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self._file = self._open()
+            self._file = self._open() if lock is not None else in_folder(self._path, self._open)
         except OSError as exc:
             self._fault(exc, _META, line)
         else:
@@ -317,8 +316,7 @@ class TranscriptWriter:
 
     def open_file(self) -> TranscriptFile:
         """Make the file and its folder (in the flusher's worker thread: no state is touched)."""
-        self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        file = self._opener(self._path)
+        file = in_folder(self._path, lambda: self._opener(self._path))
         lock_file(file, self._path)
         try:
             if not _created_empty(file) and needs_newline(self._path):
