@@ -7,7 +7,8 @@ loop on a thread of its own (:class:`TeamRunner`): a lead and three teammates,
 each a full agent on a scripted provider. Its rules send peer messages (one
 sender, or several senders at once, each sending two in order; to a name,
 ``"*"`` or ``"lead"``), put tasks on the team's board and claim or complete
-them, let the team go idle, close a teammate, close the lead, and crash and
+them (also while teammates are busy), let the team go idle, close a teammate,
+close the lead, and crash and
 resume: the lead is closed at once (no grace: the team object is dropped, its
 board closed, as when its process dies) and resumed from disk (its transcript,
 the team's record, the board's journal). After every step the team is at
@@ -19,6 +20,8 @@ rest, and the invariants of issue 18 are checked:
   messages reach each recipient in the order they were sent;
 - idle teammates use no slot: with the team at rest, no agent holds a
   ``max_threads`` slot;
+- no idle teammate misses a claimable task: every task open to claim has been
+  offered to every idle teammate, even one made while they were all busy;
 - closing the lead leaves no teammate or board writer running: every agent
   is closed, the team has left the runtime's directory and its board refuses
   requests (:class:`~subagents.teams.BoardClosed`);
@@ -40,6 +43,7 @@ end each run without calling tools that message others, so a step can settle).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import threading
@@ -289,6 +293,25 @@ class TeamMachine(BoardMachine):
         self._send_all(plan)
 
     @precondition(lambda self: not self.lead_closed)
+    @rule(data=st.data())
+    def task_while_busy(self, data: st.DataObject) -> None:
+        """Wake some teammates, then create a task while they run: the waker finds them
+        busy, so each must be offered it as it goes idle (no lost wake-up)."""
+        names = data.draw(st.lists(st.sampled_from(self.teammates), min_size=1, unique=True))
+
+        async def step(rt: Runtime, team: Team) -> None:
+            idle = team.idle_members()
+            for name in names:
+                if name in idle:
+                    await rt.send_input(team.agent_id(name), "Check your work.", timeout=5.0)
+            assert team.board is not None
+            with contextlib.suppress(BoardError):  # a full board: the property still holds
+                await team.board.create("a task made while they work", "machine")
+            await team.settled()
+
+        self.team_host.run(step)
+
+    @precondition(lambda self: not self.lead_closed)
     @rule()
     def idle(self) -> None:
         """Let the team come to rest: every teammate idle."""
@@ -423,6 +446,26 @@ class TeamMachine(BoardMachine):
 
         if sent:
             self.team_host.run(check)
+
+    @invariant()
+    def no_idle_teammate_misses_a_claimable_task(self) -> None:
+        """Every task open to claim has been offered to every idle teammate: none was
+        created (or unblocked) while a teammate was busy and then never told of it."""
+
+        async def check(rt: Runtime, team: Team) -> None:
+            open_ids = {str(task["id"]) for task in team.claimable()}
+            if not open_ids:
+                return
+            for name in team.idle_members():
+                offered: set[str] = set()
+                for message in rt.conversation(team.agent_id(name)).messages:
+                    text = message.text
+                    if "can be claimed" in text and "<task_board>" in text:
+                        board = text.split("<task_board>", 1)[1].split("</task_board>", 1)[0]
+                        offered |= {str(task["id"]) for task in json.loads(board)}
+                assert open_ids <= offered, (name, sorted(open_ids - offered))
+
+        self.team_host.run(check)
 
     @invariant()
     def idle_teammates_use_no_slot(self) -> None:
