@@ -45,6 +45,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, TextIO, cast, final
 
 import attrs
+import msgspec
 import structlog
 from structlog.typing import EventDict, FilteringBoundLogger, WrappedLogger
 
@@ -247,6 +248,22 @@ class _Redact:
         return cast(EventDict, cleaned)
 
 
+_LINE_ENCODER: Final = msgspec.json.Encoder(enc_hook=str)
+
+
+def _json_line(event: dict[str, Any]) -> bytes:
+    """``event`` as one line of ASCII JSON: msgspec's encoding, or the standard library's
+    (``ensure_ascii``) for a line holding anything outside ASCII, so no character in a
+    log line can reorder or hide what a terminal shows of it (bidi controls and the like)."""
+    try:
+        line = _LINE_ENCODER.encode(event)
+    except (TypeError, ValueError, OverflowError):  # what msgspec will not encode
+        line = b"\x80"
+    if line.isascii():
+        return line + b"\n"
+    return json.dumps(event, ensure_ascii=True, default=str).encode("ascii") + b"\n"
+
+
 def _to_sink(
     _: WrappedLogger, __: str, event_dict: EventDict
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -381,8 +398,7 @@ class _Sink:
             try:
                 if self._fd is not None and level >= self._file_level:
                     first = {key: event[key] for key in _FIRST_KEYS if key in event}
-                    line = json.dumps(first | event, ensure_ascii=True, default=str)
-                    self._write_file(line.encode("ascii") + b"\n")
+                    self._write_file(_json_line(first | event))
                 if level >= self._stderr_level:
                     self._write_stderr(_readable(event))
                     self._stderr_lines += 1

@@ -59,6 +59,28 @@ def test_json_lines_carry_the_agent_fields(tmp_path: Path) -> None:
     assert log.statistics().file_lines == 3
 
 
+def test_file_lines_are_ascii_whatever_they_hold(tmp_path: Path) -> None:
+    """A value with a right-to-left override, a line separator or an emoji is written
+    escaped (no character can reorder what a terminal shows of the file); a value JSON
+    cannot hold is written as its text; every line reads back as it was logged."""
+    config = config_for(tmp_path)
+    path = config.logs_dir / "s.jsonl"
+    tricky = "file\u202etxt.exe \u2028 \U0001f600 caf\u00e9"
+    with open_log(config, "s", stderr=io.StringIO(), env={}) as log:
+        logger = log.logger()
+        logger.info("plain", n=1, ratio=0.5, ok=True, none=None, items=["a", 2])
+        logger.info("tricky", value=tricky)
+        logger.info("object", where=Path("/tmp/x"), big=1 << 70)
+    raw = path.read_bytes()
+    assert raw.isascii()
+    plain, odd, objects = lines_of(path)
+    assert (plain["n"], plain["ratio"], plain["ok"], plain["none"]) == (1, 0.5, True, None)
+    assert plain["items"] == ["a", 2]
+    assert odd["value"] == tricky
+    assert b"\\u202e" in raw
+    assert (objects["where"], objects["big"]) == ("/tmp/x", 1 << 70)
+
+
 def test_lines_are_appended_and_flushed_one_by_one(tmp_path: Path) -> None:
     config = config_for(tmp_path)
     path = config.logs_dir / "s.jsonl"
