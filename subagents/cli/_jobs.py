@@ -41,7 +41,7 @@ from subagents.actors import Bus
 from subagents.agents import UnknownAgentError
 from subagents.cli._formatting import plural
 from subagents.cli._job_progress import JobWatch, open_job_progress
-from subagents.cli._run import base_overrides, check_cwd, fail
+from subagents.cli._run import base_overrides, check_cwd, fail, leaves, one_line
 from subagents.cli._signals import cancel_on_signals
 from subagents.cli._trust import add_trust_flag, decide_trust
 from subagents.jobs import (
@@ -335,27 +335,16 @@ def _execute(command: str, args: argparse.Namespace, cwd: Path, start: Start) ->
         )
         return trio.run(_session, command, args, config, cwd, env, agents, start)
     except (JobInputError, UnknownJob, UnknownAgentError) as exc:
-        return fail(command, _one_line(exc), _USAGE)
+        return fail(command, one_line(exc), _USAGE)
     except SubagentsError as exc:
-        return fail(command, _one_line(exc), 1)
+        return fail(command, one_line(exc), 1)
     except BaseExceptionGroup as group:
-        errors = _leaves(group)
+        errors = leaves(group)
         if errors and all(isinstance(e, SubagentsError) for e in errors):
             usage = JobInputError | UnknownJob | UnknownAgentError
             code = _USAGE if isinstance(errors[0], usage) else 1
-            return fail(command, _one_line(errors[0]), code)
+            return fail(command, one_line(errors[0]), code)
         raise
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
-
-
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    found: list[BaseException] = []
-    for exc in group.exceptions:
-        found.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
-    return found
 
 
 async def _session(
@@ -456,7 +445,7 @@ def _state_dir(command: str, args: argparse.Namespace) -> tuple[Path | None, int
     try:
         config = load_config(cwd=cwd, env=dict(os.environ), overrides=_state_overrides(args))
     except SubagentsError as exc:
-        return None, fail(command, _one_line(exc), 1)
+        return None, fail(command, one_line(exc), 1)
     return _jobs_dir(config), 0
 
 
@@ -493,7 +482,7 @@ def _list_command(args: argparse.Namespace) -> int:
     try:
         jobs = list_jobs(folder)
     except (SubagentsError, OSError) as exc:
-        return fail("jobs list", _one_line(exc), 1)
+        return fail("jobs list", one_line(exc), 1)
     if args.json:
         for info in reversed(jobs):
             _print_json(_info_object(info))
@@ -528,9 +517,9 @@ def _show_command(args: argparse.Namespace) -> int:
     try:
         info = show_job(folder, args.job_id)
     except UnknownJob as exc:
-        return fail("jobs show", _one_line(exc), _USAGE)
+        return fail("jobs show", one_line(exc), _USAGE)
     except (SubagentsError, OSError) as exc:
-        return fail("jobs show", _one_line(exc), 1)
+        return fail("jobs show", one_line(exc), 1)
     if args.json:
         _print_json(_info_object(info))
         return 0
@@ -561,9 +550,9 @@ def _cancel_command(args: argparse.Namespace) -> int:
     try:
         info = cancel_job(folder, args.job_id)
     except UnknownJob as exc:
-        return fail("jobs cancel", _one_line(exc), _USAGE)
+        return fail("jobs cancel", one_line(exc), _USAGE)
     except (SubagentsError, OSError) as exc:
-        return fail("jobs cancel", _one_line(exc), 1)
+        return fail("jobs cancel", one_line(exc), 1)
     shown = visible(info.job_id)
     if info.status == "completed":
         print(f"job {shown} had already completed; nothing to cancel")

@@ -132,6 +132,20 @@ def fail(command: str, message: str, code: int = 2) -> int:
     return code
 
 
+def one_line(exc: BaseException) -> str:
+    """``exc``'s message on one line, for :func:`fail`."""
+    return " ".join(str(exc).split())
+
+
+def leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    """The exceptions of ``group`` and of the groups inside it, in order: what a command
+    reports when its errors were raised inside a nursery."""
+    found: list[BaseException] = []
+    for exc in group.exceptions:
+        found.extend(leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return found
+
+
 def _fail(message: str, code: int = 2) -> int:
     return fail("run", message, code)
 
@@ -237,23 +251,12 @@ def execute(
         config = configure()
         return trio.run(_session, command, args, config, cwd, env, agents, body, policies)
     except SubagentsError as exc:
-        return fail(command, _one_line(exc), 1)
+        return fail(command, one_line(exc), 1)
     except BaseExceptionGroup as group:  # the same errors, raised inside a nursery
-        errors = _leaves(group)
+        errors = leaves(group)
         if errors and all(isinstance(e, SubagentsError) for e in errors):
-            return fail(command, _one_line(errors[0]), 1)
+            return fail(command, one_line(errors[0]), 1)
         raise
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
-
-
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    found: list[BaseException] = []
-    for exc in group.exceptions:
-        found.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
-    return found
 
 
 async def _session(
