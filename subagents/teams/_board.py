@@ -37,7 +37,7 @@ import contextlib
 import heapq
 import itertools
 import math
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, final
 
@@ -301,15 +301,18 @@ class TaskBoard:
         blocked_by: Sequence[str] = (),
         *,
         active_form: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
         by: str | None = None,
         timeout: float | None = None,
     ) -> Task:
         """Add a pending, unowned task; it waits on the ``blocked_by`` tasks.
 
+        ``metadata`` is Claude Code's: a JSON object of the caller's own keys (a key
+        set to ``None`` is left out), kept with the task and bounded by the config.
         Passes the ``TaskCreated`` checkpoint first (:class:`CheckpointBlocked`
         if a hook blocks it: the task is not created).
         """
-        args = (subject, description, tuple(blocked_by), active_form, by)
+        args = (subject, description, tuple(blocked_by), active_form, metadata, by)
         result: Task = await self._ask("create", args, timeout)
         return result
 
@@ -333,6 +336,7 @@ class TaskBoard:
         subject: str | None = None,
         description: str | None = None,
         active_form: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
         by: str | None = None,
         timeout: float | None = None,
     ) -> Task:
@@ -342,9 +346,10 @@ class TaskBoard:
         ``in_progress`` on one (which makes ``by`` its owner), is a claim, with a
         claim's rules. ``by`` is the member asking (``None``: the program); only
         the owner may change a task another member owns. ``completed`` passes
-        the ``TaskCompleted`` checkpoint first and is final.
+        the ``TaskCompleted`` checkpoint first and is final. ``metadata`` is merged
+        into the task's (Claude Code's rule: a key set to ``None`` is removed).
         """
-        text = (subject, description, active_form)
+        text = (subject, description, active_form, metadata)
         args = (task_id, status, owner, tuple(add_blocked_by), by, text)
         result: Task = await self._ask("update", args, timeout)
         return result
@@ -567,8 +572,8 @@ class TaskBoard:
         if op == "list":
             return state.snapshot()
         if op == "create":
-            subject, description, blocked_by, active_form, by = args
-            task = state.plan_create(subject, description, blocked_by, active_form)
+            subject, description, blocked_by, active_form, metadata, by = args
+            task = state.plan_create(subject, description, blocked_by, active_form, metadata)
             if self._gate is None:
                 return _Change(task, "task_created", by)
             self._check(call, Checkpoint(kind="task_created", task=task, by=by), reserve=True)
@@ -580,7 +585,7 @@ class TaskBoard:
             plan = state.plan_claim(task_id, owner)
             by = owner
         else:
-            task_id, status, owner, add_blocked_by, by, (subject, description, form) = args
+            task_id, status, owner, add_blocked_by, by, (subject, description, form, meta) = args
             plan = state.plan_update(
                 task_id,
                 status=status,
@@ -590,6 +595,7 @@ class TaskBoard:
                 subject=subject,
                 description=description,
                 active_form=form,
+                metadata=meta,
             )
         if plan is None:
             return state.get(task_id)

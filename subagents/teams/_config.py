@@ -60,6 +60,9 @@ class BoardConfig:
     max_blockers: int = attrs.field(
         default=100, validator=_count(1, "how many tasks may block one task")
     )
+    max_metadata_bytes: int = attrs.field(
+        default=16_384, validator=_count(2, "the largest metadata of a task, as JSON bytes")
+    )
     mailbox_size: int = attrs.field(
         default=256, validator=_count(1, "how many requests may wait for the board")
     )

@@ -18,8 +18,8 @@ state, and keeps every rule in one place:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import final
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, final
 
 import msgspec
 
@@ -38,6 +38,8 @@ from subagents.teams._exceptions import (
 from subagents.teams._task import BoardEventKind, Task, TaskStatus
 
 __all__ = ["BoardState", "Plan", "task_order"]
+
+_METADATA: Final = msgspec.json.Encoder()
 
 #: What a change makes: the task as it will be, and the event it is.
 Plan = tuple[Task, BoardEventKind]
@@ -150,6 +152,7 @@ class BoardState:
         description: str,
         blocked_by: Sequence[str] = (),
         active_form: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> Task:
         """The task a create would make, with the next id (taken now, never reused)."""
         config = self.config
@@ -158,6 +161,7 @@ class BoardState:
         self._check_text("subject", subject, config.max_subject_chars)
         self._check_text("description", description, config.max_description_chars)
         self._check_text("activeForm", active_form, config.max_subject_chars)
+        encoded = self._merge_metadata({}, metadata)
         task_id = str(self.next_id)
         blockers = self._check_blockers(task_id, (), blocked_by)
         self.next_id += 1
@@ -167,7 +171,24 @@ class BoardState:
             description=description,
             blocked_by=blockers,
             active_form=active_form,
+            metadata_json=encoded,
         )
+
+    def _merge_metadata(self, current: Mapping[str, Any], changes: Mapping[str, Any] | None) -> str:
+        """Claude Code's merge: each key of ``changes`` set, a key set to ``null`` removed;
+        the result's JSON (``""`` when empty), refused past ``max_metadata_bytes``."""
+        merged = dict(current)
+        for key, value in (changes or {}).items():
+            if value is None:
+                merged.pop(key, None)
+            else:
+                merged[key] = value
+        if not merged:
+            return ""
+        encoded = _METADATA.encode(merged)
+        if len(encoded) > self.config.max_metadata_bytes:
+            raise FieldTooLong("metadata", len(encoded), self.config.max_metadata_bytes)
+        return encoded.decode("utf-8")
 
     def plan_claim(self, task_id: str, owner: str) -> Plan | None:
         """What claiming ``task_id`` for ``owner`` makes: owned and in progress.
@@ -189,6 +210,7 @@ class BoardState:
         subject: str | None = None,
         description: str | None = None,
         active_form: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> Plan | None:
         """What an update makes, and its event; ``None`` when nothing would change.
 
@@ -218,6 +240,10 @@ class BoardState:
             )
             if value is not None and value != getattr(task, name)
         }
+        if metadata:
+            encoded = self._merge_metadata(task.metadata, metadata)
+            if encoded != task.metadata_json:
+                changes["metadata_json"] = encoded
         if task.status == "completed":
             adding = [b for b in add_blocked_by if b not in task.blocked_by]
             unchanged = status in (None, "completed") and not adding and not changes

@@ -11,7 +11,7 @@ frozen value: every change makes a new one, which is what the journal stores.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 import msgspec
 
@@ -47,6 +47,17 @@ class Task(msgspec.Struct, frozen=True, kw_only=True):
     owner: str | None = None
     blocked_by: tuple[str, ...] = ()
     active_form: str | None = None
+    #: Claude Code's ``metadata``: a JSON object of the caller's own keys, kept as its
+    #: encoding (``""``: none) so the task stays a frozen value; read it with :attr:`metadata`.
+    metadata_json: str = ""
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The task's metadata, a fresh copy (empty when it has none)."""
+        if not self.metadata_json:
+            return {}
+        value: dict[str, Any] = msgspec.json.decode(self.metadata_json)
+        return value
 
 
 BoardEventKind: TypeAlias = Literal[

@@ -24,7 +24,7 @@ cannot close the block early.
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal, final
+from typing import Annotated, Any, Final, Literal, final
 
 import attrs
 import msgspec
@@ -140,6 +140,7 @@ def _detail(board: TaskBoard, task: Task) -> dict[str, object]:
         "blockedBy": list(task.blocked_by),
         "openBlockers": list(board.blockers(task)),
         "blocks": list(board.blocks(task.id)),
+        "metadata": task.metadata,
     }
 
 
@@ -179,6 +180,12 @@ class TaskCreateArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
                 max_length=100,
                 description="Ids of tasks that must complete before this one can be claimed.",
             ),
+        ]
+        | None
+    ) = None
+    metadata: (
+        Annotated[
+            dict[str, Any], msgspec.Meta(description="Arbitrary metadata to attach to the task.")
         ]
         | None
     ) = None
@@ -228,6 +235,15 @@ class TaskUpdateArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     subject: Annotated[str, msgspec.Meta(min_length=1)] | None = None
     description: str | None = None
     activeForm: str | None = None
+    metadata: (
+        Annotated[
+            dict[str, Any],
+            msgspec.Meta(
+                description="Metadata keys to merge into the task. Set a key to null to delete it."
+            ),
+        ]
+        | None
+    ) = None
 
 
 @final
@@ -259,6 +275,7 @@ class TaskCreateTool:
                 args.description,
                 tuple(args.blockedBy or ()),
                 active_form=args.activeForm,
+                metadata=args.metadata,
                 by=seat.member,
             )
         except BoardError as exc:
@@ -307,8 +324,8 @@ class TaskGetTool:
     source = "builtin"
     description = (
         "Read one task of your team's shared task board in full by its taskId: subject, "
-        "description, status, owner, blockedBy, the blockers still open, and blocks (the tasks "
-        "waiting on it). Read a task's latest state before you update it."
+        "description, status, owner, blockedBy, the blockers still open, blocks (the tasks "
+        "waiting on it) and metadata. Read a task's latest state before you update it."
     )
     arguments_type = TaskGetArgs
     flags = _READ
@@ -339,8 +356,9 @@ class TaskUpdateTool:
         "by unfinished tasks cannot be claimed. Mark it completed only when the work is fully "
         "done (completed is final; a TaskCompleted hook may keep it open with feedback). "
         'owner hands the task to another member, "" releases it; only its owner may change '
-        "a task someone owns. addBlockedBy adds tasks it must wait for (no cycles). After "
-        "completing a task, call TaskList to find your next one."
+        "a task someone owns. addBlockedBy adds tasks it must wait for (no cycles). metadata "
+        "keys are merged into the task's (a key set to null is removed). After completing a "
+        "task, call TaskList to find your next one."
     )
     arguments_type = TaskUpdateArgs
     flags = _WRITE
@@ -359,6 +377,7 @@ class TaskUpdateTool:
                 subject=args.subject,
                 description=args.description,
                 active_form=args.activeForm,
+                metadata=args.metadata,
                 by=seat.member,
             )
         except BoardError as exc:

@@ -147,3 +147,21 @@ async def test_a_board_that_changes_forever_compacts_its_journal_as_it_goes(
     async with open_board(path) as again:
         assert again.snapshot() == before
         assert again.replay.skipped == ()
+
+
+async def test_metadata_survives_a_restart_and_an_old_journal_line_has_none(
+    tmp_path: Path,
+) -> None:
+    """A task's metadata is in its journal line; a line written before metadata existed
+    (no ``metadata_json`` key) reads back as a task without any."""
+    path = tmp_path / "board.jsonl"
+    async with open_board(path) as board:
+        await board.create("a", "d", metadata={"area": "api", "gone": None})
+        await board.update("1", metadata={"points": 2})
+    old = {"v": 1, "task": {"id": "9", "subject": "old", "description": "d"}}
+    with path.open("a") as file:
+        file.write(json.dumps(old) + "\n")
+    async with open_board(path) as board:
+        first = await board.get("1")
+        assert first.metadata == {"area": "api", "points": 2}
+        assert (await board.get("9")).metadata == {}

@@ -61,8 +61,8 @@ async def test_the_tools_use_claude_code_s_names_and_argument_names(seats: Board
     fields = {name: set(kind.__struct_fields__) for name, kind in schemas.items()}
     assert fields["TaskGet"] == {"taskId"}
     assert fields["TaskList"] == set()
-    assert {"subject", "description", "activeForm", "blockedBy"} == fields["TaskCreate"]
-    assert {"taskId", "status", "owner", "addBlockedBy"} <= fields["TaskUpdate"]
+    assert {"subject", "description", "activeForm", "blockedBy", "metadata"} == fields["TaskCreate"]
+    assert {"taskId", "status", "owner", "addBlockedBy", "metadata"} <= fields["TaskUpdate"]
     for tool in board_tools(seats):
         assert tool_source(tool) == "builtin"  # `subagents tools list` shows them so
         assert tool.flags.background_safe
@@ -141,11 +141,36 @@ async def test_bad_arguments_are_refused_by_the_schema(seats: BoardSeats, tmp_pa
         ("TaskUpdate", {"taskId": "1", "status": "deleted"}),
         ("TaskUpdate", {"taskId": "../1"}),
         ("TaskCreate", {"subject": "", "description": "d"}),
-        ("TaskCreate", {"subject": "s", "description": "d", "metadata": {}}),
+        ("TaskCreate", {"subject": "s", "description": "d", "metadata": ["not", "an object"]}),
         ("TaskGet", {"id": "1"}),
     ):
         result = await registry.call(name, args, ada)
         assert result.is_error, (name, args)
+
+
+async def test_metadata_is_kept_merged_and_bounded_as_in_claude_code(
+    seats: BoardSeats, tmp_path: Path
+) -> None:
+    """Claude Code's ``metadata``: attached by TaskCreate, shown by TaskGet, merged by
+    TaskUpdate (a key set to null is removed), bounded, and the task's other fields kept."""
+    registry = ToolRegistry(board_tools(seats))
+    ada = ctx("agent-ada", tmp_path)
+    made = {"subject": "s", "description": "d", "metadata": {"area": "api", "points": 3}}
+    assert not (await registry.call("TaskCreate", made, ada)).is_error
+    got = data(await registry.call("TaskGet", {"taskId": "1"}, ada))["task"]
+    assert got["metadata"] == {"area": "api", "points": 3}
+    change = {"taskId": "1", "metadata": {"points": None, "reviewer": {"name": "grace"}}}
+    updated = data(await registry.call("TaskUpdate", change, ada))["task"]
+    assert updated["metadata"] == {"area": "api", "reviewer": {"name": "grace"}}
+    assert (updated["subject"], updated["status"]) == ("s", "pending")
+    huge = {"taskId": "1", "metadata": {"blob": "x" * 20_000}}
+    refused = await registry.call("TaskUpdate", huge, ada)
+    assert refused.is_error
+    assert "metadata is too large" in refused.content
+    after = data(await registry.call("TaskGet", {"taskId": "1"}, ada))["task"]
+    assert after["metadata"] == updated["metadata"]  # nothing of the refused update
+    cleared = {"taskId": "1", "metadata": {"area": None, "reviewer": None}}
+    assert data(await registry.call("TaskUpdate", cleared, ada))["task"]["metadata"] == {}
 
 
 async def test_text_in_a_task_cannot_close_the_data_block(
