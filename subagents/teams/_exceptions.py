@@ -249,6 +249,17 @@ class InvalidOwner(BoardError, ValueError):
         )
 
 
+class InvalidTaskMetadata(BoardError, ValueError):
+    """A task's metadata is not a JSON object of string keys."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(
+            f"A task's metadata must be a JSON object with string keys ({reason}). Give it "
+            'plain values: text, numbers, true/false, lists and objects, e.g. {"area": "api"}.'
+        )
+
+
 class TeamError(SubagentsError):
     """Base class of the errors raised by :mod:`subagents.teams`."""
 

@@ -29,6 +29,7 @@ from subagents.teams._exceptions import (
     DependencyCycle,
     FieldTooLong,
     InvalidOwner,
+    InvalidTaskMetadata,
     TaskAlreadyClaimed,
     TaskBlocked,
     TaskBusy,
@@ -179,13 +180,18 @@ class BoardState:
         the result's JSON (``""`` when empty), refused past ``max_metadata_bytes``."""
         merged = dict(current)
         for key, value in (changes or {}).items():
+            if not isinstance(key, str):
+                raise InvalidTaskMetadata(f"the key {key!r} is not a string")
             if value is None:
                 merged.pop(key, None)
             else:
                 merged[key] = value
         if not merged:
             return ""
-        encoded = _METADATA.encode(merged)
+        try:
+            encoded = _METADATA.encode(merged)
+        except (msgspec.EncodeError, TypeError, ValueError, OverflowError) as exc:
+            raise InvalidTaskMetadata(str(exc)) from None
         if len(encoded) > self.config.max_metadata_bytes:
             raise FieldTooLong("metadata", len(encoded), self.config.max_metadata_bytes)
         return encoded.decode("utf-8")

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from subagents.teams import BoardInUse, BoardWriteError, Checkpoint, CheckpointBlocked, open_board
+from subagents.teams import (
+    BoardInUse,
+    BoardWriteError,
+    Checkpoint,
+    CheckpointBlocked,
+    InvalidTaskMetadata,
+    open_board,
+)
 
 
 async def _three_changes(path: Path) -> None:
@@ -165,3 +172,18 @@ async def test_metadata_survives_a_restart_and_an_old_journal_line_has_none(
         first = await board.get("1")
         assert first.metadata == {"area": "api", "points": 2}
         assert (await board.get("9")).metadata == {}
+
+
+async def test_metadata_the_program_gives_that_is_not_json_is_refused_with_a_typed_error(
+    tmp_path: Path,
+) -> None:
+    """Through the Python API anything can be passed: what is not a JSON object of string
+    keys is refused (the board goes on), and nothing is written."""
+    async with open_board(tmp_path / "board.jsonl") as board:
+        for bad in ({"when": object()}, {1: "x"}, {"deep": [{"x": object()}]}):
+            with pytest.raises(InvalidTaskMetadata):
+                await board.create("a", "d", metadata=bad)  # type: ignore[dict-item]
+        made = await board.create("a", "d", metadata={"ok": True})
+        with pytest.raises(InvalidTaskMetadata):
+            await board.update(made.id, metadata={"bad": object()})
+        assert (await board.get(made.id)).metadata == {"ok": True}
