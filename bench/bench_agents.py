@@ -70,7 +70,7 @@ from subagents.tools import (
     tool,
 )
 
-TURNS = 10
+TURNS = testing.ECHO_WORKER_TURNS
 LATENCY = 0.1
 IDEAL = TURNS * LATENCY
 SIZES = {"turns": 1_000, "efficiency_small": 1_000, "efficiency_large": 10_000}
@@ -95,15 +95,12 @@ class Record:
 def make_spec(latency: float) -> AgentSpec:
     """One spec shared by every agent: tool specs and complete_task are built once."""
     definition = AgentDefinition(
-        name="bench-worker",
+        name=testing.ECHO_WORKER,
         description="Calls Echo nine times, then complete_task.",
         system_prompt="You are a benchmark agent.",
         tools=("Echo", COMPLETE_TASK),
     )
-    provider = ScriptedProvider(
-        testing.tool_loop("Echo", {"text": "ping"}, turns=TURNS - 1, final="done", complete=True),
-        latency=latency,
-    )
+    provider = testing.echo_worker_provider(latency=latency)
     tools = filter_tools([testing.EchoTool()], ToolPolicy(source="project", depth=1, max_depth=1))
     return AgentSpec(
         definition=definition,
@@ -160,7 +157,7 @@ async def run_agents(
                 conversation = Conversation([Message.user("Ping nine times.", origin=Origin.TASK)])
                 await sup.spawn(
                     agent_behavior(spec, conversation, on_result=on_result),
-                    label="bench-worker",
+                    label=testing.ECHO_WORKER,
                     auto_close=True,
                 )
                 guard.spawned()
@@ -205,16 +202,8 @@ def _runtime_world(
     root: Path, agents: int, *, transcripts: bool, collector: str = "default"
 ) -> tuple[RuntimeConfig, Path, Path]:
     """The bench agent type in ``root/project``, and a configuration for ``agents`` agents."""
-    project, home, state = root / "project", root / "home", root / "state"
-    agents_dir = project / ".claude" / "agents"
-    agents_dir.mkdir(parents=True, exist_ok=True)
-    home.mkdir(parents=True, exist_ok=True)
-    (project / ".git").mkdir(exist_ok=True)
-    (agents_dir / "bench-worker.md").write_text(
-        "---\nname: bench-worker\ndescription: Calls Echo nine times, then complete_task.\n"
-        f"tools: Echo, {COMPLETE_TASK}\n---\n\nYou are a benchmark agent.\n"
-    )
-    (agents_dir / "bench-idle.md").write_text(
+    project, home, state = testing.echo_worker_project(root)
+    (project / ".claude" / "agents" / "bench-idle.md").write_text(
         "---\nname: bench-idle\ndescription: Answers, then waits for input.\n"
         "tools: Echo\n---\n\nYou are a benchmark agent.\n"
     )
@@ -249,16 +238,16 @@ async def run_runtime_agents(
     config, project, home = _runtime_world(
         root, agents, transcripts=transcripts, collector=collector
     )
-    provider = ScriptedProvider(
-        testing.tool_loop("Echo", {"text": "ping"}, turns=TURNS - 1, final="done", complete=True),
-        latency=latency,
-    )
+    provider = testing.echo_worker_provider(latency=latency)
     async with open_runtime(
         config, cwd=project, home=home, env={}, provider=provider, tools=[testing.EchoTool()]
     ) as rt:
         start = time.perf_counter()
         cpu_start = time.process_time()
-        ids = [(await rt.spawn("bench-worker", "Ping nine times.")).agent_id for _ in range(agents)]
+        ids = [
+            (await rt.spawn(testing.ECHO_WORKER, "Ping nine times.")).agent_id
+            for _ in range(agents)
+        ]
         await rt.wait(ids, timeout=TIMEOUT, mode="all")
         elapsed = time.perf_counter() - start
         if cpu is not None:

@@ -29,17 +29,15 @@ import trio
 from subagents import testing
 from subagents.jobs import JobSpec, RowRequest
 from subagents.runtime import (
-    COMPLETE_TASK,
     LimitsConfig,
     Runtime,
     RuntimeConfig,
-    ScriptedProvider,
     TranscriptsConfig,
     open_runtime,
     run_row,
 )
 
-TURNS = 10
+TURNS = testing.ECHO_WORKER_TURNS
 LATENCY = 0.1
 IDEAL = TURNS * LATENCY
 #: Rows at once in jobs_overhead, on both sides.
@@ -50,15 +48,7 @@ PROMPT = "Ping nine times for row {n}."
 
 def _world(root: Path, rows: int) -> tuple[RuntimeConfig, Path, Path, Path]:
     """The bench agent type, a configuration for ``rows`` agents at once, and the input CSV."""
-    project, home, state = root / "project", root / "home", root / "state"
-    agents_dir = project / ".claude" / "agents"
-    agents_dir.mkdir(parents=True, exist_ok=True)
-    home.mkdir(parents=True, exist_ok=True)
-    (project / ".git").mkdir(exist_ok=True)
-    (agents_dir / "bench-worker.md").write_text(
-        "---\nname: bench-worker\ndescription: Calls Echo nine times, then complete_task.\n"
-        f"tools: Echo, {COMPLETE_TASK}\n---\n\nYou are a benchmark agent.\n"
-    )
+    project, home, state = testing.echo_worker_project(root)
     rows_csv = root / "rows.csv"
     rows_csv.write_text("n\n" + "".join(f"{i}\n" for i in range(rows)))
     config = RuntimeConfig(
@@ -69,20 +59,18 @@ def _world(root: Path, rows: int) -> tuple[RuntimeConfig, Path, Path, Path]:
     return config, project, home, rows_csv
 
 
-def _provider(latency: float) -> ScriptedProvider:
-    return ScriptedProvider(
-        testing.tool_loop("Echo", {"text": "ping"}, turns=TURNS - 1, final="done", complete=True),
-        latency=latency,
-    )
-
-
 def _open(
     config: RuntimeConfig, project: Path, home: Path, latency: float
 ) -> contextlib.AbstractAsyncContextManager[Runtime]:
     """The bench's runtime: its project and home, the scripted provider, the Echo tool."""
     tools = [testing.EchoTool()]
     return open_runtime(
-        config, cwd=project, home=home, env={}, provider=_provider(latency), tools=tools
+        config,
+        cwd=project,
+        home=home,
+        env={},
+        provider=testing.echo_worker_provider(latency=latency),
+        tools=tools,
     )
 
 
@@ -94,7 +82,7 @@ async def run_job_rows(rows: int, *, root: Path, latency: float, concurrency: in
         summary = await rt.run_job(
             JobSpec(
                 input_path=rows_csv,
-                agent="bench-worker",
+                agent=testing.ECHO_WORKER,
                 prompt=PROMPT,
                 output_path=root / "out.csv",
                 max_concurrency=concurrency,
@@ -122,7 +110,7 @@ async def run_direct_rows(rows: int, *, root: Path, latency: float, concurrency:
                         job_id="direct",
                         item_id=f"row-{index + 1}",
                         index=index,
-                        agent="bench-worker",
+                        agent=testing.ECHO_WORKER,
                         prompt=PROMPT.format(n=index),
                         max_runtime=TIMEOUT,
                     ),

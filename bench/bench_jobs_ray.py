@@ -32,7 +32,6 @@ import trio
 from subagents import testing
 from subagents.jobs import JobSpec
 from subagents.runtime import (
-    COMPLETE_TASK,
     LimitsConfig,
     RayBackend,
     RayOptions,
@@ -42,7 +41,7 @@ from subagents.runtime import (
 )
 from subagents.tools import Tool
 
-TURNS = 10
+TURNS = testing.ECHO_WORKER_TURNS
 LATENCY = 0.1
 WORKERS = 2
 TIMEOUT = 3600.0
@@ -55,22 +54,11 @@ def echo_tools() -> list[Tool]:
 
 def provider(latency: float) -> ScriptedProvider:
     """Nine Echo calls then complete_task, each model call ``latency`` seconds."""
-    policy = testing.tool_loop(
-        "Echo", {"text": "ping"}, turns=TURNS - 1, final="done", complete=True
-    )
-    return ScriptedProvider(policy, latency=latency)
+    return testing.echo_worker_provider(latency=latency)
 
 
 def _world(root: Path, rows: int) -> tuple[Path, Path, Path, Path]:
-    project, home, state = root / "project", root / "home", root / "state"
-    agents_dir = project / ".claude" / "agents"
-    agents_dir.mkdir(parents=True, exist_ok=True)
-    home.mkdir(parents=True, exist_ok=True)
-    (project / ".git").mkdir(exist_ok=True)
-    (agents_dir / "bench-worker.md").write_text(
-        "---\nname: bench-worker\ndescription: Calls Echo nine times, then complete_task.\n"
-        f"tools: Echo, {COMPLETE_TASK}\n---\n\nYou are a benchmark agent.\n"
-    )
+    project, home, state = testing.echo_worker_project(root)
     table = root / "rows.csv"
     table.write_text("n\n" + "".join(f"{i}\n" for i in range(rows)))
     return project, home, state, table
@@ -85,7 +73,7 @@ async def run_job(
     config = RuntimeConfig(state_dir=state, limits=LimitsConfig(**limits))
     spec = JobSpec(
         table,
-        "bench-worker",
+        testing.ECHO_WORKER,
         "Ping nine times: row {n}",
         id_column="n",
         max_concurrency=rows,

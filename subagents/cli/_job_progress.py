@@ -22,7 +22,7 @@ said (the job id, the counts, the output path) for the closing line.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Final, TextIO, final
 
@@ -252,6 +252,22 @@ async def _follow_json(
 
 
 @asynccontextmanager
+async def _following(
+    follow: Callable[[Subscription, JobWatch, Any], Awaitable[None]],
+    subscription: Subscription,
+    watch: JobWatch,
+    out: Any,
+) -> AsyncIterator[None]:
+    """Run ``follow(subscription, watch, out)`` while the body runs; stop it after."""
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(follow, subscription, watch, out)
+        try:
+            yield
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
 async def open_job_progress(
     mode: str, bus: Bus, out: TextIO, console: Console, *, threaded: bool = True
 ) -> AsyncIterator[JobWatch]:
@@ -269,12 +285,8 @@ async def open_job_progress(
             max_block=DEFAULT_JSON_MAX_BLOCK,
         ) as subscription:
             try:
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(_follow_json, subscription, watch, writer)
-                    try:
-                        yield watch
-                    finally:
-                        nursery.cancel_scope.cancel()
+                async with _following(_follow_json, subscription, watch, writer):
+                    yield watch
             finally:
                 for event in _drain(subscription):
                     watch.handle(event)
@@ -287,12 +299,8 @@ async def open_job_progress(
             bar = _bar(console)
             with bar:
                 try:
-                    async with trio.open_nursery() as nursery:
-                        nursery.start_soon(_follow_bar, subscription, watch, bar)
-                        try:
-                            yield watch
-                        finally:
-                            nursery.cancel_scope.cancel()
+                    async with _following(_follow_bar, subscription, watch, bar):
+                        yield watch
                 finally:
                     for event in _drain(subscription):
                         watch.handle(event)
@@ -306,12 +314,8 @@ async def open_job_progress(
             return
         sink = LineSink(out, threaded=threaded)
         try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(_follow_plain, subscription, watch, sink)
-                try:
-                    yield watch
-                finally:
-                    nursery.cancel_scope.cancel()
+            async with _following(_follow_plain, subscription, watch, sink):
+                yield watch
         finally:
             sink.flush_pending()
             lines = []

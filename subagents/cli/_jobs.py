@@ -510,16 +510,26 @@ def _list_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show_command(args: argparse.Namespace) -> int:
-    folder, code = _state_dir("jobs show", args)
+def _one_job(
+    command: str, args: argparse.Namespace, act: Callable[[Path, str], JobInfo]
+) -> tuple[JobInfo | None, int]:
+    """``act(state dir, job id)``'s job, or ``None`` and the exit code of its one-line error
+    (an unknown job is a usage error)."""
+    folder, code = _state_dir(command, args)
     if folder is None:
-        return code
+        return None, code
     try:
-        info = show_job(folder, args.job_id)
+        return act(folder, args.job_id), 0
     except UnknownJob as exc:
-        return fail("jobs show", one_line(exc), _USAGE)
+        return None, fail(command, one_line(exc), _USAGE)
     except (SubagentsError, OSError) as exc:
-        return fail("jobs show", one_line(exc), 1)
+        return None, fail(command, one_line(exc), 1)
+
+
+def _show_command(args: argparse.Namespace) -> int:
+    info, code = _one_job("jobs show", args, show_job)
+    if info is None:
+        return code
     if args.json:
         _print_json(_info_object(info))
         return 0
@@ -544,15 +554,9 @@ def _show_command(args: argparse.Namespace) -> int:
 
 
 def _cancel_command(args: argparse.Namespace) -> int:
-    folder, code = _state_dir("jobs cancel", args)
-    if folder is None:
+    info, code = _one_job("jobs cancel", args, cancel_job)
+    if info is None:
         return code
-    try:
-        info = cancel_job(folder, args.job_id)
-    except UnknownJob as exc:
-        return fail("jobs cancel", one_line(exc), _USAGE)
-    except (SubagentsError, OSError) as exc:
-        return fail("jobs cancel", one_line(exc), 1)
     shown = visible(info.job_id)
     if info.status == "completed":
         print(f"job {shown} had already completed; nothing to cancel")

@@ -35,7 +35,8 @@ the wire objects.
 values; :func:`tool_loop` is a policy that calls one tool for a number of
 turns and then answers; :class:`RecordingPolicy` keeps what each request
 showed the model. :class:`EchoTool` is a read-only tool that answers at once
-(the benchmarks' ``Echo``).
+(the benchmarks' ``Echo``), :data:`ECHO_WORKER` the agent type that calls it nine
+times (:func:`echo_worker_project` writes it, :func:`echo_worker_provider` plays it).
 
 **Property tests of a runtime** (the kit our own stateful tests use; the
 strategies need Hypothesis, imported only when a strategy is called):
@@ -93,7 +94,14 @@ from __future__ import annotations
 import typing
 import warnings
 
-from subagents.testing._echo import EchoArgs, EchoTool
+from subagents.testing._echo import (
+    ECHO_WORKER,
+    ECHO_WORKER_TURNS,
+    EchoArgs,
+    EchoTool,
+    echo_worker_project,
+    echo_worker_provider,
+)
 from subagents.testing._invariants import InvariantChecker
 from subagents.testing._loopback import LoopbackAnthropic, open_loopback_anthropic
 from subagents.testing._ops import (
@@ -173,8 +181,12 @@ __all__ = [
     "faults",
     "operations",
     # the loopback server and scripted policies
+    "ECHO_WORKER",
+    "ECHO_WORKER_TURNS",
     "EchoArgs",
     "EchoTool",
+    "echo_worker_provider",
+    "echo_worker_project",
     "DEFAULT_TEST_MODEL",
     "Disconnect",
     "ErrorReply",
