@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import select
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import attrs
+import msgspec
 import trio
 
 from subagents.actors import Event
 from subagents.jobs import RowOutcome, RowRequest
+from subagents.jobs._state import JobDatabase
 
 #: What an attempt ends with: ("completed", result_json) or ("failed", error, transient).
 Answer = tuple[str, str] | tuple[str, str, bool]
@@ -96,3 +100,25 @@ class ScriptedBackend:
 def write_csv(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def read_event(process: subprocess.Popen[bytes], deadline: float) -> dict[str, object]:
+    """The next JSON line a job's process writes, by ``deadline`` (``time.monotonic``)."""
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], max(deadline - time.monotonic(), 0))
+    if not ready:
+        raise AssertionError("the job did not report in time")
+    line = process.stdout.readline()
+    if not line:
+        raise AssertionError(f"the job ended early (exit {process.wait()})")
+    event: dict[str, object] = msgspec.json.decode(line)
+    return event
+
+
+def completed_items(database: Path) -> set[str]:
+    """The item ids a job's database holds as completed."""
+    db = JobDatabase(database, readonly=True)
+    try:
+        return {item.item_id for item in db.items("completed")}
+    finally:
+        db.close()

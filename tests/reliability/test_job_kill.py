@@ -13,46 +13,24 @@ from __future__ import annotations
 
 import csv
 import os
-import select
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import msgspec
 import pytest
 import trio
 
 from subagents.jobs import JobLocked, show_job
-from subagents.jobs._state import DATABASE_NAME, JobDatabase
+from subagents.jobs._state import DATABASE_NAME
 from subagents.runtime import ModelRequest, Reply, RuntimeConfig, ScriptedProvider, open_runtime
+from tests.jobs.helpers import completed_items, read_event
 
 HARNESS = Path(__file__).with_name("job_crash.py")
 ROWS = 120
 #: Bound on the child reaching the state the kill interrupts.
 TIMEOUT = 60.0
-
-
-def _read_event(process: subprocess.Popen[bytes], deadline: float) -> dict[str, object]:
-    assert process.stdout is not None
-    remaining = deadline - time.monotonic()
-    ready, _, _ = select.select([process.stdout], [], [], max(remaining, 0))
-    if not ready:
-        raise AssertionError("the job did not report in time")
-    line = process.stdout.readline()
-    if not line:
-        raise AssertionError(f"the job ended early (exit {process.wait()})")
-    event: dict[str, object] = msgspec.json.decode(line)
-    return event
-
-
-def _completed(database: Path) -> set[str]:
-    db = JobDatabase(database, readonly=True)
-    try:
-        return {item.item_id for item in db.items("completed")}
-    finally:
-        db.close()
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
@@ -70,12 +48,12 @@ def test_a_job_killed_mid_run_resumes_without_redoing_or_losing_a_row(tmp_path: 
     )
     try:
         deadline = time.monotonic() + TIMEOUT
-        started = _read_event(process, deadline)
+        started = read_event(process, deadline)
         assert started["type"] == "job_started"
         job_id = str(started["job_id"])
         reported: set[str] = set()
         while len(reported) < 10:
-            event = _read_event(process, deadline)
+            event = read_event(process, deadline)
             assert event["type"] == "job_row_finished"
             reported.add(str(event["item_id"]))
 
@@ -94,7 +72,7 @@ def test_a_job_killed_mid_run_resumes_without_redoing_or_losing_a_row(tmp_path: 
     assert process.returncode == -signal.SIGKILL
 
     folder = state / "jobs" / job_id
-    done_before = _completed(folder / DATABASE_NAME)
+    done_before = completed_items(folder / DATABASE_NAME)
     assert reported <= done_before  # a row reported done was committed first
     assert len(done_before) < ROWS  # the kill came mid-job
     info = show_job(state / "jobs", job_id)

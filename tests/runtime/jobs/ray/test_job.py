@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import functools
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -20,13 +19,12 @@ import time
 from pathlib import Path
 from types import ModuleType
 
-import msgspec
 import pytest
 import trio
 
 from subagents.actors import Bus
 from subagents.jobs import JobSpec, RowFinished, show_job
-from subagents.jobs._state import DATABASE_NAME, JobDatabase
+from subagents.jobs._state import DATABASE_NAME
 from subagents.runtime import (
     RayBackend,
     RayOptions,
@@ -34,6 +32,7 @@ from subagents.runtime import (
     ScriptedProvider,
     open_runtime,
 )
+from tests.jobs.helpers import completed_items, read_event
 from tests.runtime.jobs.ray import rows
 
 pytestmark = pytest.mark.timeout(180)
@@ -84,26 +83,6 @@ async def test_a_job_on_ray_writes_its_whole_output(
     assert len(finished) == 30
 
 
-def _read_event(process: subprocess.Popen[bytes], deadline: float) -> dict[str, object]:
-    assert process.stdout is not None
-    ready, _, _ = select.select([process.stdout], [], [], max(deadline - time.monotonic(), 0))
-    if not ready:
-        raise AssertionError("the job did not report in time")
-    line = process.stdout.readline()
-    if not line:
-        raise AssertionError(f"the job ended early (exit {process.wait()})")
-    event: dict[str, object] = msgspec.json.decode(line)
-    return event
-
-
-def _completed(database: Path) -> set[str]:
-    db = JobDatabase(database, readonly=True)
-    try:
-        return {item.item_id for item in db.items("completed")}
-    finally:
-        db.close()
-
-
 def test_the_driver_killed_mid_job_resumes_from_sqlite_on_ray(
     ray_cluster: ModuleType, tmp_path: Path
 ) -> None:
@@ -119,12 +98,12 @@ def test_the_driver_killed_mid_job_resumes_from_sqlite_on_ray(
     )
     try:
         deadline = time.monotonic() + TIMEOUT
-        started = _read_event(process, deadline)
+        started = read_event(process, deadline)
         assert started["type"] == "job_started"
         job_id = str(started["job_id"])
         reported: set[str] = set()
         while len(reported) < 10:
-            event = _read_event(process, deadline)
+            event = read_event(process, deadline)
             assert event["type"] == "job_row_finished"
             reported.add(str(event["item_id"]))
     finally:
@@ -132,7 +111,7 @@ def test_the_driver_killed_mid_job_resumes_from_sqlite_on_ray(
         process.wait()
     assert process.returncode == -signal.SIGKILL
 
-    done_before = _completed(state / "jobs" / job_id / DATABASE_NAME)
+    done_before = completed_items(state / "jobs" / job_id / DATABASE_NAME)
     assert reported <= done_before
     assert len(done_before) < ROWS
     assert show_job(state / "jobs", job_id).status == "interrupted"
