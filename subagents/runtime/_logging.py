@@ -256,10 +256,10 @@ def _json_line(event: dict[str, Any]) -> bytes:
     (``ensure_ascii``) for a line holding anything outside ASCII, so no character in a
     log line can reorder or hide what a terminal shows of it (bidi controls and the like)."""
     try:
-        line = _LINE_ENCODER.encode(event)
-    except (TypeError, ValueError, OverflowError):  # what msgspec will not encode
-        line = b"\x80"
-    if line.isascii():
+        line: bytes | None = _LINE_ENCODER.encode(event)
+    except (msgspec.EncodeError, TypeError, ValueError, OverflowError):  # not for msgspec
+        line = None
+    if line is not None and line.isascii():
         return line + b"\n"
     return json.dumps(event, ensure_ascii=True, default=str).encode("ascii") + b"\n"
 

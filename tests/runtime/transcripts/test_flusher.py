@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -270,8 +271,8 @@ class _ReleasingEvent:
         self.done.set()
 
 
-async def test_a_writer_closed_while_its_file_is_being_made_waits_for_it(tmp_path: Path) -> None:
-    path = tmp_path / "a1.jsonl"
+def _gated_opener() -> tuple[threading.Event, threading.Event, Callable[[Path], TranscriptFile]]:
+    """An opener that says it ``started``, then waits (30 s at most) for ``gate``."""
     started, gate = threading.Event(), threading.Event()
 
     def slow(p: Path) -> TranscriptFile:
@@ -279,6 +280,12 @@ async def test_a_writer_closed_while_its_file_is_being_made_waits_for_it(tmp_pat
         gate.wait(30)
         return open_append(p)
 
+    return started, gate, slow
+
+
+async def test_a_writer_closed_while_its_file_is_being_made_waits_for_it(tmp_path: Path) -> None:
+    path = tmp_path / "a1.jsonl"
+    started, gate, slow = _gated_opener()
     flusher = TranscriptFlusher()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(flusher.run)
@@ -301,13 +308,7 @@ async def test_a_writer_closed_while_its_file_is_being_made_waits_for_it(tmp_pat
 async def test_a_writer_the_worker_has_not_reached_makes_its_file_itself(tmp_path: Path) -> None:
     """No wait on a worker that may not run yet (it waits for a thread slot in the Trio
     thread): the writer takes its file from the batch and the worker skips it."""
-    started, gate = threading.Event(), threading.Event()
-
-    def slow(p: Path) -> TranscriptFile:
-        started.set()
-        gate.wait(30)
-        return open_append(p)
-
+    started, gate, slow = _gated_opener()
     flusher = TranscriptFlusher()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(flusher.run)
