@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from subagents._file_lock import try_lock
+from subagents._file_lock import FORK_WINDOW_SECONDS, try_lock
 from subagents.jobs._exceptions import JobError, JobLocked
 
 __all__ = ["LOCK_NAME", "hold_job_lock", "job_lock_holder"]
@@ -48,7 +48,7 @@ def hold_job_lock(folder: Path, job_id: str) -> Iterator[None]:
             "Check that the state directory is writable (and the file is not a link)."
         ) from exc
     try:
-        if not try_lock(fd):
+        if not try_lock(fd, wait=FORK_WINDOW_SECONDS):
             raise JobLocked(job_id, path, _holder(fd))
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)

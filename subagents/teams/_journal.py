@@ -30,6 +30,7 @@ from typing import Final, final
 import attrs
 import msgspec
 
+from subagents._file_lock import FORK_WINDOW_SECONDS, try_lock
 from subagents.teams._exceptions import BoardInUse, BoardWriteError
 from subagents.teams._task import Task
 
@@ -121,6 +122,15 @@ def _read(data: bytes, path: str) -> tuple[dict[str, Task], int, int, list[str],
     return tasks, next_id, lines, skipped, good
 
 
+def _lock(fd: int) -> bool:
+    """Lock the journal ``fd`` for this board; whether it was free (closed on an error)."""
+    try:
+        return try_lock(fd, wait=FORK_WINDOW_SECONDS)
+    except OSError:
+        os.close(fd)
+        raise
+
+
 @final
 class Journal:
     """An open, locked journal file. Its methods block: call them in a worker thread."""
@@ -140,11 +150,10 @@ class Journal:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             raise BoardWriteError(str(path), exc) from exc
+        if not _lock(fd):
+            os.close(fd)
+            raise BoardInUse(str(path))
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise BoardInUse(str(path)) from None
             with open(fd, "rb", closefd=False) as reader:
                 data = reader.read()
             tasks, next_id, lines, skipped, good = _read(data, str(path))

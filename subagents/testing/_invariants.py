@@ -1,10 +1,12 @@
 """The invariant checker our own stateful tests use, for property tests of any runtime setup.
 
 Re-exported by :mod:`subagents.testing`. Feed an :class:`InvariantChecker`
-every bus event as it is published (:meth:`InvariantChecker.follow` on a
-lossless subscription opened before the runtime, so the last events of its
-exit are seen too), and the runtime's statistics when you like; it records a
-violation for anything that breaks the runtime's promises:
+every bus event as it is published (:meth:`InvariantChecker.listen` to the bus
+before the runtime opens, so the last events of its exit are seen too; or
+:meth:`InvariantChecker.follow` on a lossless subscription, which reads each
+transcript when it gets to the event, so only where it cannot fall behind), and
+the runtime's statistics when you like; it records a violation for anything that
+breaks the runtime's promises:
 
 - slots: the live agents counted from the events never go below zero or over
   ``max_threads``, and the kernel's own count stays within the same bounds;
@@ -36,9 +38,11 @@ import attrs
 from subagents._exceptions import SubagentsError
 from subagents.actors import (
     AgentSpawned,
+    Bus,
     Event,
     IllegalTransition,
     Lagged,
+    Listener,
     Running,
     Status,
     StatusChanged,
@@ -131,8 +135,20 @@ class InvariantChecker:
         elif isinstance(event, HookFired):
             self._hook(event)
 
+    def listen(self, bus: Bus) -> Listener:
+        """Check every event ``bus`` publishes from now on, as it is published; close the
+        returned handle (or use it as a context manager) to stop.
+
+        The transcripts are read at the moment each event describes. A subscription is
+        read later, by a task that falls behind on a loaded machine: by then the agent
+        may have written its next run's result, which a late spawn event would count as
+        there before the run, and the run would seem to have written none.
+        """
+        return bus.listen(self.handle)
+
     async def follow(self, subscription: Subscription) -> None:
-        """Check every event of ``subscription`` until it is closed and drained."""
+        """Check every event of ``subscription`` until it is closed and drained (see
+        :meth:`listen`: only where the reader cannot fall behind the runtime)."""
         async for event in subscription:
             self.handle(event)
 

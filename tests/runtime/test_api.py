@@ -5,8 +5,11 @@ from __future__ import annotations
 import pickle
 import types
 
+import jsonschema.validators
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import subagents.runtime as runtime
 import subagents.testing as testing
@@ -31,6 +34,7 @@ from subagents.runtime import (
     complete_task_tool,
     provider_error,
 )
+from subagents.runtime._complete_task import Completion
 from tests.runtime.helpers import REPORT_SCHEMA, definition
 
 
@@ -191,6 +195,29 @@ def test_complete_task_without_an_output_schema_takes_a_result_text() -> None:
     assert tool.spec["input_schema"]["required"] == ["result"]
     assert tool.check({"result": "all done"}).text == "all done"  # type: ignore[union-attr]
     assert "'result' is a required property" in str(tool.check({}))
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=5,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["result", "Result", "other", ""]), _JSON_VALUES))
+def test_complete_task_without_a_schema_accepts_exactly_what_its_schema_accepts(
+    arguments: dict[str, object],
+) -> None:
+    """The check answers a plain ``result`` string without the validator (every agent's
+    last call): it must accept what the schema accepts, and nothing else."""
+    tool = complete_task_tool(None)
+    valid = jsonschema.validators.validator_for(tool.schema)(tool.schema).is_valid(arguments)
+    checked = tool.check(arguments)
+    assert isinstance(checked, Completion) is valid
+    if isinstance(checked, Completion):
+        assert checked.text == arguments["result"]
+        assert checked.output is None
 
 
 def test_an_invalid_output_schema_is_refused_when_the_tool_is_built() -> None:

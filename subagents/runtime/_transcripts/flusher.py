@@ -17,10 +17,14 @@ Trio thread it stalls every agent: 1,000 agents ending together waited for
 flusher's task makes with those of every result of the same pass, at once, in
 worker threads (the file system commits them together: about 0.2 ms each
 instead of 3 ms on this machine's disk). The wait is shielded, so the result is
-on disk before the caller goes on, however it is cancelled. Under a virtual
-clock (``trio.testing.MockClock``), where waiting for a thread would let the
-clock jump, and when the task is not running, the ``fsync`` is made at once, in
-the caller's thread.
+on disk before the caller goes on, however it is cancelled. The calls are made by
+a helper process (:mod:`~subagents.runtime._transcripts.syncer`), started at the
+first ``fsync``: made in worker threads of this process they cost more CPU than
+the turn, in hand-overs of the GIL. Until the helper is up, where it cannot run,
+or once it has failed, they are made in worker threads. Under a virtual clock
+(``trio.testing.MockClock``), where waiting for a process or a thread would let
+the clock jump, and when the task is not running, the ``fsync`` is made at once,
+in the caller's thread.
 
 **New files.** Creating a file costs more than writing a line (73 us of CPU, and
 up to half a millisecond while other agents' ``fsync`` calls hold the file
@@ -49,6 +53,7 @@ from typing import Final, Protocol, final
 import trio
 
 from subagents.runtime._exceptions import TranscriptError
+from subagents.runtime._transcripts.syncer import SyncHelper, helper_available
 
 __all__ = ["OPEN_WAIT_SECONDS", "Flushable", "Flusher", "Openable", "TranscriptFlusher"]
 
@@ -89,20 +94,30 @@ class TranscriptFlusher:
 
     __slots__ = (
         "_batch",
+        "_helper",
+        "_helper_ready",
+        "_helper_state",
         "_lot",
         "_open_lot",
         "_opens",
         "_pending",
         "_running",
         "_syncs",
+        "_use_helper",
         "_waiting",
         "opened_files",
         "passes",
         "synced",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, *, helper: bool = True) -> None:
         self._lot = trio.lowlevel.ParkingLot()
+        # The fsync helper process: "unused" until the first fsync asks for it, then
+        # "starting", "up" or "failed" (for good: the worker threads do the rest).
+        self._use_helper = helper and helper_available()
+        self._helper: SyncHelper | None = None
+        self._helper_state = "unused" if self._use_helper else "failed"
+        self._helper_ready = trio.Event()
         # New files are made by a task of their own, so that no line held back waits
         # for a worker thread that makes files.
         self._open_lot = trio.lowlevel.ParkingLot()
@@ -237,11 +252,67 @@ class TranscriptFlusher:
         if waiting.error is not None:
             raise waiting.error
 
-    async def _sync_all(self) -> None:
+    async def _sync_all(self, nursery: trio.Nursery) -> None:
         syncs, self._syncs = self._syncs, {}
         if not syncs:
             return
+        if self._helper_state == "unused":
+            self._helper_state = "starting"
+            nursery.start_soon(self._run_helper, name="subagents fsync helper")
+        helper = self._helper
+        if helper is not None:
+            with trio.CancelScope(shield=True):  # the callers wait, shielded, for every one
+                try:
+                    codes = await helper.fsync_all(list(syncs))
+                except OSError as exc:
+                    # A descriptor that is not open cannot be handed over (EBADF): that
+                    # batch is the threads' (where its fsync fails as it would here).
+                    if exc.errno != errno.EBADF:
+                        self._give_up_helper(nursery)
+                else:
+                    for waiting, code in zip(syncs.values(), codes, strict=True):
+                        if code:
+                            waiting.error = OSError(code, os.strerror(code))
+                        self.synced += 1
+                        waiting.done.set()
+                    return
+        # No helper (yet): worker threads. After a helper failed mid-batch which of its
+        # files it synced is unknown, so all of them are synced again here.
+        await self._sync_in_threads(syncs)
 
+    async def _run_helper(self) -> None:
+        """Start the fsync helper; the batches after it is up use it."""
+        try:
+            self._helper = await SyncHelper.start()
+        except OSError:
+            self._helper_state = "failed"
+        else:
+            self._helper_state = "up"
+        finally:
+            self._helper_ready.set()
+
+    def _give_up_helper(self, nursery: trio.Nursery) -> None:
+        helper, self._helper = self._helper, None
+        self._helper_state = "failed"
+        if helper is not None:
+            nursery.start_soon(helper.aclose, name="subagents fsync helper, ending")
+
+    async def helper_up(self) -> bool:
+        """Wait until the fsync helper has started or failed to (tests); whether it is up.
+
+        Returns at once when it was never asked for.
+        """
+        if self._helper_state in ("starting", "up"):
+            with trio.fail_after(30):
+                await self._helper_ready.wait()
+        return self._helper is not None
+
+    @property
+    def helper_pid(self) -> int | None:
+        """The fsync helper's process id while it runs."""
+        return None if self._helper is None else self._helper.pid
+
+    async def _sync_in_threads(self, syncs: dict[int, _Sync]) -> None:
         async def one(fd: int, waiting: _Sync) -> None:
             try:
                 await trio.to_thread.run_sync(os.fsync, fd)
@@ -278,13 +349,22 @@ class TranscriptFlusher:
                     if self._idle():
                         await self._lot.park()
                     self.flush()
-                    await self._sync_all()
+                    await self._sync_all(nursery)
                 nursery.cancel_scope.cancel()
         finally:
             self._running = False
             self._open_now()
             self.flush()
             self._sync_now()
+            await self._end_helper()
+
+    async def _end_helper(self) -> None:
+        helper, self._helper = self._helper, None
+        if self._helper_state in ("unused", "starting"):  # a start cut short: never again
+            self._helper_state = "failed"
+        self._helper_ready.set()
+        if helper is not None:
+            await helper.aclose()
 
     def _sync_now(self) -> None:
         """The flusher stops: the results still waiting are synced here, at once."""

@@ -24,7 +24,7 @@ import io
 import os
 from pathlib import Path
 
-from subagents._file_lock import try_lock
+from subagents._file_lock import FORK_WINDOW_SECONDS, try_lock
 from subagents.runtime._exceptions import HOST, AgentInUse, TranscriptError, TranscriptNotFound
 from subagents.runtime._transcripts.file import TranscriptFile
 from subagents.runtime._transcripts.load import load_transcript
@@ -43,7 +43,7 @@ def lock_file(file: TranscriptFile, path: Path) -> None:
     Raises ``BlockingIOError`` (``EAGAIN``), an ``OSError``, so a writer
     treats a transcript held elsewhere as a file it cannot write.
     """
-    if not try_lock(file.fileno()):
+    if not try_lock(file.fileno(), wait=FORK_WINDOW_SECONDS):
         file.close()
         raise BlockingIOError(
             errno.EAGAIN, "the transcript is locked: the agent runs in another runtime", str(path)
@@ -96,7 +96,7 @@ def claim_transcript(path: Path, agent_id: str) -> io.FileIO:
 
 def _check_claim(fd: int, path: Path, agent_id: str) -> TranscriptError | AgentInUse | None:
     """Lock the open transcript ``fd``; the error to raise when that fails or it was removed."""
-    if not try_lock(fd):
+    if not try_lock(fd, wait=FORK_WINDOW_SECONDS):
         return _in_use(path, agent_id)
     here = os.fstat(fd)
     try:

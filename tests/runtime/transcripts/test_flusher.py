@@ -427,7 +427,9 @@ async def test_the_results_of_one_pass_are_fsynced_together_in_worker_threads(
         real(fd)
 
     monkeypatch.setattr(os, "fsync", recording)
-    flusher = TranscriptFlusher()
+    flusher = TranscriptFlusher(
+        helper=False
+    )  # the worker threads (the helper's own tests: test_syncer.py)
     files = [open_append(tmp_path / f"a{i}.jsonl") for i in range(3)]
     async with trio.open_nursery() as nursery:
         nursery.start_soon(flusher.run)
@@ -482,11 +484,12 @@ async def test_in_a_runtime_results_are_fsynced_by_the_flusher_before_the_status
         assert rt.services.flusher.synced == 3
 
 
-async def test_a_close_fsyncs_its_closed_line_in_a_worker_thread_before_it_returns(
+async def test_a_close_fsyncs_its_closed_line_off_the_trio_thread_before_it_returns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A job closes an agent per row: each close once waited for its own fsync in the Trio
-    thread. The line is still on disk (fsync-ed) before ``close`` returns."""
+    thread. The line is still on disk (fsync-ed, by the flusher's helper process or a
+    worker thread) before ``close`` returns."""
     world = World(tmp_path)
     provider = ScriptedProvider([testing.say("done")])
     async with world.open(provider) as rt:
@@ -501,8 +504,9 @@ async def test_a_close_fsyncs_its_closed_line_in_a_worker_thread_before_it_retur
             real(fd)
 
         monkeypatch.setattr(os, "fsync", recording)
+        before = rt.services.flusher.synced
         await rt.close(handle.agent_id)
-        assert synced  # before close returned
+        assert rt.services.flusher.synced == before + 1  # before close returned
         assert trio_thread not in synced
         path = rt.transcript_path(handle.agent_id)
         assert path is not None

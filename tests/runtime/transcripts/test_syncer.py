@@ -1,0 +1,266 @@
+"""Results ``fsync``-ed by a helper process (issue 17).
+
+Made in worker threads, the ``fsync`` calls cost more CPU than the turn they
+protect, in hand-overs of the GIL. These tests hold the helper to what the
+threads guaranteed: the file is synced (in another process, never in ours), an
+error comes back as the caller's, a helper that dies is replaced by the threads
+without losing a sync, and the helper never outlives its flusher or its process.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from subagents import testing
+from subagents.actors import Completed
+from subagents.runtime import ScriptedProvider, load_transcript
+from subagents.runtime._transcripts.file import open_append
+from subagents.runtime._transcripts.flusher import TranscriptFlusher
+from subagents.runtime._transcripts.syncer import SyncHelper, helper_available
+from tests.runtime.world import World
+
+pytestmark = pytest.mark.skipif(not helper_available(), reason="no fsync helper on this platform")
+
+
+@pytest.fixture
+def fsync_in_this_process(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every ``os.fsync`` made in this process, recorded (and still made)."""
+    calls: list[int] = []
+    real = os.fsync
+
+    def recording(fd: int) -> None:
+        calls.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", recording)
+    return calls
+
+
+async def _gone(pid: int) -> None:
+    """Wait (at most 10 s) until process ``pid`` has ended, without polling."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        with trio.fail_after(10):
+            await trio.lowlevel.wait_readable(pidfd)
+    finally:
+        os.close(pidfd)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_the_helper_syncs_files_in_its_own_process(
+    tmp_path: Path, fsync_in_this_process: list[int]
+) -> None:
+    files = [open_append(tmp_path / f"a{i}.jsonl") for i in range(3)]
+    for file in files:
+        file.write(b'{"line": 1}\n')
+    helper = await SyncHelper.start()
+    try:
+        assert helper.pid != os.getpid()
+        assert await helper.fsync_all([f.fileno() for f in files]) == [0, 0, 0]
+        assert helper.synced == 3
+    finally:
+        await helper.aclose()
+        for file in files:
+            file.close()
+    assert fsync_in_this_process == []  # made by the helper, not here
+    assert not _alive(helper.pid)  # ended and reaped
+
+
+async def test_an_fsync_that_fails_comes_back_as_its_errno(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()  # a pipe cannot be fsync-ed: EINVAL
+    file = open_append(tmp_path / "a.jsonl")
+    helper = await SyncHelper.start()
+    try:
+        assert await helper.fsync_all([write_end, file.fileno()]) == [errno.EINVAL, 0]
+    finally:
+        await helper.aclose()
+        os.close(read_end)
+        os.close(write_end)
+        file.close()
+
+
+async def test_a_descriptor_that_is_not_open_is_refused_and_the_helper_goes_on(
+    tmp_path: Path,
+) -> None:
+    file = open_append(tmp_path / "a.jsonl")
+    helper = await SyncHelper.start()
+    try:
+        with pytest.raises(OSError, match="Bad file descriptor") as caught:
+            await helper.fsync_all([987_654])
+        assert caught.value.errno == errno.EBADF
+        assert await helper.fsync_all([file.fileno()]) == [0]
+    finally:
+        await helper.aclose()
+        file.close()
+
+
+async def test_a_batch_larger_than_one_message_is_synced_whole(tmp_path: Path) -> None:
+    files = [open_append(tmp_path / f"a{i}.jsonl") for i in range(260)]  # two messages
+    helper = await SyncHelper.start()
+    try:
+        assert await helper.fsync_all([f.fileno() for f in files]) == [0] * 260
+    finally:
+        await helper.aclose()
+        for file in files:
+            file.close()
+
+
+async def test_the_helper_runs_nothing_from_the_folder_or_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cloned repository is data: a ``socket.py`` in the current folder, or on a
+    ``PYTHONPATH`` it sets, is not what the helper imports."""
+    planted = tmp_path / "repo"
+    planted.mkdir()
+    marker = tmp_path / "ran"
+    for name in ("socket.py", "struct.py", "signal.py"):
+        (planted / name).write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.chdir(planted)
+    monkeypatch.setenv("PYTHONPATH", str(planted))
+    monkeypatch.setenv("PYTHONSTARTUP", str(planted / "socket.py"))
+    file = open_append(tmp_path / "a.jsonl")
+    helper = await SyncHelper.start()
+    try:
+        assert await helper.fsync_all([file.fileno()]) == [0]
+    finally:
+        await helper.aclose()
+        file.close()
+    assert not marker.exists()
+
+
+_OWNER = textwrap.dedent(
+    """
+    import sys, trio
+    from subagents.runtime._transcripts.syncer import SyncHelper
+
+    async def main():
+        helper = await SyncHelper.start()
+        print(helper.pid, flush=True)
+        await trio.sleep_forever()
+
+    trio.run(main)
+    """
+)
+
+
+async def test_the_helper_ends_when_its_owner_is_killed() -> None:
+    """``kill -9`` leaves no helper behind: its socket closes and it ends."""
+    owner = subprocess.Popen(
+        [sys.executable, "-c", _OWNER],
+        stdout=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parents[3],
+    )
+    try:
+        assert owner.stdout is not None
+        with trio.fail_after(30):
+            line = await trio.to_thread.run_sync(owner.stdout.readline)
+        pid = int(line)
+        assert _alive(pid)
+    finally:
+        owner.kill()
+        owner.wait()
+    await _gone(pid)
+
+
+async def test_a_flusher_hands_its_results_to_the_helper_once_it_is_up(
+    tmp_path: Path, fsync_in_this_process: list[int]
+) -> None:
+    flusher = TranscriptFlusher()
+    files = [open_append(tmp_path / f"a{i}.jsonl") for i in range(3)]
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        await flusher.sync(files[0].fileno())  # the first: worker threads, helper starting
+        assert await flusher.helper_up()
+        pid = flusher.helper_pid
+        assert pid is not None
+        async with trio.open_nursery() as waiters:
+            for file in files[1:]:
+                waiters.start_soon(flusher.sync, file.fileno())
+        flusher.stop()
+    assert fsync_in_this_process == [files[0].fileno()]
+    assert flusher.synced == 3
+    assert flusher.helper_pid is None
+    assert not _alive(pid)  # stopped with its flusher
+    for file in files:
+        file.close()
+
+
+async def test_a_helper_that_dies_is_replaced_by_threads_and_no_sync_is_lost(
+    tmp_path: Path, fsync_in_this_process: list[int]
+) -> None:
+    flusher = TranscriptFlusher()
+    first, second = open_append(tmp_path / "a.jsonl"), open_append(tmp_path / "b.jsonl")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        await flusher.sync(first.fileno())
+        assert await flusher.helper_up()
+        pid = flusher.helper_pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        await _gone(pid)
+        await flusher.sync(second.fileno())  # the helper is gone: the threads make it
+        assert flusher.helper_pid is None
+        flusher.stop()
+    assert fsync_in_this_process == [first.fileno(), second.fileno()]
+    first.close()
+    second.close()
+
+
+async def test_a_flusher_told_not_to_use_a_helper_never_starts_one(tmp_path: Path) -> None:
+    flusher = TranscriptFlusher(helper=False)
+    file = open_append(tmp_path / "a.jsonl")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        for _ in range(2):
+            await flusher.sync(file.fileno())
+        assert not await flusher.helper_up()
+        flusher.stop()
+    assert flusher.synced == 2
+    file.close()
+
+
+async def test_in_a_runtime_results_are_synced_by_the_helper_before_the_status(
+    tmp_path: Path, fsync_in_this_process: list[int]
+) -> None:
+    world = World(tmp_path)
+    provider = ScriptedProvider(lambda request: testing.say("done"))
+    async with world.open(provider) as rt:
+        flusher = rt.services.flusher
+        first = await rt.spawn("general-purpose", "work")
+        await rt.wait([first.agent_id], timeout=30)
+        assert await flusher.helper_up()
+        before = list(fsync_in_this_process)
+        handles = [await rt.spawn("general-purpose", "work") for _ in range(3)]
+        waited = await rt.wait([h.agent_id for h in handles], timeout=30, mode="all")
+        assert all(isinstance(s, Completed) for s in waited.statuses.values())
+        for handle in handles:
+            path = rt.services.records[handle.agent_id].transcript_file
+            assert path is not None
+            assert load_transcript(path).runs == 1
+        assert fsync_in_this_process == before  # none made in this process
+        pid = flusher.helper_pid
+        assert pid is not None
+    assert not _alive(pid)  # the runtime's close ended it
