@@ -92,6 +92,7 @@ class RunLedger:
             raise
         self.writer = writer
         self._conversation.on_append = writer.append_message
+        self._conversation.on_settle = writer.settling
 
     def begin(self) -> None:
         """An activation begins: no run result yet."""
@@ -198,6 +199,7 @@ class RunLedger:
         if writer is None:
             return
         self._conversation.on_append = None
+        self._conversation.on_settle = None
         writer.close()
         stats = writer.statistics()
         if stats.lines_dropped or stats.in_memory or stats.lines_buffered:

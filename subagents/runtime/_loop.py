@@ -27,12 +27,15 @@ loop builds one request, one assistant message and one result message; events
 are built only when the bus has a subscriber. The runtime's own progress
 tracker hears a turn's facts from a :class:`~._progress.facts.ProgressFeed`
 handed to the loop beside its publisher, called where each event is (or would
-be) published and before it, without an event.
+be) published and before it, without an event. Once a turn's last message is
+in the conversation the loop awaits what :attr:`Conversation.on_settle` returns,
+if anything (the transcript's file still being made), before it announces the
+turn or goes on: a completed turn is on disk first, and no thread waits for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, final
 
@@ -449,6 +452,8 @@ class _Run:
             if self.feed is not None or self.publisher.active:
                 await self._server_calls(response.content)
             if not calls:
+                if (settling := self._settling()) is not None:
+                    await settling
                 if self.feed is not None or self.publisher.active:
                     await self._turn_completed(response, 0)
                 if response.stop_reason == "pause_turn":
@@ -459,6 +464,8 @@ class _Run:
                     return _Outcome(TerminateReason.NO_COMPLETE_TASK_CALL, text=self._last_text)
                 return _Outcome(TerminateReason.GOAL, text=text or self._last_text or "")
             completion = await self._answer(calls, response, grace=False)
+            if (settling := self._settling()) is not None:
+                await settling
             if self.feed is not None or self.publisher.active:
                 await self._turn_completed(response, len(calls))
             if completion is not None:
@@ -499,6 +506,8 @@ class _Run:
                 if text:
                     self._last_text = text
                 completion = await self._answer(calls, response, grace=True) if calls else None
+                if (settling := self._settling()) is not None:
+                    await settling
                 await self._turn_completed(response, len(calls))
                 if completion is not None:
                     label = "completed"
@@ -611,6 +620,12 @@ class _Run:
                     is_error=failed,
                     duration=0.0,
                 )
+
+    def _settling(self) -> Awaitable[object] | None:
+        """What to await before the turn just ended counts as done (``Conversation.on_settle``:
+        the transcript's file being made, so the turn is on disk), or ``None``."""
+        settle = self.conversation.on_settle
+        return None if settle is None else settle()
 
     async def _turn_completed(self, response: ModelResponse, calls: int) -> None:
         if self.feed is not None:

@@ -13,7 +13,7 @@ added (the runtime writes each one to the agent's transcript there).
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal, final, overload
 
 import msgspec
@@ -181,15 +181,19 @@ class Conversation:
     :attr:`turns` counts the agent's own model turns (assistant messages after
     the last fork boundary), which scripted policies use to pick their reply.
     :attr:`on_append`, when set, is called with each message once it is added
-    (not with the messages the conversation was built from).
+    (not with the messages the conversation was built from). :attr:`on_settle`,
+    when set, is called by the agent loop once a turn's last message is added,
+    before the loop goes on: an awaitable it returns is awaited first (the
+    transcript writer's file being made, so that the turn is on disk).
     """
 
-    __slots__ = ("_messages", "_turns", "on_append")
+    __slots__ = ("_messages", "_turns", "on_append", "on_settle")
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self._messages: list[Message] = []
         self._turns = 0
         self.on_append: Callable[[Message], object] | None = None
+        self.on_settle: Callable[[], Awaitable[object] | None] | None = None
         for message in messages:
             self.append(message)
 
@@ -246,7 +250,7 @@ class Conversation:
     def copy(self) -> Conversation:
         """An independent conversation with the same messages (messages are immutable).
 
-        The copy has no :attr:`on_append` observer.
+        The copy has no :attr:`on_append` or :attr:`on_settle` observer.
         """
         return Conversation(self._messages)
 

@@ -275,7 +275,7 @@ async def open_runtime(
         body_error: BaseException | None = None
         async with trio.open_nursery() as nursery:
             follower.attach(bus)
-            nursery.start_soon(services.flusher.run, name="subagents transcripts")
+            await nursery.start(services.flusher.run, name="subagents transcripts")
             try:
                 async with open_supervisor(supervisor_config, bus=bus) as sup:
                     runtime._bind(sup)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final, Protocol, TypeVar
 
-__all__ = ["TranscriptFile", "in_folder", "open_append"]
+__all__ = ["TranscriptFile", "ensure_folder", "forget_folder", "in_folder", "open_append"]
 
 T = TypeVar("T")
 
@@ -54,11 +54,23 @@ def in_folder(path: Path, make: Callable[[], T]) -> T:
             return make()
         except FileNotFoundError:
             _known_folders.discard(folder)
+    ensure_folder(folder)
+    return make()
+
+
+def ensure_folder(folder: Path) -> None:
+    """Make ``folder`` (private to its owner) unless this process made or found it before."""
+    if folder in _known_folders:
+        return
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     if len(_known_folders) >= _KNOWN_FOLDERS_MAX:
         _known_folders.clear()
     _known_folders.add(folder)
-    return make()
+
+
+def forget_folder(folder: Path) -> None:
+    """``folder`` went away: the next file in it makes it again."""
+    _known_folders.discard(folder)
 
 
 def needs_newline(path: Path) -> bool:

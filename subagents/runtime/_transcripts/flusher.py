@@ -26,19 +26,23 @@ or once it has failed, they are made in worker threads. Under a virtual clock
 the clock jump, and when the task is not running, the ``fsync`` is made at once,
 in the caller's thread.
 
-**New files.** Creating a file costs more than writing a line (73 us of CPU, and
-up to half a millisecond while other agents' ``fsync`` calls hold the file
-system's journal), and 1,000 agents spawned in a row made 1,000 of them in the
-Trio thread, one after the other. A new writer asks
-:meth:`TranscriptFlusher.want_open` instead and keeps its first lines in
-memory; a task of the flusher's own makes the files of every writer that asked
-in a pass, together in one worker thread (so no line held back waits for it),
-and each writer then writes its lines with one ``write`` (:meth:`Openable.adopt`).
+**New files.** Creating a file costs more than writing a line (50 us to over a
+millisecond of the file system's time here, serialized in the folder, longer
+while other agents' ``fsync`` calls hold its journal), and 1,000 agents spawned
+in a row made 1,000 of them in the Trio thread, one after the other. A new
+writer asks :meth:`TranscriptFlusher.want_open` instead and keeps its first
+lines in memory; a task of the flusher's own has the files of every writer that
+asked in a pass made together: by the helper process once it is up (which hands
+back the descriptors: no GIL, no Trio thread), else in one worker thread (so no
+line held back waits for them), and each writer then writes its lines with one
+``write`` (:meth:`Openable.adopt`). A turn completed before its file is made
+waits for it in its agent's loop, not in the thread.
 A writer that needs its file at once (a result to ``fsync`` in its own thread, its close) calls
 :meth:`TranscriptFlusher.claim_open`: a file not yet under way is made in the
 caller's thread, one under way is waited for (a few milliseconds; at most
 ``OPEN_WAIT_SECONDS``). :meth:`TranscriptFlusher.opened` waits for it without
-blocking the thread.
+blocking the thread: the agent loop waits so for a turn completed before its
+file is made (``TranscriptWriter.settling``), and a result before its ``fsync``.
 """
 
 from __future__ import annotations
@@ -48,11 +52,14 @@ import errno
 import os
 import sys
 import threading
+from collections.abc import Awaitable
+from pathlib import Path
 from typing import Final, Protocol, final
 
 import trio
 
 from subagents.runtime._exceptions import TranscriptError
+from subagents.runtime._transcripts.file import forget_folder
 from subagents.runtime._transcripts.syncer import SyncHelper, helper_available
 
 __all__ = ["OPEN_WAIT_SECONDS", "Flushable", "Flusher", "Openable", "TranscriptFlusher"]
@@ -70,11 +77,16 @@ class Flushable(Protocol):
 class Openable(Protocol):
     """A writer whose file the flusher makes.
 
-    ``open_file`` runs in a worker thread and touches none of the writer's state
-    (it returns the file or raises ``OSError``); ``adopt`` takes the file, or the
-    error, back in the Trio thread, once.
+    ``helper_path`` is where the helper process may make the file (``None``: not
+    there), and ``from_descriptor`` takes the descriptor it made, in the Trio
+    thread (``None``: make it as usual). ``open_file`` runs in a worker thread and
+    touches none of the writer's state (it returns the file or raises
+    ``OSError``); ``adopt`` takes the file, or the error, back in the Trio thread,
+    once.
     """
 
+    def helper_path(self) -> bytes | None: ...
+    def from_descriptor(self, fd: int, /) -> object | None: ...
     def open_file(self) -> object: ...
     def adopt(self, opened: object, /) -> None: ...
 
@@ -85,6 +97,7 @@ class Flusher(Protocol):
     def want(self, writer: Flushable, /) -> bool: ...
     def want_open(self, writer: Openable, /) -> bool: ...
     def claim_open(self, writer: Openable, /) -> None: ...
+    def opened(self, writer: Openable, /) -> Awaitable[None]: ...
 
 
 @final
@@ -94,9 +107,11 @@ class TranscriptFlusher:
 
     __slots__ = (
         "_batch",
+        "_claimed",
         "_helper",
         "_helper_ready",
         "_helper_state",
+        "_in_helper",
         "_lot",
         "_open_lot",
         "_opens",
@@ -127,6 +142,10 @@ class TranscriptFlusher:
         # The files being made in a worker thread now, and the tasks waiting for one.
         self._batch: _OpenBatch | None = None
         self._waiting: dict[Openable, trio.Event] = {}
+        # The files the helper process is making now, and those of them whose writer
+        # made its file itself meanwhile (claim_open) or gave up waiting (opened).
+        self._in_helper: dict[Openable, None] = {}
+        self._claimed: set[Openable] = set()
         self._running = False
         #: How many results' ``fsync`` calls the task made in worker threads.
         self.synced = 0
@@ -167,6 +186,10 @@ class TranscriptFlusher:
         A batch whose worker thread has not reached the writer yet (or has not
         started: it waits for a thread slot in the Trio thread) leaves it to the caller.
         """
+        if writer in self._in_helper:  # the helper's descriptor is closed when it comes
+            self._claimed.add(writer)
+            self._adopt(writer, _open(writer))
+            return
         batch = self._batch
         if (
             writer not in self._opens
@@ -184,16 +207,33 @@ class TranscriptFlusher:
         self._opens.pop(writer, None)
         self._adopt(writer, _open(writer))
 
-    async def opened(self, writer: Openable) -> None:
-        """Wait, shielded, until ``writer`` has its file, if the flusher is making it."""
+    async def opened(self, writer: Openable, /) -> None:
+        """Wait, shielded, until ``writer`` has its file, if the flusher is making it.
+
+        A file not made within ``OPEN_WAIT_SECONDS`` is given up: the writer takes a
+        ``TimeoutError`` (its disk-error policy), as in :meth:`claim_open`.
+        """
         batch = self._batch
-        if writer not in self._opens and (batch is None or writer not in batch.results):
+        if (
+            writer not in self._opens
+            and writer not in self._in_helper
+            and (batch is None or writer not in batch.results)
+        ):
             return
         event = self._waiting.get(writer)
         if event is None:
             event = self._waiting[writer] = trio.Event()
-        with trio.CancelScope(shield=True):
+        with trio.CancelScope(shield=True), trio.move_on_after(OPEN_WAIT_SECONDS):
             await event.wait()
+        if event.is_set():
+            return
+        if writer in self._opens:  # not handed to a worker thread yet: never made now
+            del self._opens[writer]
+        elif writer in self._in_helper:
+            self._claimed.add(writer)  # closed when the helper's descriptor comes
+        elif (batch := self._batch) is not None and writer in batch.results:
+            batch.gave_up.add(writer)  # closed when the worker thread makes it
+        self._adopt(writer, TimeoutError("making the transcript file took too long"))
 
     def _adopt(self, writer: Openable, opened: object) -> None:
         writer.adopt(opened)
@@ -201,10 +241,16 @@ class TranscriptFlusher:
         if event is not None:
             event.set()
 
-    async def _open_all(self) -> None:
+    async def _open_all(self, nursery: trio.Nursery) -> None:
         opens, self._opens = self._opens, {}
         if not opens:
             return
+        if self._helper_state == "unused":
+            self._start_helper(nursery)
+        if self._helper is not None:
+            opens = await self._open_in_helper(opens, nursery)
+            if not opens:
+                return
         batch = self._batch = _OpenBatch(opens)
         try:
             with trio.CancelScope(shield=True):  # writers wait for these files
@@ -222,11 +268,67 @@ class TranscriptFlusher:
                 elif writer not in batch.adopted:
                     self._adopt(writer, opened)
 
-    async def _make_files(self) -> None:
+    async def _open_in_helper(
+        self, opens: dict[Openable, None], nursery: trio.Nursery
+    ) -> dict[Openable, None]:
+        """Have the helper process make the files it can; the writers left to the worker
+        thread (a file the helper could not make, or that needs more than a look).
+
+        A writer waiting for its file meanwhile (:meth:`opened`) waits for this; one
+        that needs it at once (:meth:`claim_open`) makes it itself, and the helper's
+        descriptor for it is closed when it comes.
+        """
+        helper = self._helper
+        paths: dict[Openable, bytes] = {}
+        rest: dict[Openable, None] = {}
+        for writer in opens:
+            try:
+                path = writer.helper_path()
+            except OSError:  # its folder cannot be made: the worker thread reports it
+                path = None
+            if path is None:
+                rest[writer] = None
+            else:
+                paths[writer] = path
+        if helper is None or not paths:
+            return opens
+        self._in_helper.update(dict.fromkeys(paths))
+        try:
+            with trio.CancelScope(shield=True):  # writers wait for these files
+                made = await helper.open_all(list(paths.values()))
+        except OSError:
+            self._give_up_helper(nursery)
+            made = [-errno.EIO] * len(paths)
+        finally:
+            for writer in paths:
+                self._in_helper.pop(writer, None)
+        for (writer, path), fd in zip(paths.items(), made, strict=True):
+            if fd < 0:
+                if -fd == errno.ENOENT:  # its folder went away: the worker makes it again
+                    forget_folder(Path(os.fsdecode(path)).parent)
+                rest[writer] = None
+                continue
+            if writer in self._claimed:  # its writer made it meanwhile
+                self._claimed.discard(writer)
+                os.close(fd)
+                continue
+            try:
+                opened = writer.from_descriptor(fd)
+            except OSError as exc:
+                opened = exc
+            if opened is None:
+                rest[writer] = None
+            else:
+                self.opened_files += 1
+                self._adopt(writer, opened)
+        self._claimed.difference_update(paths)
+        return rest
+
+    async def _make_files(self, nursery: trio.Nursery) -> None:
         while True:
             if not self._opens:
                 await self._open_lot.park()
-            await self._open_all()
+            await self._open_all(nursery)
 
     def _open_now(self) -> None:
         """The flusher stops: the files still wanted are made here, at once."""
@@ -257,8 +359,7 @@ class TranscriptFlusher:
         if not syncs:
             return
         if self._helper_state == "unused":
-            self._helper_state = "starting"
-            nursery.start_soon(self._run_helper, name="subagents fsync helper")
+            self._start_helper(nursery)
         helper = self._helper
         if helper is not None:
             with trio.CancelScope(shield=True):  # the callers wait, shielded, for every one
@@ -279,6 +380,10 @@ class TranscriptFlusher:
         # No helper (yet): worker threads. After a helper failed mid-batch which of its
         # files it synced is unknown, so all of them are synced again here.
         await self._sync_in_threads(syncs)
+
+    def _start_helper(self, nursery: trio.Nursery) -> None:
+        self._helper_state = "starting"
+        nursery.start_soon(self._run_helper, name="subagents file helper")
 
     async def _run_helper(self) -> None:
         """Start the fsync helper; the batches after it is up use it."""
@@ -337,13 +442,18 @@ class TranscriptFlusher:
             with contextlib.suppress(TranscriptError):
                 writer.flush()
 
-    async def run(self) -> None:
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Each pass with work: write the lines held back, then ``fsync`` the results; and,
-        in a task of its own, make the files asked for; until cancelled or :meth:`stop`."""
+        in a task of its own, make the files asked for; until cancelled or :meth:`stop`.
+
+        Started with ``nursery.start``, it is running (writers' requests are taken)
+        when that returns: the first agent's file is made like any other.
+        """
         self._running = True
+        task_status.started()
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._make_files, name="subagents transcript files")
+                nursery.start_soon(self._make_files, nursery, name="subagents transcript files")
                 while self._running:
                     # What came while the last fsync calls ran is handled without parking.
                     if self._idle():

@@ -1,4 +1,5 @@
-"""A helper process that makes the flusher's ``fsync`` calls, off the Trio thread and its GIL.
+"""A helper process that makes the flusher's ``fsync`` calls and new files, off the Trio
+thread and its GIL.
 
 A result must be on disk (``fsync``) before its completion is published. Made in
 the Trio thread, an ``fsync`` stalls every agent for a disk's commit (0.2 to 6 ms
@@ -6,28 +7,41 @@ here). Made in a worker thread, it stalls nobody but costs more CPU than the
 turn it protects: the worker needs the GIL back when the call returns, and while
 it waits for it every system call of the Trio thread hands the GIL over and back
 (22,000 context switches and about 40 us of CPU per turn for 1,000 agents of 10
-turns, against none when the same calls are made in the Trio thread).
+turns, against none when the same calls are made in the Trio thread). Making a
+new transcript file is the same story: 50 us to over a millisecond of the file
+system's time each on this machine's disk, serialized in the folder, which a
+worker thread turned into a GIL convoy (1,000 files took a second).
 
 :class:`SyncHelper` is a small Python process (``python -I -S``: the standard
 library only, nothing from the current folder or the environment) started by
-the flusher at its first ``fsync``. The flusher hands it the files of a pass over
-a Unix ``SOCK_SEQPACKET`` socket (``SCM_RIGHTS``: the helper gets its own copy
-of each descriptor, so it syncs exactly our file), up to
-:data:`MAX_FDS_PER_MESSAGE` per message; the helper syncs them (in a few threads
-of its own, so the file system commits them together), closes its copies and
-answers with each call's ``errno``. The Trio task waits for the answer on the
-socket, without a thread.
+the flusher at its first ``fsync`` or new file. It has two Unix
+``SOCK_SEQPACKET`` sockets, one thread of its own on each, so that neither kind
+of request waits for the other's batch:
 
-It carries no authority: it only ever receives descriptors from us and answers
-with numbers. It ignores ``SIGINT`` (Ctrl-C is the runtime's to handle) and ends
-when its socket closes: when the flusher stops, or when this process dies,
-however (``kill -9`` included), so it is never left behind.
+- ``fsync``: the flusher hands it the files of a pass (``SCM_RIGHTS``: the helper
+  gets its own copy of each descriptor, so it syncs exactly our file), up to
+  :data:`MAX_FDS_PER_MESSAGE` per message; the helper syncs them (in a few
+  threads, so the file system commits them together), closes its copies and
+  answers with each call's ``errno``;
+- new files: the flusher sends the paths of a pass; the helper opens each as
+  :func:`~subagents.runtime._transcripts.file.open_append` would (append,
+  created ``0o600``), hands the descriptors back and closes its copies; the
+  writer then locks its file in the Trio thread, as ever.
+
+The Trio task waits for each answer on its socket, without a thread.
+
+It carries no authority: it only ever receives descriptors and paths from us and
+answers with numbers and descriptors. It ignores ``SIGINT`` (Ctrl-C is the
+runtime's to handle) and ends when its sockets close: when the flusher stops, or
+when this process dies, however (``kill -9`` included), so it is never left
+behind.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import socket
 import struct
 import subprocess
@@ -41,6 +55,8 @@ __all__ = ["MAX_FDS_PER_MESSAGE", "SYNC_SECONDS", "SyncHelper", "helper_availabl
 
 #: Descriptors per message: the kernel passes at most 253 (``SCM_MAX_FD``).
 MAX_FDS_PER_MESSAGE: Final = 250
+#: Bytes of paths per message asking for new files (``PATH_MAX`` is 4,096).
+MAX_PATH_BYTES: Final = 65_536
 #: Seconds a batch of ``fsync`` calls may take before each of its files fails with
 #: ``ETIMEDOUT`` and the helper is given up (a disk that cannot commit in this long
 #: is failing, and the writers' disk-error policy takes over).
@@ -54,10 +70,10 @@ _CODE: Final = struct.Struct("=i")
 # The helper's whole program. Kept to the standard library and to what ``-I -S``
 # allows: it must start in milliseconds and import nothing from the user's folder.
 _HELPER_SOURCE: Final = r"""
-import os, signal, socket, struct, sys
+import os, signal, socket, struct, sys, threading
 signal.signal(signal.SIGINT, signal.SIG_IGN)
-channel = socket.socket(fileno=int(sys.argv[1]))
-limit = int(sys.argv[2])
+limit = int(sys.argv[3])
+size = int(sys.argv[4])
 pool = None
 
 def sync(fd):
@@ -69,29 +85,70 @@ def sync(fd):
     finally:
         os.close(fd)
 
-while True:
+def make(path):
     try:
-        data, ancillary, _, _ = channel.recvmsg(16, socket.CMSG_SPACE(limit * 4))
-    except OSError:
-        break
-    fds = []
-    for level, kind, payload in ancillary:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            whole = len(payload) - len(payload) % 4
-            fds.extend(struct.unpack("=%di" % (whole // 4), payload[:whole]))
-    if not data:
-        for fd in fds:
-            os.close(fd)
-        break
-    if len(fds) > 1:
-        if pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-            pool = ThreadPoolExecutor(8)
-        codes = list(pool.map(sync, fds))
-    else:
-        codes = [sync(fd) for fd in fds]
-    channel.sendall(struct.pack("=I%di" % len(codes), len(codes), *codes))
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600), 0
+    except OSError as exc:
+        return -1, exc.errno or 5
+
+def serve(channel):
+    global pool
+    while True:
+        try:
+            data, ancillary, _, _ = channel.recvmsg(size, socket.CMSG_SPACE(limit * 4))
+        except OSError:
+            return
+        fds = []
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                whole = len(payload) - len(payload) % 4
+                fds.extend(struct.unpack("=%di" % (whole // 4), payload[:whole]))
+        if data[:1] != b"s":
+            for fd in fds:
+                os.close(fd)
+        if not data:
+            return
+        if data[:1] == b"o":
+            made = [make(path) for path in data[1:].split(b"\0")]
+            fds = [fd for fd, _ in made if fd >= 0]
+            answer = struct.pack("=I%di" % len(made), len(made), *(code for _, code in made))
+            rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("=%di" % len(fds), *fds))]
+            try:
+                channel.sendmsg([answer], rights if fds else [])
+            finally:
+                for fd in fds:
+                    os.close(fd)
+            continue
+        if data[:1] != b"s":
+            return
+        if len(fds) > 1:
+            if pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+                pool = ThreadPoolExecutor(8)
+            codes = list(pool.map(sync, fds))
+        else:
+            codes = [sync(fd) for fd in fds]
+        channel.sendall(struct.pack("=I%di" % len(codes), len(codes), *codes))
+
+# Two channels, one thread each: new files never wait for a batch of fsync calls.
+files = threading.Thread(target=serve, args=(socket.socket(fileno=int(sys.argv[2])),), daemon=True)
+files.start()
+serve(socket.socket(fileno=int(sys.argv[1])))
 """
+
+
+def _answer_problem(answer: bytes, flags: int, files: int, fds: int) -> OSError | None:
+    """What is wrong with the helper's answer to a request for ``files`` new files that
+    came with ``fds`` descriptors, or ``None``."""
+    if len(answer) < _ANSWER.size:
+        return OSError(errno.EPIPE, "the file helper ended")
+    (count,) = _ANSWER.unpack_from(answer)
+    if count != files or len(answer) != _ANSWER.size + _CODE.size * count:
+        return OSError(errno.EPROTO, "the file helper answered for other files")
+    codes = struct.unpack_from(f"={count}i", answer, _ANSWER.size)
+    if flags & socket.MSG_CTRUNC or fds != sum(1 for code in codes if code == 0):
+        return OSError(errno.EPROTO, "the file helper's descriptors did not all arrive")
+    return None
 
 
 def helper_available() -> bool:
@@ -113,13 +170,26 @@ class SyncHelper:
     One caller at a time (the flusher's task): each batch is one request and one answer.
     """
 
-    __slots__ = ("_channel", "_process", "synced")
+    __slots__ = ("_channel", "_files", "_files_lock", "_lock", "_process", "made", "synced")
 
-    def __init__(self, process: trio.Process, channel: trio.socket.SocketType) -> None:
+    def __init__(
+        self,
+        process: trio.Process,
+        channel: trio.socket.SocketType,
+        files: trio.socket.SocketType,
+    ) -> None:
         self._process = process
+        # fsync calls on one channel, new files on the other (served by a thread of
+        # the helper's each), so that neither waits for the other's batch.
         self._channel = channel
+        self._files = files
+        # One request and its answer at a time on each.
+        self._lock = trio.Lock()
+        self._files_lock = trio.Lock()
         #: How many files the helper synced (failed calls included).
         self.synced = 0
+        #: How many files the helper made and handed over.
+        self.made = 0
 
     @property
     def pid(self) -> int:
@@ -132,7 +202,14 @@ class SyncHelper:
             raise OSError(errno.ENOTSUP, "no helper process on this platform")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
+            our_files, their_files = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        except BaseException:
+            ours.close()
+            theirs.close()
+            raise
+        try:
             ours.setblocking(False)
+            our_files.setblocking(False)
             process = await trio.lowlevel.open_process(
                 [
                     sys.executable,
@@ -141,9 +218,11 @@ class SyncHelper:
                     "-c",
                     _HELPER_SOURCE,
                     str(theirs.fileno()),
+                    str(their_files.fileno()),
                     str(MAX_FDS_PER_MESSAGE),
+                    str(MAX_PATH_BYTES + 1),
                 ],
-                pass_fds=(theirs.fileno(),),
+                pass_fds=(theirs.fileno(), their_files.fileno()),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -152,10 +231,16 @@ class SyncHelper:
             )
         except BaseException:
             ours.close()
+            our_files.close()
             raise
         finally:
             theirs.close()
-        return cls(process, trio.socket.from_stdlib_socket(ours))
+            their_files.close()
+        return cls(
+            process,
+            trio.socket.from_stdlib_socket(ours),
+            trio.socket.from_stdlib_socket(our_files),
+        )
 
     async def fsync_all(self, fds: Sequence[int]) -> list[int]:
         """``fsync`` every file of ``fds``; the ``errno`` of each call (0: done).
@@ -174,10 +259,67 @@ class SyncHelper:
         self.synced += len(codes)
         return codes
 
+    async def open_all(self, paths: Sequence[bytes]) -> list[int]:
+        """Make (or open) each file of ``paths`` for appending, private to its owner
+        (``0o600``), in the helper; for each, its descriptor, now this process's to
+        close, or the ``errno`` of the failed ``open``, negated.
+
+        The helper makes each file with the calls :func:`~.file.open_append` makes,
+        so the file system's cost of a new file (tens of microseconds of CPU, up to
+        milliseconds while other files' ``fsync`` calls hold its journal) is paid
+        by neither the Trio thread nor the GIL. Raises ``OSError`` when the helper
+        cannot answer (it is then of no more use; no descriptor is left open here).
+        """
+        results: list[int] = []
+        with trio.move_on_after(SYNC_SECONDS) as deadline:
+            chunk: list[bytes] = []
+            size = 0
+            for path in paths:
+                if b"\0" in path or len(path) > MAX_PATH_BYTES // 2:
+                    raise OSError(errno.EINVAL, "not a path the helper can make")
+                full = len(chunk) == MAX_FDS_PER_MESSAGE or size + len(path) >= MAX_PATH_BYTES
+                if chunk and full:
+                    results.extend(await self._make(chunk))
+                    chunk, size = [], 0
+                chunk.append(path)
+                size += len(path) + 1
+            if chunk:
+                results.extend(await self._make(chunk))
+        if deadline.cancelled_caught:
+            for fd in results:
+                if fd >= 0:
+                    os.close(fd)
+            raise OSError(errno.ETIMEDOUT, f"making files took longer than {SYNC_SECONDS:g} s")
+        return results
+
+    async def _make(self, paths: list[bytes]) -> list[int]:
+        request = b"o" + b"\0".join(paths)
+        async with self._files_lock:
+            await self._files.sendmsg([request])
+            answer, ancillary, flags, _ = await self._files.recvmsg(
+                _ANSWER.size + _CODE.size * MAX_FDS_PER_MESSAGE,
+                socket.CMSG_SPACE(MAX_FDS_PER_MESSAGE * 4),
+            )
+        fds: list[int] = []
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                whole = len(payload) - len(payload) % 4
+                fds.extend(struct.unpack(f"={whole // 4}i", payload[:whole]))
+        problem = _answer_problem(answer, flags, len(paths), len(fds))
+        if problem is not None:
+            for fd in fds:
+                os.close(fd)
+            raise problem
+        codes = struct.unpack_from(f"={len(paths)}i", answer, _ANSWER.size)
+        handed = iter(fds)
+        self.made += len(fds)
+        return [next(handed) if code == 0 else -code for code in codes]
+
     async def _one_message(self, fds: Sequence[int]) -> list[int]:
         rights = struct.pack(f"={len(fds)}i", *fds)
-        await self._channel.sendmsg([b"s"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)])
-        answer = await self._channel.recv(_ANSWER.size + _CODE.size * MAX_FDS_PER_MESSAGE)
+        async with self._lock:
+            await self._channel.sendmsg([b"s"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)])
+            answer = await self._channel.recv(_ANSWER.size + _CODE.size * MAX_FDS_PER_MESSAGE)
         if len(answer) < _ANSWER.size:
             raise OSError(errno.EPIPE, "the fsync helper ended")
         (count,) = _ANSWER.unpack_from(answer)
@@ -190,6 +332,7 @@ class SyncHelper:
         :data:`STOP_SECONDS`) and reap it. Shielded: it is never left running."""
         with trio.CancelScope(shield=True):
             self._channel.close()
+            self._files.close()
             with trio.move_on_after(STOP_SECONDS):
                 await self._process.wait()
             if self._process.returncode is None:

@@ -21,10 +21,13 @@ turn's completion, so a completed turn survives ``kill -9`` as before, and a
 line held back waits at most one scheduler pass. Every other line is written
 at once, with any line held back before it. A new writer's file is made by the
 flusher too, with those of the other new writers of the pass, in one worker
-thread: its first lines (meta, prompt) wait for it in memory, and a line that
-completes a turn, a result to ``fsync`` or a close before then makes it at once
-(``TranscriptFlusher.claim_open``), so a completed turn is on disk as before. With a
-model that takes any time to answer, the file is there long before the first turn ends.
+thread: its first lines (meta, prompt) wait for it in memory. A turn completed
+before then is on disk before the loop goes on all the same: the loop awaits
+:meth:`TranscriptWriter.settling` (the file being made, without blocking the
+Trio thread) before it publishes the turn's completion; a result to ``fsync``
+waits for the file the same way, and a close makes it at once
+(``TranscriptFlusher.claim_open``). With a model that takes any time to answer,
+the file is there long before the first turn ends.
 
 The writer is synchronous on purpose: a line is one small ``write`` (and one
 ``fstat`` that notices a deleted file), which costs less than a trip to a
@@ -49,7 +52,7 @@ import errno
 import io
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, final
 
@@ -62,13 +65,14 @@ from subagents.runtime._messages import Conversation, Message, ToolResultBlock, 
 from subagents.runtime._result import AgentResult
 from subagents.runtime._transcripts.file import (
     TranscriptFile,
+    ensure_folder,
     in_folder,
     is_empty,
     needs_newline,
     open_append,
     write_all,
 )
-from subagents.runtime._transcripts.lock import lock_file, this_host
+from subagents.runtime._transcripts.lock import lock_file, this_host, try_lock
 from subagents.runtime._transcripts.records import (
     ClosedRecord,
     FinalStatus,
@@ -178,6 +182,7 @@ class TranscriptWriter:
         "_policy",
         "_runs",
         "_synced",
+        "_unsettled",
         "_unsynced",
         "_written",
     )
@@ -220,6 +225,7 @@ class TranscriptWriter:
         self._opener = opener
         self._flusher = flusher
         self._pending: list[bytes] = []
+        self._unsettled = False
         self._unsynced = False
         self._file: TranscriptFile | None = None
         self._buffer: collections.deque[tuple[int, bytes]] = collections.deque()
@@ -326,6 +332,30 @@ class TranscriptWriter:
             raise
         return file
 
+    def helper_path(self) -> bytes | None:
+        """The path for the flusher's helper process to make this file at, once its folder
+        is there (in the Trio thread: one ``mkdir`` per new folder); ``None`` when the
+        writer must make it itself (an injected opener, a resume's claim)."""
+        if self._opener is not open_append or self._held is not None:
+            return None
+        ensure_folder(self._path.parent)
+        return os.fsencode(self._path)
+
+    def from_descriptor(self, fd: int, /) -> TranscriptFile | None:
+        """The file the helper made at :meth:`helper_path`, as ``open_file`` would give it:
+        locked, ended by a newline if torn. ``None`` (the descriptor closed) when that
+        needs more than a look: its lock held elsewhere, for one; then the flusher has
+        the writer make it as usual."""
+        file: TranscriptFile = open(fd, "ab", buffering=0)  # noqa: SIM115 (the writer's)
+        try:
+            if not try_lock(fd) or not _created_empty(file):
+                file.close()
+                return None
+        except BaseException:
+            file.close()
+            raise
+        return file
+
     def adopt(self, opened: object, /) -> None:
         """Take the file the flusher made (or the error making it raised), and write the lines
         that waited for it, in one ``write``. Under ``"stop"`` an error is raised by the next
@@ -361,6 +391,20 @@ class TranscriptWriter:
         if self._on_report is not None:
             self._on_report(error)
 
+    def settling(self) -> Awaitable[None] | None:
+        """What to await before a completed turn counts as done: the file being made, with the
+        turn's lines waiting for it (see "Batches"); ``None`` when they are in the file.
+
+        The agent loop awaits it (``Conversation.on_settle``) before it goes on, so a
+        completed turn survives ``kill -9`` without the Trio thread making the file.
+        """
+        if not self._unsettled:
+            return None
+        self._unsettled = False
+        if not self._opening or self._flusher is None:
+            return None
+        return self._flusher.opened(self)
+
     def _claim(self) -> None:
         """The file is needed now: have it made (or waited for) before going on."""
         if self._opening and self._flusher is not None:
@@ -392,7 +436,7 @@ class TranscriptWriter:
         record = MessageRecord(agent_id=self._meta.agent_id, seq=seq, message=message)
         line = _line(record)
         if self._opening and _completes_turn(message):
-            self._claim()  # a completed turn is on disk before the loop goes on, file or not
+            self._unsettled = True  # the loop awaits settling() before it goes on
         if (
             self._flusher is not None
             and self._file is not None

@@ -32,6 +32,7 @@ from subagents.runtime import (
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
+    TurnCompleted,
     load_transcript,
 )
 from subagents.runtime._exceptions import TranscriptWriteError
@@ -230,30 +231,78 @@ async def test_a_writer_that_needs_its_file_before_the_pass_ends_makes_it_itself
     assert flusher.opened_files == 0  # the flusher never made it a second time
 
 
-async def test_a_turn_completed_before_the_pass_ends_is_on_disk_at_once(tmp_path: Path) -> None:
+async def test_a_turn_completed_before_its_file_is_made_settles_without_blocking_the_thread(
+    tmp_path: Path,
+) -> None:
     """The guarantee kept: a completed turn is in the file before the loop goes on, even
-    when the turn ends before the flusher made the file (a model that answers at once)."""
+    when the turn ends before the flusher made the file (a model that answers at once);
+    the loop awaits ``settling()`` for it, and the Trio thread makes no file and waits for
+    no worker thread meanwhile."""
     path = tmp_path / "a1.jsonl"
+    started, gate, slow = _gated_opener()
     flusher = TranscriptFlusher()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(flusher.run)
         await trio.testing.wait_all_tasks_blocked()
-        writer = TranscriptWriter(path, META, flusher=flusher)
+        writer = TranscriptWriter(path, META, flusher=flusher, opener=slow)
         writer.append_message(Message.user("task", origin=Origin.TASK))
+        assert writer.settling() is None  # no turn completed yet
         writer.append_message(CALL)
-        assert writer.opening  # the prompt and the call wait for the file
-        writer.append_message(RESULTS)  # the turn is complete: the file is made now
+        writer.append_message(RESULTS)  # the turn is complete; its file is being made
+        assert writer.opening
+        settling = writer.settling()
+        assert settling is not None
+        assert writer.settling() is None  # asked once per completed turn
+        await trio.to_thread.run_sync(started.wait, 30)  # the worker is stuck on the file
+        assert not path.exists()
+        gate.set()
+        with trio.fail_after(30):
+            await settling
         assert not writer.opening
         assert len(load_transcript(path).messages) == 3
         answer = Message("assistant", (TextBlock("done"),), Origin.MODEL)
-        second = TranscriptWriter(tmp_path / "a2.jsonl", META, flusher=flusher)
-        second.append_message(answer)  # an answer ends a turn too
-        assert [m.message.text for m in load_transcript(tmp_path / "a2.jsonl").messages] == ["done"]
-        await trio.testing.wait_all_tasks_blocked()
+        writer.append_message(answer)  # the file is there: written at once
+        assert writer.settling() is None
+        assert len(load_transcript(path).messages) == 4
         flusher.stop()
     writer.close()
-    second.close()
-    assert flusher.opened_files == 0
+    assert flusher.opened_files == 1
+
+
+async def test_a_file_never_made_is_given_up_after_the_wait_and_the_lines_kept(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker thread stuck on the file (a hung network file system) holds the loop for
+    ``OPEN_WAIT_SECONDS`` at most: the writer then follows its disk-error policy."""
+    from subagents.runtime._transcripts import flusher as flusher_module
+
+    monkeypatch.setattr(flusher_module, "_virtual_clock", lambda: False)
+    path = tmp_path / "a1.jsonl"
+    started, gate, slow = _gated_opener()
+    reports: list[TranscriptWriteError] = []
+    flusher = TranscriptFlusher()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        writer = TranscriptWriter(
+            path, META, flusher=flusher, opener=slow, on_report=reports.append
+        )
+        writer.append_message(Message.user("task", origin=Origin.TASK))
+        writer.append_message(Message("assistant", (TextBlock("done"),), Origin.MODEL))
+        settling = writer.settling()
+        assert settling is not None
+        await trio.to_thread.run_sync(started.wait, 30)
+        before = trio.current_time()
+        await settling  # the clock jumps to the deadline: the thread never ends by itself
+        assert trio.current_time() - before == pytest.approx(flusher_module.OPEN_WAIT_SECONDS)
+        assert writer.in_memory
+        assert [type(r.os_error) for r in reports] == [TimeoutError]
+        assert len(writer.buffered()) == 3  # meta, task, answer: nothing lost
+        gate.set()
+        flusher.stop()
+    assert flusher.opened_files == 1  # made after its writer gave up, and closed then
+    writer.close()  # tries the file once more, as after any disk error: nothing lost
+    assert [m.message.text for m in load_transcript(path).messages] == ["task", "done"]
 
 
 class _ReleasingEvent:
@@ -414,6 +463,52 @@ async def test_in_a_runtime_a_turn_costs_one_write_and_a_slow_tools_call_is_on_d
     # The meta line, the prompt, three turns of one write each, the fourth turn's call (at
     # the end of its pass) and results, the answer, the result: 9 (one per line: 12).
     assert writes <= 9
+
+
+async def test_in_a_runtime_a_turn_is_on_disk_before_it_is_announced_and_the_thread_is_free(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model that answers at once ends the first turn before the worker thread made the
+    file: the agent's loop waits for it before it announces the turn or asks the model
+    again, and the Trio thread goes on with everything else meanwhile (it used to make
+    the file itself, or wait in a blocking call for the worker's whole batch)."""
+    started, gate = threading.Event(), threading.Event()
+    real = writer_module.in_folder
+
+    def gated(path: Path, open_: Callable[[], TranscriptFile]) -> TranscriptFile:
+        started.set()
+        gate.wait(30)
+        return real(path, open_)
+
+    monkeypatch.setattr(writer_module, "in_folder", gated)
+    world = World(tmp_path)
+    world.agent("worker", tools="Gate")
+    provider = ScriptedProvider([testing.call("Gate", text="a"), testing.say("ok")])
+    async with world.open(provider, tools=[GateTool()]) as rt:
+        turns = rt.subscribe(types=[TurnCompleted], policy="block")
+        handle = await rt.spawn("worker", "work")
+        await trio.to_thread.run_sync(started.wait, 30)
+        with trio.fail_after(30):
+            await trio.testing.wait_all_tasks_blocked()
+        # The first turn is complete in memory; its file is not made, so it is not announced.
+        assert [m.role for m in rt.conversation(handle.agent_id)] == ["user", "assistant", "user"]
+        assert rt.progress(handle.agent_id).turns == 1
+        with pytest.raises(trio.WouldBlock):
+            turns.receive_nowait()
+        record = rt.services.records[handle.agent_id]
+        assert record.transcript_file is not None
+        assert not record.transcript_file.exists()
+        gate.set()
+        with trio.fail_after(30):
+            first = await turns.receive()
+            # announced once the turn is on disk (the loop may be further on by now)
+            assert isinstance(first, TurnCompleted)
+            assert len(load_transcript(record.transcript_file).messages) >= 3
+            await rt.wait([handle.agent_id], timeout=30)
+        turns.close()
+    assert rt.status(handle.agent_id) == Completed("ok")
+    loaded = load_transcript(record.transcript_file)
+    assert [m.message.role for m in loaded.messages] == ["user", "assistant", "user", "assistant"]
 
 
 async def test_the_results_of_one_pass_are_fsynced_together_in_worker_threads(

@@ -23,7 +23,7 @@ import trio.testing
 
 from subagents import testing
 from subagents.actors import Completed
-from subagents.runtime import ScriptedProvider, load_transcript
+from subagents.runtime import Message, Origin, ScriptedProvider, load_transcript
 from subagents.runtime._transcripts.file import open_append
 from subagents.runtime._transcripts.flusher import TranscriptFlusher
 from subagents.runtime._transcripts.syncer import SyncHelper, helper_available
@@ -264,3 +264,148 @@ async def test_in_a_runtime_results_are_synced_by_the_helper_before_the_status(
         pid = flusher.helper_pid
         assert pid is not None
     assert not _alive(pid)  # the runtime's close ended it
+
+
+# -- new files made by the helper ----------------------------------------------------
+
+
+async def test_the_helper_makes_files_and_hands_their_descriptors_over(tmp_path: Path) -> None:
+    paths = [tmp_path / f"agent-{i}.jsonl" for i in range(260)]  # more than one message
+    (tmp_path / "old.jsonl").write_bytes(b"kept\n")
+    helper = await SyncHelper.start()
+    try:
+        fds = await helper.open_all([os.fsencode(p) for p in [*paths, tmp_path / "old.jsonl"]])
+    finally:
+        await helper.aclose()
+    assert helper.made == 261
+    assert all(fd >= 0 for fd in fds)
+    for path, fd in zip([*paths, tmp_path / "old.jsonl"], fds, strict=True):
+        stat = os.fstat(fd)
+        assert os.path.samestat(stat, os.stat(path))  # ours now: the helper has ended
+        if path in paths:
+            assert stat.st_mode & 0o777 == 0o600  # made private to its owner
+        os.write(fd, b"line\n")  # opened for appending
+        os.close(fd)
+    assert paths[0].read_bytes() == b"line\n"
+    assert (tmp_path / "old.jsonl").read_bytes() == b"kept\nline\n"  # never truncated
+
+
+async def test_a_file_the_helper_cannot_make_comes_back_as_its_errno(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    wanted = [tmp_path / "missing" / "a.jsonl", tmp_path / "a-file" / "b.jsonl", tmp_path / "c"]
+    helper = await SyncHelper.start()
+    try:
+        made = await helper.open_all([os.fsencode(p) for p in wanted])
+        with pytest.raises(OSError, match="not a path"):
+            await helper.open_all([b"bad\0path"])
+        assert (await helper.open_all([os.fsencode(tmp_path / "d")]))[0] >= 0  # goes on
+    finally:
+        await helper.aclose()
+    assert made[:2] == [-errno.ENOENT, -errno.ENOTDIR]
+    assert made[2] >= 0
+    os.close(made[2])
+
+
+async def test_new_files_do_not_wait_for_a_batch_of_fsync_calls(tmp_path: Path) -> None:
+    """The two kinds of request have a channel and a thread each in the helper."""
+    helper = await SyncHelper.start()
+    fifo = tmp_path / "never-synced"
+    os.mkfifo(fifo)
+    try:
+        async with trio.open_nursery() as nursery:
+            # fsync of a FIFO fails at once with EINVAL; a batch of many is slow enough to
+            # overlap, and the answer order does not matter: each channel answers its own.
+            files = [open_append(tmp_path / f"s{i}.jsonl") for i in range(200)]
+            nursery.start_soon(helper.fsync_all, [f.fileno() for f in files])
+            made = await helper.open_all([os.fsencode(tmp_path / "n.jsonl")])
+            assert made[0] >= 0
+            os.close(made[0])
+    finally:
+        await helper.aclose()
+        for file in files:
+            file.close()
+
+
+async def test_a_flusher_has_the_helper_make_new_files_once_it_is_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from subagents.runtime._transcripts import file as file_module
+    from subagents.runtime._transcripts.records import MetaRecord
+    from subagents.runtime._transcripts.writer import TranscriptWriter
+
+    in_this_process: list[str] = []
+    real = file_module._private
+
+    def recording(path: str, flags: int) -> int:
+        in_this_process.append(path)
+        return real(path, flags)
+
+    monkeypatch.setattr(file_module, "_private", recording)
+    meta = MetaRecord(agent_id="a", agent_type="t", nickname="n", depth=1, session_id="s")
+    flusher = TranscriptFlusher()
+    folder = tmp_path / "sessions" / "s1" / "subagents"  # made by the Trio thread, once
+    async with trio.open_nursery() as nursery:
+        await nursery.start(flusher.run)
+        first = TranscriptWriter(folder / "a0.jsonl", meta, flusher=flusher)
+        await flusher.opened(first)  # the helper is starting: a worker thread made it
+        assert await flusher.helper_up()
+        writers = [TranscriptWriter(folder / f"a{i}.jsonl", meta, flusher=flusher) for i in (1, 2)]
+        for writer in writers:
+            assert writer.opening
+            writer.append_message(Message.user("task", origin=Origin.TASK))
+        for writer in writers:
+            await flusher.opened(writer)
+            assert not writer.opening
+            assert not writer.in_memory
+        made_here = list(in_this_process)
+        # Locked by its writer, as any transcript: a second writer is refused.
+        second = TranscriptWriter(folder / "a1.jsonl", meta)
+        assert second.in_memory
+        second.close()
+        flusher.stop()
+    for writer in [first, *writers]:
+        writer.close()
+    assert made_here == [str(folder / "a0.jsonl")]  # the others by the helper
+    assert flusher.opened_files == 3
+    assert [m.message.text for m in load_transcript(folder / "a2.jsonl").messages] == ["task"]
+
+
+async def test_a_writer_that_needs_its_file_while_the_helper_makes_it_makes_it_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A close while the helper is making the file: the writer opens it itself, and the
+    helper's descriptor, when it comes, is closed (never two files, never a lock fight)."""
+    from subagents.runtime._transcripts.records import MetaRecord
+    from subagents.runtime._transcripts.writer import TranscriptWriter
+
+    meta = MetaRecord(agent_id="a", agent_type="t", nickname="n", depth=1, session_id="s")
+    flusher = TranscriptFlusher()
+    release = trio.Event()
+    asked = trio.Event()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(flusher.run)
+        first = TranscriptWriter(tmp_path / "a0.jsonl", meta, flusher=flusher)
+        await flusher.opened(first)
+        assert await flusher.helper_up()
+        real = SyncHelper.open_all
+
+        async def held(self: SyncHelper, paths: list[bytes]) -> list[int]:
+            asked.set()
+            await release.wait()
+            return await real(self, paths)
+
+        monkeypatch.setattr(SyncHelper, "open_all", held)
+        writer = TranscriptWriter(tmp_path / "a1.jsonl", meta, flusher=flusher)
+        writer.append_message(Message.user("task", origin=Origin.TASK))
+        await asked.wait()
+        writer.close()  # made here, at once, with its lines
+        assert [m.message.text for m in load_transcript(tmp_path / "a1.jsonl").messages] == ["task"]
+        release.set()
+        await trio.testing.wait_all_tasks_blocked()
+        # the helper's descriptor was closed: the file's lock is free once the writer closed
+        again = TranscriptWriter(tmp_path / "a1.jsonl", meta)
+        assert not again.in_memory
+        again.close()
+        flusher.stop()
+    first.close()
+    assert flusher.opened_files == 1  # the first only
