@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import platform
 import statistics
 import sys
@@ -224,6 +225,7 @@ async def run_runtime_agents(
     latency: float = 0.0,
     cpu: list[float] | None = None,
     collector: str = "default",
+    helper_cpu: list[float] | None = None,
 ) -> float:
     """Run ``agents`` agents of ``TURNS`` turns through ``open_runtime``.
 
@@ -231,9 +233,11 @@ async def run_runtime_agents(
     hooks, logs), with its transcripts on or off and its state in
     ``root/state``, each model call taking ``latency`` seconds; the elapsed
     seconds from the first spawn until every agent is final (``cpu``, when
-    given, gets the CPU seconds of the same interval). This is ``subagents
-    bench``'s transcripts_on / transcripts_off, runtime_turns and
-    runtime_efficiency_N; ``collector`` is the runtime's ``[collector]`` policy.
+    given, gets the CPU seconds of the same interval, and ``helper_cpu`` those
+    of the transcripts' helper process, which started within it: 0 without
+    one). This is ``subagents bench``'s transcripts_on / transcripts_off,
+    runtime_turns and runtime_efficiency_N; ``collector`` is the runtime's
+    ``[collector]`` policy.
     """
     config, project, home = _runtime_world(
         root, agents, transcripts=transcripts, collector=collector
@@ -252,6 +256,8 @@ async def run_runtime_agents(
         elapsed = time.perf_counter() - start
         if cpu is not None:
             cpu.append(time.process_time() - cpu_start)
+        if helper_cpu is not None:
+            helper_cpu.append(process_cpu(rt.services.flusher.helper_pid))
         results = [rt.result(agent_id) for agent_id in ids]
     bad = [
         r
@@ -263,6 +269,19 @@ async def run_runtime_agents(
         detail = "no result" if first is None else first.describe()
         raise SystemExit(f"{len(bad)} agents did not complete: {detail}")
     return elapsed
+
+
+def process_cpu(pid: int | None) -> float:
+    """The CPU seconds (user and system) process ``pid`` has used so far; 0 for ``None``
+    or where ``/proc`` cannot tell (10 ms resolution)."""
+    if pid is None:
+        return 0.0
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def runtime_idle_memory(agents: int, *, root: Path) -> float:

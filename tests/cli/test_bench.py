@@ -172,7 +172,7 @@ def test_every_scenario_is_written_with_the_documented_schema(
     assert "| request_reply |" in output
     assert "targets met" in output
     # issue 17: the open_runtime path beside the kernel-agent path and raw Trio, in one run
-    for scenario in ("runtime_turns", "runtime_turns_cpu"):
+    for scenario in ("runtime_turns", "runtime_turns_cpu", "runtime_turns_cpu_all"):
         assert {
             (scenario, impl) for impl in ("subagents", "no_transcripts", "kernel", "trio")
         } <= pairs
@@ -181,6 +181,14 @@ def test_every_scenario_is_written_with_the_documented_schema(
         assert {(scenario, impl) for impl in ("subagents", "kernel", "trio")} <= pairs
     assert "| open_runtime path |" in output
     assert "| runtime_turns_cpu | 30 turns |" in output
+    # the transcripts' helper process counted in: never less than this process alone
+    by_impl = {
+        (r["scenario"], r["impl"]): r["min"]
+        for r in records
+        if r["scenario"].startswith("runtime_turns_cpu")
+    }
+    for impl, compare in (("subagents", float.__ge__), ("kernel", float.__eq__)):
+        assert compare(by_impl["runtime_turns_cpu_all", impl], by_impl["runtime_turns_cpu", impl])
     assert "x kernel:" in output
     # issue 19: the collector policies, on both paths, in one run
     assert {

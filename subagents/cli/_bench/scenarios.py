@@ -48,6 +48,7 @@ SCENARIOS: Final = (
     "team_messages",
     "runtime_turns",
     "runtime_turns_cpu",
+    "runtime_turns_cpu_all",
     "runtime_efficiency_1000",
     "runtime_efficiency_10000",
     "runtime_idle_memory",
@@ -116,7 +117,8 @@ class Record:
 
     Time scenarios are seconds for the whole workload of ``n`` operations,
     ``idle_memory`` bytes per actor, efficiency elapsed / ideal;
-    ``runtime_turns_cpu`` (written by runtime_turns) CPU microseconds per turn.
+    ``runtime_turns_cpu`` (written by runtime_turns) CPU microseconds per turn of
+    this process, ``runtime_turns_cpu_all`` with the transcripts' helper process too.
     ``idle_memory`` bytes per actor, efficiency elapsed / ideal; ``peer_cpu`` CPU
     microseconds per turn, ``peer_memory`` bytes per agent, and a peer run killed at
     the timeout has the unit ``over s`` (its min is the timeout).
