@@ -66,6 +66,9 @@ __all__ = ["OPEN_WAIT_SECONDS", "Flushable", "Flusher", "Openable", "TranscriptF
 
 #: Seconds a writer that needs its file at once waits for the worker thread making it.
 OPEN_WAIT_SECONDS: Final = 30.0
+#: Seconds the first new files wait for the helper process to start before a worker
+#: thread makes them.
+HELPER_START_WAIT_SECONDS: Final = 2.0
 
 
 class Flushable(Protocol):
@@ -242,11 +245,22 @@ class TranscriptFlusher:
             event.set()
 
     async def _open_all(self, nursery: trio.Nursery) -> None:
-        opens, self._opens = self._opens, {}
-        if not opens:
+        if not self._opens:
             return
         if self._helper_state == "unused":
             self._start_helper(nursery)
+        if self._helper_state == "starting":
+            # Tens of milliseconds: a worker thread meanwhile would contend for the GIL with
+            # the Trio thread at every file (1,000 files took a second), so the first files
+            # wait for the helper, unless it is slow to come. They stay wanted meanwhile,
+            # so their writers can wait for them (opened) or make them (claim_open).
+            with trio.move_on_after(HELPER_START_WAIT_SECONDS):
+                await self._helper_ready.wait()
+        # From here to the batch's making, each writer is always in one of the sets that
+        # opened() and claim_open() look in: no await until it is.
+        opens, self._opens = self._opens, {}
+        if not opens:
+            return
         if self._helper is not None:
             opens = await self._open_in_helper(opens, nursery)
             if not opens:

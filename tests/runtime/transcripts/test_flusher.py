@@ -40,6 +40,7 @@ from subagents.runtime._transcripts import writer as writer_module
 from subagents.runtime._transcripts.file import TranscriptFile, open_append
 from subagents.runtime._transcripts.flusher import Flushable, TranscriptFlusher
 from subagents.runtime._transcripts.records import MetaRecord
+from subagents.runtime._transcripts.syncer import SyncHelper, helper_available
 from subagents.runtime._transcripts.writer import TranscriptWriter
 from subagents.tools import ToolContext, ToolFlags, ToolResult
 from tests.runtime.helpers import NoteArgs
@@ -363,7 +364,10 @@ async def test_a_writer_the_worker_has_not_reached_makes_its_file_itself(tmp_pat
         nursery.start_soon(flusher.run)
         await trio.testing.wait_all_tasks_blocked()
         first = TranscriptWriter(tmp_path / "a1.jsonl", META, flusher=flusher, opener=slow)
-        second = TranscriptWriter(tmp_path / "a2.jsonl", META, flusher=flusher)
+        # An opener of its own keeps it in the worker thread's batch (not the helper's).
+        second = TranscriptWriter(
+            tmp_path / "a2.jsonl", META, flusher=flusher, opener=lambda p: open_append(p)
+        )
         await trio.to_thread.run_sync(started.wait, 30)  # the worker is stuck on the first
         second.append_message(Message.user("task", origin=Origin.TASK))
         second.close()  # made here, at once
@@ -465,30 +469,31 @@ async def test_in_a_runtime_a_turn_costs_one_write_and_a_slow_tools_call_is_on_d
     assert writes <= 9
 
 
+@pytest.mark.skipif(not helper_available(), reason="no file helper on this platform")
 async def test_in_a_runtime_a_turn_is_on_disk_before_it_is_announced_and_the_thread_is_free(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A model that answers at once ends the first turn before the worker thread made the
-    file: the agent's loop waits for it before it announces the turn or asks the model
-    again, and the Trio thread goes on with everything else meanwhile (it used to make
-    the file itself, or wait in a blocking call for the worker's whole batch)."""
-    started, gate = threading.Event(), threading.Event()
-    real = writer_module.in_folder
+    """A model that answers at once ends the first turn before the file is made: the
+    agent's loop waits for it before it announces the turn or asks the model again, and
+    the Trio thread goes on with everything else meanwhile (it used to make the file
+    itself, or wait in a blocking call for a worker thread's whole batch)."""
+    asked, release = trio.Event(), trio.Event()
+    real = SyncHelper.open_all
 
-    def gated(path: Path, open_: Callable[[], TranscriptFile]) -> TranscriptFile:
-        started.set()
-        gate.wait(30)
-        return real(path, open_)
+    async def held(self: SyncHelper, paths: list[bytes]) -> list[int]:
+        asked.set()
+        await release.wait()
+        return await real(self, paths)
 
-    monkeypatch.setattr(writer_module, "in_folder", gated)
+    monkeypatch.setattr(SyncHelper, "open_all", held)
     world = World(tmp_path)
     world.agent("worker", tools="Gate")
     provider = ScriptedProvider([testing.call("Gate", text="a"), testing.say("ok")])
     async with world.open(provider, tools=[GateTool()]) as rt:
         turns = rt.subscribe(types=[TurnCompleted], policy="block")
         handle = await rt.spawn("worker", "work")
-        await trio.to_thread.run_sync(started.wait, 30)
         with trio.fail_after(30):
+            await asked.wait()
             await trio.testing.wait_all_tasks_blocked()
         # The first turn is complete in memory; its file is not made, so it is not announced.
         assert [m.role for m in rt.conversation(handle.agent_id)] == ["user", "assistant", "user"]
@@ -498,7 +503,7 @@ async def test_in_a_runtime_a_turn_is_on_disk_before_it_is_announced_and_the_thr
         record = rt.services.records[handle.agent_id]
         assert record.transcript_file is not None
         assert not record.transcript_file.exists()
-        gate.set()
+        release.set()
         with trio.fail_after(30):
             first = await turns.receive()
             # announced once the turn is on disk (the loop may be further on by now)
