@@ -87,6 +87,19 @@ class SupervisorStatistics:
 
 
 @final
+class _Watch:
+    """One :meth:`Supervisor.wait` under way: the agents it still waits for, and how few
+    of them may remain for it to be done (``done`` is set then)."""
+
+    __slots__ = ("done", "need", "pending")
+
+    def __init__(self, pending: set[str], need: int) -> None:
+        self.pending = pending  # the caller's set: each end seen is taken out of it
+        self.need = need
+        self.done = trio.Event()
+
+
+@final
 class Supervisor:
     """Runs actors under ``max_threads`` and ``max_depth`` and routes calls to them.
 
@@ -109,6 +122,7 @@ class Supervisor:
         "_stats",
         "_tasks",
         "_timer",
+        "_watchers",
         "bus",
         "config",
     )
@@ -131,6 +145,8 @@ class Supervisor:
         self._counter = itertools.count(1)
         self._stats = collections.Counter[str]()
         self._timer = RequestTimer()
+        # The waits (wait()) watching each agent that is not final yet.
+        self._watchers: dict[str, list[_Watch]] = {}
 
     # -- spawning ---------------------------------------------------------------
 
@@ -393,6 +409,8 @@ class Supervisor:
                     self._slots.unpark()
             if self._changed:
                 self._changed.unpark_all()
+            if self._watchers:
+                self._settle_watches(ctx.id)
         if self.bus.wants(StatusChanged):
             self.bus.publish_nowait(
                 StatusChanged(
@@ -471,6 +489,8 @@ class Supervisor:
                 if type(message) is Request:
                     message.fail(NoReply(ctx.id))
         del self._actors[ctx.id]
+        if self._watchers:
+            self._settle_watches(ctx.id)  # unknown now: as good as final to a wait
         if ctx._parent is not None:
             ctx._parent._children.pop(ctx.id, None)
         self._nicknames.release(ctx.nickname)
@@ -605,12 +625,35 @@ class Supervisor:
         if len(pending) <= need:
             await trio.lowlevel.checkpoint()
         else:
-            with trio.move_on_after(timeout):
-                while len(pending) > need:
-                    await self._changed.park()
-                    pending = {i for i in pending if not self._settled(i)}
+            # Each pending agent's own end ticks the watch off (_settle_watches): one step
+            # per end, where a scan of every pending id per end made a wait for all of
+            # 10,000 agents quadratic.
+            watch = _Watch(pending, need)
+            watchers = self._watchers
+            for agent_id in pending:
+                watchers.setdefault(agent_id, []).append(watch)
+            try:
+                with trio.move_on_after(timeout):
+                    await watch.done.wait()
+            finally:
+                for agent_id in watch.pending:  # those it still watches
+                    waits = watchers.get(agent_id)
+                    if waits is not None and watch in waits:
+                        waits.remove(watch)
+                        if not waits:
+                            del watchers[agent_id]
         timed_out = len(pending) > need
         return WaitResult({i: self.status(i) for i in ids}, timed_out=timed_out, mode=mode)
+
+    def _settle_watches(self, agent_id: str) -> None:
+        """``agent_id`` is final (or gone): every wait watching it counts it off, once."""
+        waits = self._watchers.pop(agent_id, None)
+        if waits is None:
+            return
+        for watch in waits:
+            watch.pending.discard(agent_id)
+            if len(watch.pending) <= watch.need:
+                watch.done.set()
 
     def _settled(self, agent_id: str) -> bool:
         """Final, closed, or unknown: nothing more will happen to it without new input."""

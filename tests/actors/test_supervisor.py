@@ -376,6 +376,52 @@ async def test_wait_has_a_hard_deadline(autojump_clock: trio.abc.Clock) -> None:
         assert trio.current_time() - start == pytest.approx(30)
 
 
+async def test_wait_counts_an_end_even_when_the_agent_is_revived_at_once(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """Each end is counted as it happens: an agent that finished, then took its queued
+    input in the same step (so it was never seen final by a scan), still counts."""
+    async with open_supervisor(config()) as sup:
+        a = await sup.spawn(scripted)
+        b = await sup.spawn(scripted)
+
+        async def later() -> None:
+            await trio.sleep(1)
+            sup.send_nowait(a.id, ("finish", "a"))
+            sup.send_nowait(a.id, ("hang",))  # revives it the moment it is final
+            await trio.sleep(1)
+            await sup.send(b.id, ("finish", "b"))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(later)
+            start = trio.current_time()
+            both = await sup.wait([a.id, b.id], timeout=10, mode="all")
+        assert (both.timed_out, trio.current_time() - start) == (False, 2)
+        assert both.statuses == {a.id: RUNNING, b.id: Completed("b")}
+        assert sup._watchers == {}  # nothing left behind
+
+
+async def test_waits_that_end_or_time_out_leave_no_watch_behind(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    async with open_supervisor(config()) as sup:
+        refs = [await sup.spawn(scripted) for _ in range(3)]
+        ids = [r.id for r in refs]
+        results: list[Any] = []
+
+        async def waiter(mode: str, timeout: float) -> None:
+            results.append(await sup.wait(ids, timeout=timeout, mode=mode))  # type: ignore[arg-type]
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(waiter, "any", 10)
+            nursery.start_soon(waiter, "all", 5)  # two waits watch the same agents
+            await trio.testing.wait_all_tasks_blocked()
+            assert set(sup._watchers) == set(ids)
+            await sup.send(ids[0], ("finish", "x"))
+        assert [r.timed_out for r in results] == [False, True]
+        assert sup._watchers == {}
+
+
 @pytest.mark.parametrize("timeout", [-1, float("inf"), float("nan"), 10**400, "5", None])
 async def test_wait_rejects_timeouts_that_are_not_a_deadline(
     sup: Supervisor, timeout: object
