@@ -21,7 +21,8 @@ run, not the imports and the warm-up.
 - ``time``: a warm-up run of :data:`WARMUP_AGENTS` agents (lazy imports,
   schema caches), a garbage collection, then the measured run: ``elapsed``
   (``time.perf_counter``) and ``cpu`` (``time.process_time``, this process's
-  CPU on every thread) seconds.
+  CPU on every thread, plus that of the child processes it started and
+  reaped during the run: the transcripts' helper process) seconds.
 - ``memory``: the same warm-up, then the run under ``tracemalloc``:
   ``bytes_per_agent`` is the peak of traced memory during the run above what
   was allocated before it, divided by ``agents`` (every agent is alive at once,
@@ -33,6 +34,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import resource
 import sys
 import time
 import tracemalloc
@@ -73,10 +75,18 @@ def measure(
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         return {"agents": agents, "tool_calls": calls, "bytes_per_agent": (peak - before) / agents}
-    cpu0, wall0 = time.process_time(), time.perf_counter()
+    cpu0, children0, wall0 = time.process_time(), _children_cpu(), time.perf_counter()
     calls = run(agents, latency)
     elapsed, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    cpu += _children_cpu() - children0
     return {"agents": agents, "tool_calls": calls, "elapsed": elapsed, "cpu": cpu}
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's children that have ended and been waited for (a
+    runtime's transcript helper process, reaped when the runtime closes)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main(run: Callable[[int, float], int], argv: list[str] | None = None) -> int:
