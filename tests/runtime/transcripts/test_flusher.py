@@ -40,10 +40,11 @@ from subagents.runtime._transcripts import writer as writer_module
 from subagents.runtime._transcripts.file import TranscriptFile, open_append
 from subagents.runtime._transcripts.flusher import Flushable, TranscriptFlusher
 from subagents.runtime._transcripts.records import MetaRecord
-from subagents.runtime._transcripts.syncer import SyncHelper, helper_available
+from subagents.runtime._transcripts.syncer import helper_available
 from subagents.runtime._transcripts.writer import TranscriptWriter
 from subagents.tools import ToolContext, ToolFlags, ToolResult
 from tests.runtime.helpers import NoteArgs
+from tests.runtime.transcripts.helpers import hold_new_files
 from tests.runtime.world import World
 
 META = MetaRecord(agent_id="a1", agent_type="Explore", nickname="Ada", depth=1, session_id="s1")
@@ -477,15 +478,7 @@ async def test_in_a_runtime_a_turn_is_on_disk_before_it_is_announced_and_the_thr
     agent's loop waits for it before it announces the turn or asks the model again, and
     the Trio thread goes on with everything else meanwhile (it used to make the file
     itself, or wait in a blocking call for a worker thread's whole batch)."""
-    asked, release = trio.Event(), trio.Event()
-    real = SyncHelper.open_all
-
-    async def held(self: SyncHelper, paths: list[bytes]) -> list[int]:
-        asked.set()
-        await release.wait()
-        return await real(self, paths)
-
-    monkeypatch.setattr(SyncHelper, "open_all", held)
+    asked, release = hold_new_files(monkeypatch)
     world = World(tmp_path)
     world.agent("worker", tools="Gate")
     provider = ScriptedProvider([testing.call("Gate", text="a"), testing.say("ok")])

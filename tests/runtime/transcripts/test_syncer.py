@@ -27,6 +27,7 @@ from subagents.runtime import Message, Origin, ScriptedProvider, load_transcript
 from subagents.runtime._transcripts.file import open_append
 from subagents.runtime._transcripts.flusher import TranscriptFlusher
 from subagents.runtime._transcripts.syncer import SyncHelper, helper_available
+from tests.runtime.transcripts.helpers import hold_new_files
 from tests.runtime.world import World
 
 pytestmark = pytest.mark.skipif(not helper_available(), reason="no fsync helper on this platform")
@@ -380,21 +381,12 @@ async def test_a_writer_that_needs_its_file_while_the_helper_makes_it_makes_it_i
 
     meta = MetaRecord(agent_id="a", agent_type="t", nickname="n", depth=1, session_id="s")
     flusher = TranscriptFlusher()
-    release = trio.Event()
-    asked = trio.Event()
     async with trio.open_nursery() as nursery:
         await nursery.start(flusher.run)
         first = TranscriptWriter(tmp_path / "a0.jsonl", meta, flusher=flusher)
         await flusher.opened(first)
         assert await flusher.helper_up()
-        real = SyncHelper.open_all
-
-        async def held(self: SyncHelper, paths: list[bytes]) -> list[int]:
-            asked.set()
-            await release.wait()
-            return await real(self, paths)
-
-        monkeypatch.setattr(SyncHelper, "open_all", held)
+        asked, release = hold_new_files(monkeypatch)
         writer = TranscriptWriter(tmp_path / "a1.jsonl", meta, flusher=flusher)
         writer.append_message(Message.user("task", origin=Origin.TASK))
         await asked.wait()
