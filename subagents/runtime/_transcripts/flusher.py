@@ -60,7 +60,7 @@ import trio
 
 from subagents.runtime._exceptions import TranscriptError
 from subagents.runtime._transcripts.file import forget_folder
-from subagents.runtime._transcripts.syncer import SyncHelper, helper_available
+from subagents.runtime._transcripts.syncer import SyncHelper, helper_available, helper_can_make
 
 __all__ = ["OPEN_WAIT_SECONDS", "Flushable", "Flusher", "Openable", "TranscriptFlusher"]
 
@@ -298,9 +298,9 @@ class TranscriptFlusher:
         for writer in opens:
             try:
                 path = writer.helper_path()
-            except OSError:  # its folder cannot be made: the worker thread reports it
+            except Exception:  # its folder cannot be made: the worker thread reports it
                 path = None
-            if path is None:
+            if path is None or not helper_can_make(path):
                 rest[writer] = None
             else:
                 paths[writer] = path
@@ -317,19 +317,22 @@ class TranscriptFlusher:
             for writer in paths:
                 self._in_helper.pop(writer, None)
         for (writer, path), fd in zip(paths.items(), made, strict=True):
+            if writer in self._claimed:  # its writer made it meanwhile, or gave up on it
+                self._claimed.discard(writer)
+                if fd >= 0:
+                    os.close(fd)
+                continue
             if fd < 0:
                 if -fd == errno.ENOENT:  # its folder went away: the worker makes it again
                     forget_folder(Path(os.fsdecode(path)).parent)
                 rest[writer] = None
                 continue
-            if writer in self._claimed:  # its writer made it meanwhile
-                self._claimed.discard(writer)
-                os.close(fd)
-                continue
             try:
                 opened = writer.from_descriptor(fd)
             except OSError as exc:
                 opened = exc
+            except Exception as exc:  # a bug of the writer's: its disk-error path, not ours
+                opened = OSError(errno.EIO, f"the transcript file could not be taken: {exc!r}")
             if opened is None:
                 rest[writer] = None
             else:

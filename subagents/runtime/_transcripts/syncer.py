@@ -51,7 +51,14 @@ from typing import Final, final
 
 import trio
 
-__all__ = ["MAX_FDS_PER_MESSAGE", "SYNC_SECONDS", "SyncHelper", "helper_available"]
+__all__ = [
+    "MAX_FDS_PER_MESSAGE",
+    "MAX_PATH_BYTES",
+    "SYNC_SECONDS",
+    "SyncHelper",
+    "helper_available",
+    "helper_can_make",
+]
 
 #: Descriptors per message: the kernel passes at most 253 (``SCM_MAX_FD``).
 MAX_FDS_PER_MESSAGE: Final = 250
@@ -149,6 +156,12 @@ def _answer_problem(answer: bytes, flags: int, files: int, fds: int) -> OSError 
     if flags & socket.MSG_CTRUNC or fds != sum(1 for code in codes if code == 0):
         return OSError(errno.EPROTO, "the file helper's descriptors did not all arrive")
     return None
+
+
+def helper_can_make(path: bytes) -> bool:
+    """Whether :meth:`SyncHelper.open_all` takes ``path`` (no NUL byte, not over-long);
+    any other is made the usual way, which reports what is wrong with it."""
+    return b"\0" not in path and len(path) <= MAX_PATH_BYTES // 2
 
 
 def helper_available() -> bool:
@@ -275,7 +288,7 @@ class SyncHelper:
             chunk: list[bytes] = []
             size = 0
             for path in paths:
-                if b"\0" in path or len(path) > MAX_PATH_BYTES // 2:
+                if not helper_can_make(path):
                     raise OSError(errno.EINVAL, "not a path the helper can make")
                 full = len(chunk) == MAX_FDS_PER_MESSAGE or size + len(path) >= MAX_PATH_BYTES
                 if chunk and full:

@@ -401,3 +401,36 @@ async def test_a_writer_that_needs_its_file_while_the_helper_makes_it_makes_it_i
         flusher.stop()
     first.close()
     assert flusher.opened_files == 1  # the first only
+
+
+async def test_a_file_its_writer_made_itself_is_not_made_again_when_the_helper_fails_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer closed (its file made at once) while the helper was at it, and the
+    helper's answer is an error (the folder was removed meanwhile): the flusher leaves
+    it there, never a second file in a worker thread (a folder made again, a file
+    opened and left open)."""
+    from subagents.runtime._transcripts.records import MetaRecord
+    from subagents.runtime._transcripts.writer import TranscriptWriter
+
+    meta = MetaRecord(agent_id="a", agent_type="t", nickname="n", depth=1, session_id="s")
+    folder = tmp_path / "session"
+    flusher = TranscriptFlusher()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(flusher.run)
+        first = TranscriptWriter(folder / "a0.jsonl", meta, flusher=flusher)
+        await flusher.opened(first)
+        first.close()
+        assert await flusher.helper_up()
+        asked, release = hold_new_files(monkeypatch)
+        writer = TranscriptWriter(folder / "a1.jsonl", meta, flusher=flusher)
+        await asked.wait()
+        writer.close()  # made here, at once
+        for path in folder.iterdir():
+            path.unlink()
+        folder.rmdir()
+        release.set()  # the helper answers ENOENT for it
+        await trio.testing.wait_all_tasks_blocked()
+        flusher.stop()
+    assert not folder.exists()  # not made again
+    assert flusher.opened_files == 1  # the first only
