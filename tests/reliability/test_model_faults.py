@@ -345,9 +345,21 @@ async def test_an_empty_response_from_an_agent_that_must_call_complete_task_erro
 
 # -- the real SDK against the loopback server -------------------------------------------------
 
-# These use real loopback sockets under the autojump clock: the SDK waits between
+# These use real loopback sockets under a jumping virtual clock: the SDK waits between
 # retries with ``anyio.sleep`` (Trio's clock), so a 20 s ``retry-after`` costs no real
-# time and can be measured exactly; loopback I/O completes before the clock may jump.
+# time and can be measured exactly. The clock jumps only after LOOPBACK_SETTLE_SECONDS
+# of real idleness, not at once: under load the kernel can deliver a loopback packet
+# after Trio's next poll, and a clock that jumped then ran every 600 s deadline out
+# (a 429-storm run saw its siblings' wait time out, once in a loaded suite).
+LOOPBACK_SETTLE_SECONDS = 0.05
+
+
+@pytest.fixture
+def loopback_clock() -> trio.testing.MockClock:
+    """A virtual clock that jumps to the next deadline once the run has been idle for
+    :data:`LOOPBACK_SETTLE_SECONDS` of real time."""
+    return trio.testing.MockClock(autojump_threshold=LOOPBACK_SETTLE_SECONDS)
+
 
 FAULTY_MARK = "[faulty]"
 
@@ -394,7 +406,7 @@ def check_wire_siblings(rt: Runtime, agents: Sequence[str]) -> None:
 
 
 async def test_a_429_storm_is_retried_with_retry_after_and_the_agent_completes(
-    tmp_path: Path, autojump_clock: trio.testing.MockClock
+    tmp_path: Path, loopback_clock: trio.testing.MockClock
 ) -> None:
     world = World(tmp_path)
 
@@ -433,7 +445,7 @@ async def spawn_wire(rt: Runtime, prompt: str) -> AgentHandle:
 
 
 async def test_a_529_storm_that_never_ends_errors_the_agent_after_the_sdk_retries(
-    tmp_path: Path, autojump_clock: trio.testing.MockClock
+    tmp_path: Path, loopback_clock: trio.testing.MockClock
 ) -> None:
     world = World(tmp_path)
 
@@ -469,7 +481,7 @@ async def test_a_529_storm_that_never_ends_errors_the_agent_after_the_sdk_retrie
 
 
 async def test_a_mid_stream_disconnect_errors_the_agent_with_a_connection_error(
-    tmp_path: Path, autojump_clock: trio.testing.MockClock
+    tmp_path: Path, loopback_clock: trio.testing.MockClock
 ) -> None:
     world = World(tmp_path)
     head = testing.message_events([testing.text("Half an answ")])[:5]
