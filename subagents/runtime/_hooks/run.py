@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import final
+from typing import Final, final
 
 import msgspec
 import trio
@@ -97,15 +97,14 @@ def _together(stop: HookOutcome, main: HookOutcome) -> HookOutcome:
     )
 
 
-@contextlib.asynccontextmanager
-async def subagent_run_hooks(
+def subagent_run_hooks(
     runner: HookRunner,
     payload_factory: Callable[[HookEvent], HookPayload],
     *,
     agent_hooks: Sequence[Hook] = (),
     nickname: str = "",
     stop_grace: float = DEFAULT_STOP_HOOKS_GRACE,
-) -> AsyncIterator[SubagentRunHooks]:
+) -> contextlib.AbstractAsyncContextManager[SubagentRunHooks]:
     """Fire ``SubagentStart`` once on entry and ``SubagentStop`` once each time the agent stops.
 
     The agent stops once, unless a stop hook blocks it: :meth:`SubagentRunHooks.finish`
@@ -122,8 +121,44 @@ async def subagent_run_hooks(
     ``SubagentStart``) inside a shielded scope, so an outer cancellation cannot
     cut it short; when the run ends by cancellation or ``KeyboardInterrupt``
     its hooks get at most ``stop_grace`` seconds, otherwise their own timeouts.
+    With none of those hooks registered (a runner's hooks are fixed when it is
+    made) the block costs nothing: no scope, no closure, nothing fired.
     """
+    if not any(runner.has_hooks(event, agent_hooks) for event in _RUN_EVENTS):
+        return _NoRunHooks()
+    return _run_hooks(runner, payload_factory, agent_hooks, nickname, stop_grace)
 
+
+#: The events :func:`subagent_run_hooks` fires.
+_RUN_EVENTS: Final = (HookEvent.SUBAGENT_START, HookEvent.SUBAGENT_STOP, HookEvent.STOP)
+
+
+@final
+class _NoRunHooks:
+    """:func:`subagent_run_hooks` when no hook is registered for its events: its
+    :class:`SubagentRunHooks` has empty outcomes, ``stop`` set on the way out."""
+
+    __slots__ = ("_run",)
+
+    def __init__(self) -> None:
+        self._run = SubagentRunHooks()
+
+    async def __aenter__(self) -> SubagentRunHooks:
+        return self._run
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._run.stop is None:
+            self._run.stop = HookOutcome(HookEvent.SUBAGENT_STOP)
+
+
+@contextlib.asynccontextmanager
+async def _run_hooks(
+    runner: HookRunner,
+    payload_factory: Callable[[HookEvent], HookPayload],
+    agent_hooks: Sequence[Hook],
+    nickname: str,
+    stop_grace: float,
+) -> AsyncIterator[SubagentRunHooks]:
     async def fire_stop(urgent: bool = False) -> HookOutcome:
         if not (
             runner.has_hooks(HookEvent.SUBAGENT_STOP, agent_hooks)
