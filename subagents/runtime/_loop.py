@@ -160,7 +160,7 @@ class AgentSpec:
                     continue
                 if tool.flags.runs_concurrently:
                     concurrent.add(tool.name)
-            specs = [s for s in self.tools.specs() if s["name"] != COMPLETE_TASK]
+            specs = [s for s in self.tools.shared_specs() if s["name"] != COMPLETE_TASK]
         if required:
             specs.append(complete.spec)
         object.__setattr__(self, "complete_task", complete)

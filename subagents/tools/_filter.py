@@ -371,10 +371,15 @@ class ToolSelection:
     _by_name: dict[str, Tool] = attrs.field(init=False, eq=False, repr=False)
     # Tool name -> the flags it was last kept with at call time (see call).
     _kept_with: dict[str, ToolFlags] = attrs.field(init=False, eq=False, repr=False)
+    # shared_specs(), made at its first call.
+    _shared_specs: tuple[Mapping[str, Any], ...] | None = attrs.field(
+        init=False, eq=False, repr=False
+    )
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "_by_name", {tool.name: tool for tool in self.tools})
         object.__setattr__(self, "_kept_with", {})
+        object.__setattr__(self, "_shared_specs", None)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -404,8 +409,18 @@ class ToolSelection:
         return "\n".join(lines)
 
     def specs(self) -> list[dict[str, Any]]:
-        """The kept tools in the Anthropic tools API format."""
+        """The kept tools in the Anthropic tools API format (fresh copies, the caller's)."""
         return [tool_spec(tool) for tool in self.tools]
+
+    def shared_specs(self) -> tuple[Mapping[str, Any], ...]:
+        """:meth:`specs`, made once per selection and shared by every agent given it (a
+        runtime gives all agents of a type and position the same selection): read them,
+        never change them."""
+        shared = self._shared_specs
+        if shared is None:
+            shared = tuple(self.specs())
+            object.__setattr__(self, "_shared_specs", shared)
+        return shared
 
     async def call(self, name: str, arguments: ToolArguments, ctx: ToolContext) -> ToolResult:
         """Run a call the model made, enforcing the filter again at call time.

@@ -321,6 +321,21 @@ def test_specs_cover_only_the_kept_tools(parent: ToolRegistry) -> None:
     assert [spec["name"] for spec in selection.specs()] == ["Read", "Grep"]
 
 
+def test_shared_specs_are_made_once_per_selection_and_specs_stay_fresh(
+    parent: ToolRegistry,
+) -> None:
+    """Every agent given one selection reads the same specs (made once, not per spawn);
+    :meth:`specs` still hands each caller copies of its own to change."""
+    selection = parent.select(ToolPolicy(allow=("Read", "Grep")))
+    shared = selection.shared_specs()
+    assert shared is selection.shared_specs()
+    assert list(shared) == selection.specs()
+    mine = selection.specs()
+    mine[0]["cache_control"] = {"type": "ephemeral"}
+    assert "cache_control" not in selection.specs()[0]
+    assert "cache_control" not in shared[0]
+
+
 # -- call-time enforcement --------------------------------------------------------
 
 

@@ -200,7 +200,7 @@ def _status_of(result: AgentResult) -> FinalStatus:
 
 def check_name(kind: str, value: str) -> str:
     """``value`` if it is safe as one path component, else :class:`TranscriptError`."""
-    if not value or value in (".", "..") or any(c in value for c in "/\\\0"):
+    if not value or value in (".", "..") or "/" in value or "\\" in value or "\0" in value:
         raise TranscriptError(
             f"{kind} {value!r} cannot name a transcript: use a non-empty name without "
             "'/', '\\' or NUL that is not '.' or '..'."
@@ -212,4 +212,4 @@ def transcript_path(state_dir: str | os.PathLike[str], session_id: str, agent_id
     """``<state_dir>/sessions/<session_id>/subagents/agent-<agent_id>.jsonl``."""
     session = check_name("Session id", session_id)
     agent = check_name("Agent id", agent_id)
-    return Path(state_dir) / "sessions" / session / "subagents" / f"agent-{agent}.jsonl"
+    return Path(state_dir, "sessions", session, "subagents", f"agent-{agent}.jsonl")
