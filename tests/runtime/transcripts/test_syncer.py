@@ -237,9 +237,21 @@ async def test_a_flusher_told_not_to_use_a_helper_never_starts_one(tmp_path: Pat
         await trio.testing.wait_all_tasks_blocked()
         for _ in range(2):
             await flusher.sync(file.fileno())
+        # New files go to a worker thread at once: no wait for a helper that never comes.
+        from subagents.runtime._transcripts.records import MetaRecord
+        from subagents.runtime._transcripts.writer import TranscriptWriter
+
+        meta = MetaRecord(agent_id="a", agent_type="t", nickname="n", depth=1, session_id="s")
+        writer = TranscriptWriter(tmp_path / "b.jsonl", meta, flusher=flusher)
+        assert writer.opening
+        with trio.fail_after(10):
+            await flusher.opened(writer)
+        assert not writer.opening
         assert not await flusher.helper_up()
         flusher.stop()
+    writer.close()
     assert flusher.synced == 2
+    assert flusher.opened_files == 1
     file.close()
 
 
