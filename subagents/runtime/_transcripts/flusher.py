@@ -38,8 +38,9 @@ line held back waits for them), and each writer then writes its lines with one
 ``write`` (:meth:`Openable.adopt`). A turn completed before its file is made
 waits for it in its agent's loop, not in the thread.
 A writer that needs its file at once (a result to ``fsync`` in its own thread, its close) calls
-:meth:`TranscriptFlusher.claim_open`: a file not yet under way is made in the
-caller's thread, one under way is waited for (a few milliseconds; at most
+:meth:`TranscriptFlusher.claim_open`: a file not yet under way, or under way in the
+helper, is made in the caller's thread (the helper's descriptor is closed when it
+comes); one a worker thread is making is waited for (a few milliseconds; at most
 ``OPEN_WAIT_SECONDS``). :meth:`TranscriptFlusher.opened` waits for it without
 blocking the thread: the agent loop waits so for a turn completed before its
 file is made (``TranscriptWriter.settling``), and a result before its ``fsync``.
@@ -261,8 +262,8 @@ class TranscriptFlusher:
         opens, self._opens = self._opens, {}
         if not opens:
             return
-        if self._helper is not None:
-            opens = await self._open_in_helper(opens, nursery)
+        if (helper := self._helper) is not None:
+            opens = await self._open_in_helper(helper, opens, nursery)
             if not opens:
                 return
         batch = self._batch = _OpenBatch(opens)
@@ -283,7 +284,7 @@ class TranscriptFlusher:
                     self._adopt(writer, opened)
 
     async def _open_in_helper(
-        self, opens: dict[Openable, None], nursery: trio.Nursery
+        self, helper: SyncHelper, opens: dict[Openable, None], nursery: trio.Nursery
     ) -> dict[Openable, None]:
         """Have the helper process make the files it can; the writers left to the worker
         thread (a file the helper could not make, or that needs more than a look).
@@ -292,7 +293,6 @@ class TranscriptFlusher:
         that needs it at once (:meth:`claim_open`) makes it itself, and the helper's
         descriptor for it is closed when it comes.
         """
-        helper = self._helper
         paths: dict[Openable, bytes] = {}
         rest: dict[Openable, None] = {}
         for writer in opens:
@@ -304,7 +304,7 @@ class TranscriptFlusher:
                 rest[writer] = None
             else:
                 paths[writer] = path
-        if helper is None or not paths:
+        if not paths:
             return opens
         self._in_helper.update(dict.fromkeys(paths))
         try:
@@ -338,7 +338,6 @@ class TranscriptFlusher:
             else:
                 self.opened_files += 1
                 self._adopt(writer, opened)
-        self._claimed.difference_update(paths)
         return rest
 
     async def _make_files(self, nursery: trio.Nursery) -> None:

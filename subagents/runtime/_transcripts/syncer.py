@@ -110,12 +110,11 @@ def serve(channel):
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 whole = len(payload) - len(payload) % 4
                 fds.extend(struct.unpack("=%di" % (whole // 4), payload[:whole]))
-        if data[:1] != b"s":
+        kind = data[:1]
+        if kind != b"s":  # descriptors come only with fsync requests
             for fd in fds:
                 os.close(fd)
-        if not data:
-            return
-        if data[:1] == b"o":
+        if kind == b"o":
             made = [make(path) for path in data[1:].split(b"\0")]
             fds = [fd for fd, _ in made if fd >= 0]
             answer = struct.pack("=I%di" % len(made), len(made), *(code for _, code in made))
@@ -126,7 +125,7 @@ def serve(channel):
                 for fd in fds:
                     os.close(fd)
             continue
-        if data[:1] != b"s":
+        if kind != b"s":  # the socket closed (no data), or a request it does not know
             return
         if len(fds) > 1:
             if pool is None:
@@ -158,6 +157,13 @@ def _answer_problem(answer: bytes, flags: int, files: int, fds: int) -> OSError 
     return None
 
 
+def _close_made(made: Sequence[int]) -> None:
+    """Close the descriptors of an :meth:`SyncHelper.open_all` that will not be returned."""
+    for fd in made:
+        if fd >= 0:
+            os.close(fd)
+
+
 def helper_can_make(path: bytes) -> bool:
     """Whether :meth:`SyncHelper.open_all` takes ``path`` (no NUL byte, not over-long);
     any other is made the usual way, which reports what is wrong with it."""
@@ -178,9 +184,12 @@ def helper_available() -> bool:
 
 @final
 class SyncHelper:
-    """The running helper: :meth:`fsync_all` hands it files, :meth:`aclose` ends it.
+    """The running helper: :meth:`fsync_all` hands it files to sync, :meth:`open_all` has it
+    make files, :meth:`aclose` ends it.
 
-    One caller at a time (the flusher's task): each batch is one request and one answer.
+    Each kind of request has its own socket, served by a thread of the helper's own, and
+    one request with its answer at a time on each (a lock each: the flusher's fsync task
+    and its file task call them side by side).
     """
 
     __slots__ = ("_channel", "_files", "_files_lock", "_lock", "_process", "made", "synced")
@@ -196,7 +205,6 @@ class SyncHelper:
         # the helper's each), so that neither waits for the other's batch.
         self._channel = channel
         self._files = files
-        # One request and its answer at a time on each.
         self._lock = trio.Lock()
         self._files_lock = trio.Lock()
         #: How many files the helper synced (failed calls included).
@@ -283,25 +291,27 @@ class SyncHelper:
         by neither the Trio thread nor the GIL. Raises ``OSError`` when the helper
         cannot answer (it is then of no more use; no descriptor is left open here).
         """
+        if not all(map(helper_can_make, paths)):
+            raise OSError(errno.EINVAL, "not a path the helper can make")
         results: list[int] = []
-        with trio.move_on_after(SYNC_SECONDS) as deadline:
-            chunk: list[bytes] = []
-            size = 0
-            for path in paths:
-                if not helper_can_make(path):
-                    raise OSError(errno.EINVAL, "not a path the helper can make")
-                full = len(chunk) == MAX_FDS_PER_MESSAGE or size + len(path) >= MAX_PATH_BYTES
-                if chunk and full:
+        try:
+            with trio.move_on_after(SYNC_SECONDS) as deadline:
+                chunk: list[bytes] = []
+                size = 0
+                for path in paths:
+                    full = len(chunk) == MAX_FDS_PER_MESSAGE or size + len(path) >= MAX_PATH_BYTES
+                    if chunk and full:
+                        results.extend(await self._make(chunk))
+                        chunk, size = [], 0
+                    chunk.append(path)
+                    size += len(path) + 1
+                if chunk:
                     results.extend(await self._make(chunk))
-                    chunk, size = [], 0
-                chunk.append(path)
-                size += len(path) + 1
-            if chunk:
-                results.extend(await self._make(chunk))
+        except BaseException:  # re-raised: the descriptors of the messages answered are closed
+            _close_made(results)
+            raise
         if deadline.cancelled_caught:
-            for fd in results:
-                if fd >= 0:
-                    os.close(fd)
+            _close_made(results)
             raise OSError(errno.ETIMEDOUT, f"making files took longer than {SYNC_SECONDS:g} s")
         return results
 

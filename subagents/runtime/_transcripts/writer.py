@@ -20,8 +20,9 @@ runs: a turn's lines are in the file before the loop goes on to publish the
 turn's completion, so a completed turn survives ``kill -9`` as before, and a
 line held back waits at most one scheduler pass. Every other line is written
 at once, with any line held back before it. A new writer's file is made by the
-flusher too, with those of the other new writers of the pass, in one worker
-thread: its first lines (meta, prompt) wait for it in memory. A turn completed
+flusher too, with those of the other new writers of the pass (by its helper
+process, else in one worker thread): its first lines (meta, prompt) wait for it
+in memory. A turn completed
 before then is on disk before the loop goes on all the same: the loop awaits
 :meth:`TranscriptWriter.settling` (the file being made, without blocking the
 Trio thread) before it publishes the turn's completion; a result to ``fsync``
@@ -346,7 +347,11 @@ class TranscriptWriter:
         locked, ended by a newline if torn. ``None`` (the descriptor closed) when that
         needs more than a look: its lock held elsewhere, for one; then the flusher has
         the writer make it as usual."""
-        file: TranscriptFile = open(fd, "ab", buffering=0)  # noqa: SIM115 (the writer's)
+        try:
+            file: TranscriptFile = open(fd, "ab", buffering=0)  # noqa: SIM115 (the writer's)
+        except BaseException:
+            os.close(fd)
+            raise
         try:
             if not try_lock(fd) or not _created_empty(file):
                 file.close()

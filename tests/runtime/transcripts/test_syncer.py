@@ -24,11 +24,16 @@ import trio.testing
 from subagents import testing
 from subagents.actors import Completed
 from subagents.runtime import Message, Origin, ScriptedProvider, load_transcript
+from subagents.runtime._transcripts import file as file_module
 from subagents.runtime._transcripts.file import open_append
 from subagents.runtime._transcripts.flusher import TranscriptFlusher
+from subagents.runtime._transcripts.records import MetaRecord
 from subagents.runtime._transcripts.syncer import SyncHelper, helper_available
+from subagents.runtime._transcripts.writer import TranscriptWriter
 from tests.runtime.transcripts.helpers import hold_new_files
 from tests.runtime.world import World
+
+META = MetaRecord(agent_id="a", agent_type="t", nickname="n", depth=1, session_id="s")
 
 pytestmark = pytest.mark.skipif(not helper_available(), reason="no fsync helper on this platform")
 
@@ -238,11 +243,7 @@ async def test_a_flusher_told_not_to_use_a_helper_never_starts_one(tmp_path: Pat
         for _ in range(2):
             await flusher.sync(file.fileno())
         # New files go to a worker thread at once: no wait for a helper that never comes.
-        from subagents.runtime._transcripts.records import MetaRecord
-        from subagents.runtime._transcripts.writer import TranscriptWriter
-
-        meta = MetaRecord(agent_id="a", agent_type="t", nickname="n", depth=1, session_id="s")
-        writer = TranscriptWriter(tmp_path / "b.jsonl", meta, flusher=flusher)
+        writer = TranscriptWriter(tmp_path / "b.jsonl", META, flusher=flusher)
         assert writer.opening
         with trio.fail_after(10):
             await flusher.opened(writer)
@@ -319,33 +320,49 @@ async def test_a_file_the_helper_cannot_make_comes_back_as_its_errno(tmp_path: P
     os.close(made[2])
 
 
-async def test_new_files_do_not_wait_for_a_batch_of_fsync_calls(tmp_path: Path) -> None:
-    """The two kinds of request have a channel and a thread each in the helper."""
+async def test_both_kinds_of_request_run_side_by_side_each_answered_on_its_own(
+    tmp_path: Path,
+) -> None:
+    """A batch of fsync calls and a batch of new files at once (the flusher's two tasks):
+    each kind has its own socket and thread in the helper, and gets its own answers."""
+    files = [open_append(tmp_path / f"s{i}.jsonl") for i in range(200)]
+    synced: list[list[int]] = []
+
+    async def sync_all() -> None:
+        synced.append(await helper.fsync_all([f.fileno() for f in files]))
+
     helper = await SyncHelper.start()
-    fifo = tmp_path / "never-synced"
-    os.mkfifo(fifo)
     try:
         async with trio.open_nursery() as nursery:
-            # fsync of a FIFO fails at once with EINVAL; a batch of many is slow enough to
-            # overlap, and the answer order does not matter: each channel answers its own.
-            files = [open_append(tmp_path / f"s{i}.jsonl") for i in range(200)]
-            nursery.start_soon(helper.fsync_all, [f.fileno() for f in files])
-            made = await helper.open_all([os.fsencode(tmp_path / "n.jsonl")])
-            assert made[0] >= 0
-            os.close(made[0])
+            nursery.start_soon(sync_all)
+            made = await helper.open_all([os.fsencode(tmp_path / f"n{i}.jsonl") for i in range(3)])
+        assert synced == [[0] * 200]
+        assert all(fd >= 0 for fd in made)
+        for fd in made:
+            os.close(fd)
     finally:
         await helper.aclose()
         for file in files:
             file.close()
 
 
+async def test_a_batch_with_a_path_the_helper_cannot_take_makes_nothing(tmp_path: Path) -> None:
+    """Refused before anything is sent: no file of the batch is made, and no descriptor
+    of an earlier message is left open here (the first 250 used to be)."""
+    good = [os.fsencode(tmp_path / f"a{i}.jsonl") for i in range(260)]
+    helper = await SyncHelper.start()
+    try:
+        with pytest.raises(OSError, match="not a path"):
+            await helper.open_all([*good, b"bad\0path"])
+        assert helper.made == 0
+    finally:
+        await helper.aclose()
+    assert list(tmp_path.iterdir()) == []
+
+
 async def test_a_flusher_has_the_helper_make_new_files_once_it_is_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from subagents.runtime._transcripts import file as file_module
-    from subagents.runtime._transcripts.records import MetaRecord
-    from subagents.runtime._transcripts.writer import TranscriptWriter
-
     in_this_process: list[str] = []
     real = file_module._private
 
@@ -354,15 +371,14 @@ async def test_a_flusher_has_the_helper_make_new_files_once_it_is_up(
         return real(path, flags)
 
     monkeypatch.setattr(file_module, "_private", recording)
-    meta = MetaRecord(agent_id="a", agent_type="t", nickname="n", depth=1, session_id="s")
     flusher = TranscriptFlusher()
     folder = tmp_path / "sessions" / "s1" / "subagents"  # made by the Trio thread, once
     async with trio.open_nursery() as nursery:
         await nursery.start(flusher.run)
-        first = TranscriptWriter(folder / "a0.jsonl", meta, flusher=flusher)
+        first = TranscriptWriter(folder / "a0.jsonl", META, flusher=flusher)
         await flusher.opened(first)  # made once the helper started (not by a worker thread)
         assert await flusher.helper_up()
-        writers = [TranscriptWriter(folder / f"a{i}.jsonl", meta, flusher=flusher) for i in (1, 2)]
+        writers = [TranscriptWriter(folder / f"a{i}.jsonl", META, flusher=flusher) for i in (1, 2)]
         for writer in writers:
             assert writer.opening
             writer.append_message(Message.user("task", origin=Origin.TASK))
@@ -372,7 +388,7 @@ async def test_a_flusher_has_the_helper_make_new_files_once_it_is_up(
             assert not writer.in_memory
         made_here = list(in_this_process)
         # Locked by its writer, as any transcript: a second writer is refused.
-        second = TranscriptWriter(folder / "a1.jsonl", meta)
+        second = TranscriptWriter(folder / "a1.jsonl", META)
         assert second.in_memory
         second.close()
         flusher.stop()
@@ -388,18 +404,14 @@ async def test_a_writer_that_needs_its_file_while_the_helper_makes_it_makes_it_i
 ) -> None:
     """A close while the helper is making the file: the writer opens it itself, and the
     helper's descriptor, when it comes, is closed (never two files, never a lock fight)."""
-    from subagents.runtime._transcripts.records import MetaRecord
-    from subagents.runtime._transcripts.writer import TranscriptWriter
-
-    meta = MetaRecord(agent_id="a", agent_type="t", nickname="n", depth=1, session_id="s")
     flusher = TranscriptFlusher()
     async with trio.open_nursery() as nursery:
         await nursery.start(flusher.run)
-        first = TranscriptWriter(tmp_path / "a0.jsonl", meta, flusher=flusher)
+        first = TranscriptWriter(tmp_path / "a0.jsonl", META, flusher=flusher)
         await flusher.opened(first)
         assert await flusher.helper_up()
         asked, release = hold_new_files(monkeypatch)
-        writer = TranscriptWriter(tmp_path / "a1.jsonl", meta, flusher=flusher)
+        writer = TranscriptWriter(tmp_path / "a1.jsonl", META, flusher=flusher)
         writer.append_message(Message.user("task", origin=Origin.TASK))
         await asked.wait()
         writer.close()  # made here, at once, with its lines
@@ -407,7 +419,7 @@ async def test_a_writer_that_needs_its_file_while_the_helper_makes_it_makes_it_i
         release.set()
         await trio.testing.wait_all_tasks_blocked()
         # the helper's descriptor was closed: the file's lock is free once the writer closed
-        again = TranscriptWriter(tmp_path / "a1.jsonl", meta)
+        again = TranscriptWriter(tmp_path / "a1.jsonl", META)
         assert not again.in_memory
         again.close()
         flusher.stop()
@@ -422,20 +434,16 @@ async def test_a_file_its_writer_made_itself_is_not_made_again_when_the_helper_f
     helper's answer is an error (the folder was removed meanwhile): the flusher leaves
     it there, never a second file in a worker thread (a folder made again, a file
     opened and left open)."""
-    from subagents.runtime._transcripts.records import MetaRecord
-    from subagents.runtime._transcripts.writer import TranscriptWriter
-
-    meta = MetaRecord(agent_id="a", agent_type="t", nickname="n", depth=1, session_id="s")
     folder = tmp_path / "session"
     flusher = TranscriptFlusher()
     async with trio.open_nursery() as nursery:
         await nursery.start(flusher.run)
-        first = TranscriptWriter(folder / "a0.jsonl", meta, flusher=flusher)
+        first = TranscriptWriter(folder / "a0.jsonl", META, flusher=flusher)
         await flusher.opened(first)
         first.close()
         assert await flusher.helper_up()
         asked, release = hold_new_files(monkeypatch)
-        writer = TranscriptWriter(folder / "a1.jsonl", meta, flusher=flusher)
+        writer = TranscriptWriter(folder / "a1.jsonl", META, flusher=flusher)
         await asked.wait()
         writer.close()  # made here, at once
         for path in folder.iterdir():
