@@ -24,7 +24,13 @@ PACKAGE = Path(subagents.__file__).resolve().parent
 LAYERS = ("base", "actors", "agents", "tools", "teams", "jobs", "runtime", "top")
 #: Top-level modules every layer may use; they import no layer themselves.
 BASE = frozenset(
-    {"subagents._exceptions", "subagents._file_lock", "subagents._small_file", "subagents._visible"}
+    {
+        "subagents._exceptions",
+        "subagents._file_lock",
+        "subagents._paths",
+        "subagents._small_file",
+        "subagents._visible",
+    }
 )
 #: The one allowed upward import, as (module, target): the deprecation shim in
 #: ``runtime/__init__.py`` that still serves ``subagents.runtime.survey_policies``

@@ -290,7 +290,10 @@ class Supervisor:
                 if not started and not ctx._stopping:  # the handshake
                     try:
                         if ctx._init is not None:
-                            await ctx._init(ctx)
+                            try:
+                                await ctx._init(ctx)
+                            finally:
+                                ctx._init = None  # it runs once: an idle actor need not keep it
                     except Exception as exc:
                         ctx._start_error = exc
                     else:
@@ -299,6 +302,9 @@ class Supervisor:
                         if not ctx._stopping:
                             self._set_status(ctx, RUNNING)
                             task_status.started()
+                            # The status holds the start's finished nursery (its scope,
+                            # statuses and sets): ten objects an idle actor need not keep.
+                            task_status = trio.TASK_STATUS_IGNORED
                             started = True
                 while started and not ctx._stopping:
                     outcome: Status

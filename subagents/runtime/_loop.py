@@ -42,6 +42,7 @@ from typing import Any, Final, Literal, final
 import attrs
 import trio
 
+from subagents._paths import as_path
 from subagents.agents import AgentDefinition
 from subagents.runtime._complete_task import (
     COMPLETE_TASK,
@@ -139,7 +140,7 @@ class AgentSpec:
     tools: ToolSelection | None = None
     limits: Limits = attrs.field(factory=Limits)
     max_tokens: int = DEFAULT_MAX_TOKENS
-    workspace_root: Path = attrs.field(factory=Path.cwd, converter=Path)
+    workspace_root: Path = attrs.field(factory=Path.cwd, converter=as_path)
     approver: Approver | None = None
     redactor: SecretRedactor = attrs.field(
         factory=SecretRedactor.from_environ, eq=False, repr=False
@@ -151,21 +152,18 @@ class AgentSpec:
 
     def __attrs_post_init__(self) -> None:
         complete = complete_task_tool(self.definition.output)
-        required = self.uses_complete_task
-        specs: list[Mapping[str, Any]] = []
-        concurrent: set[str] = set()
-        if self.tools is not None:
-            for tool in self.tools.tools:
-                if tool.name == COMPLETE_TASK:
-                    continue
-                if tool.flags.runs_concurrently:
-                    concurrent.add(tool.name)
-            specs = [s for s in self.tools.shared_specs() if s["name"] != COMPLETE_TASK]
-        if required:
-            specs.append(complete.spec)
+        last = complete.spec if self.uses_complete_task else None
         object.__setattr__(self, "complete_task", complete)
-        object.__setattr__(self, "tool_specs", tuple(specs))
-        object.__setattr__(self, "concurrent", frozenset(concurrent))
+        if self.tools is None:
+            object.__setattr__(self, "tool_specs", () if last is None else (last,))
+            object.__setattr__(self, "concurrent", frozenset())
+        else:
+            # Shared by every agent given this selection (the runtime's agents of one type).
+            specs = self.tools.agent_specs(leave_out=COMPLETE_TASK, last=last)
+            object.__setattr__(self, "tool_specs", specs)
+            object.__setattr__(
+                self, "concurrent", self.tools.concurrent_names(leave_out=COMPLETE_TASK)
+            )
 
     @property
     def uses_complete_task(self) -> bool:

@@ -71,6 +71,9 @@ SPAWN_TOOL_NAMES: Final = frozenset(LIFECYCLE_TOOLS)
 #: other use, steering an agent by id, is refused at the limit by the host.
 PEER_TOOL_NAMES: Final = frozenset({"SendMessage"})
 _DEPTH_LIMITED: Final = SPAWN_TOOL_NAMES - PEER_TOOL_NAMES
+#: Distinct ``complete_task`` specs a selection remembers its agents' specs for (one per
+#: output schema its agents use; past this they are made per agent).
+_MAX_AGENT_SPECS: Final = 64
 #: Offered only to an agent that runs one row of a job (:attr:`ToolPolicy.job_row`):
 #: the worker's way to report its row's result (Codex's worker-only tool). Like
 #: ``complete_task``, a row keeps it whatever its definition's allow list says,
@@ -375,11 +378,19 @@ class ToolSelection:
     _shared_specs: tuple[Mapping[str, Any], ...] | None = attrs.field(
         init=False, eq=False, repr=False
     )
+    # agent_specs(): (left out, id(last)) -> (last, the specs), made at the first call for each.
+    _agent_specs: dict[
+        tuple[str, int], tuple[Mapping[str, Any] | None, tuple[Mapping[str, Any], ...]]
+    ] = attrs.field(init=False, eq=False, repr=False)
+    # concurrent_names(): left out -> the names.
+    _concurrent: dict[str, frozenset[str]] = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "_by_name", {tool.name: tool for tool in self.tools})
         object.__setattr__(self, "_kept_with", {})
         object.__setattr__(self, "_shared_specs", None)
+        object.__setattr__(self, "_agent_specs", {})
+        object.__setattr__(self, "_concurrent", {})
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -421,6 +432,35 @@ class ToolSelection:
             shared = tuple(self.specs())
             object.__setattr__(self, "_shared_specs", shared)
         return shared
+
+    def agent_specs(
+        self, *, leave_out: str, last: Mapping[str, Any] | None
+    ) -> tuple[Mapping[str, Any], ...]:
+        """What a model is offered: :meth:`shared_specs` without the tool ``leave_out``,
+        then ``last`` if given (an agent's own spec for that tool). Made once per pair and
+        shared, so that the agents of one type hold one tuple between them."""
+        key = (leave_out, id(last))
+        known = self._agent_specs.get(key)
+        if known is not None and known[0] is last:
+            return known[1]
+        specs = [s for s in self.shared_specs() if s["name"] != leave_out]
+        if last is not None:
+            specs.append(last)
+        made = tuple(specs)
+        if len(self._agent_specs) < _MAX_AGENT_SPECS:
+            self._agent_specs[key] = (last, made)  # holds ``last``, so its id stays its own
+        return made
+
+    def concurrent_names(self, *, leave_out: str) -> frozenset[str]:
+        """The kept tools but ``leave_out`` that may run side by side in one turn."""
+        names = self._concurrent.get(leave_out)
+        if names is None:
+            names = self._concurrent[leave_out] = frozenset(
+                tool.name
+                for tool in self.tools
+                if tool.name != leave_out and tool.flags.runs_concurrently
+            )
+        return names
 
     async def call(self, name: str, arguments: ToolArguments, ctx: ToolContext) -> ToolResult:
         """Run a call the model made, enforcing the filter again at call time.

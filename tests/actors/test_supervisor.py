@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import re
+import weakref
 from typing import Any
 
 import pytest
@@ -76,6 +78,29 @@ async def test_spawn_with_init_is_a_handshake(sup: Supervisor) -> None:
     # as the actor reports it is running (here, before spawn's caller resumes)
     assert order == ["init pending_init", "behavior", "spawn returned"]
     assert sup.status(ref.id) == RUNNING
+
+
+async def test_an_idle_actor_keeps_neither_its_start_up_code_nor_the_handshake(
+    sup: Supervisor,
+) -> None:
+    # Both live as long as the actor otherwise: the start-up code (often a bound method of
+    # a large object) and the start's status, which holds the finished start nursery.
+    class StartUp:
+        async def __call__(self, ctx: ActorContext) -> None:
+            await trio.sleep(0)
+
+    init = StartUp()
+    gone = weakref.ref(init)
+    ref = await sup.spawn(idle, init=init)
+    del init
+    await trio.testing.wait_all_tasks_blocked()
+    gc.collect()
+    assert gone() is None
+    task = next(t for t in sup._by_task if sup._by_task[t].id == ref.id)
+    assert task.coro.cr_frame.f_locals["task_status"] is trio.TASK_STATUS_IGNORED
+    assert not any(
+        type(obj).__name__ == "_TaskStatus" for obj in gc.get_referents(task.coro.cr_frame)
+    )
 
 
 async def test_a_start_up_error_raises_from_spawn_and_releases_the_slot(sup: Supervisor) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -437,3 +438,28 @@ def test_enabled_says_whether_a_level_is_written_anywhere(
             enabled
         )
         assert log.enabled("warn") == ("warning" in enabled)  # the aliases too
+
+
+def test_the_level_and_time_are_the_runtimes_and_fatal_is_critical(tmp_path: Path) -> None:
+    """A caller's own ``level`` or ``timestamp`` cannot forge a line's; ``warn``,
+    ``exception`` and ``fatal`` are written as the levels they are; every time is
+    ISO 8601 UTC with microseconds."""
+    err = io.StringIO()
+    with open_log(config_for(tmp_path), "s-1", stderr=err, env={}) as log:
+        agent = log.for_agent(agent_id="a1", nickname="Ada", depth=1)
+        agent.info("forged", level="debug", timestamp="1970-01-01T00:00:00Z")
+        agent.warn("warned")
+        agent.fatal("fatal")
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            agent.exception("failed")
+    forged, warned, fatal, failed = lines_of(tmp_path / "state" / "logs" / "s-1.jsonl")
+    assert forged["level"] == "info"
+    assert forged["timestamp"] != "1970-01-01T00:00:00Z"
+    assert [warned["level"], fatal["level"], failed["level"]] == ["warning", "critical", "error"]
+    assert "ValueError: boom" in failed["exception"]
+    for line in (forged, warned, fatal, failed):
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", line["timestamp"])
+    assert "critical" in err.getvalue()
+    assert "fatal" in err.getvalue()

@@ -104,3 +104,20 @@ async def test_agents_of_one_type_share_one_filtering(
         await rt.wait([h.agent_id for h in handles], timeout=10)
         names = {rt.services.records[h.agent_id].tools.names for h in handles}  # type: ignore[union-attr]
         assert len(names) == 1
+
+
+async def test_agents_of_one_type_share_what_the_model_is_offered(tmp_path: Path) -> None:
+    """The tool specs, the concurrent tool names and the workspace path are one object for
+    every agent of a type (each was a copy per agent, held while it lived)."""
+    world = World(tmp_path)
+    provider = ScriptedProvider([testing.say("done")] * 2)
+    async with world.open(provider) as rt:
+        handles = [await rt.spawn("Explore", "Look") for _ in range(2)]
+        await rt.wait([h.agent_id for h in handles], timeout=10)
+        first, second = (rt.services.records[h.agent_id].spec for h in handles)
+        assert first is not None
+        assert second is not None
+        assert first.tool_specs
+        assert first.tool_specs is second.tool_specs
+        assert first.concurrent is second.concurrent
+        assert first.workspace_root is second.workspace_root is rt.services.cwd

@@ -336,6 +336,36 @@ def test_shared_specs_are_made_once_per_selection_and_specs_stay_fresh(
     assert "cache_control" not in shared[0]
 
 
+def test_agent_specs_leave_one_tool_out_add_the_agents_own_and_are_shared(
+    fake_tool: Any,
+) -> None:
+    """What a model is offered is made once per (left out, last spec) and shared by every
+    agent of that type; the left-out tool's spec is never offered twice."""
+    registry = ToolRegistry(
+        [
+            fake_tool("Read", flags=READ_ONLY),
+            fake_tool("complete_task", flags=READ_ONLY),
+            fake_tool("Edit", flags=WRITES),
+        ]
+    )
+    selection = registry.select(ToolPolicy(allow=("Read", "complete_task", "Edit")))
+    own = {"name": "complete_task", "description": "mine", "input_schema": {"type": "object"}}
+    with_own = selection.agent_specs(leave_out="complete_task", last=own)
+    assert [spec["name"] for spec in with_own] == ["Read", "Edit", "complete_task"]
+    assert with_own[-1] is own
+    assert selection.agent_specs(leave_out="complete_task", last=own) is with_own
+    without = selection.agent_specs(leave_out="complete_task", last=None)
+    assert [spec["name"] for spec in without] == ["Read", "Edit"]
+    assert selection.agent_specs(leave_out="complete_task", last=None) is without
+    # An equal but distinct spec is its own entry, not another's tuple.
+    other = dict(own)
+    assert selection.agent_specs(leave_out="complete_task", last=other)[-1] is other
+    concurrent = selection.concurrent_names(leave_out="complete_task")
+    assert concurrent == frozenset({"Read"})
+    assert selection.concurrent_names(leave_out="complete_task") is concurrent
+    assert selection.concurrent_names(leave_out="Read") == frozenset({"complete_task"})
+
+
 # -- call-time enforcement --------------------------------------------------------
 
 

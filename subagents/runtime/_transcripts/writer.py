@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING, Final, final
 import attrs
 import msgspec
 
+from subagents._paths import as_path
 from subagents.runtime._config.defaults import DiskErrorPolicy
 from subagents.runtime._exceptions import TranscriptError, TranscriptWriteError
 from subagents.runtime._messages import Conversation, Message, ToolResultBlock, ToolUseBlock
@@ -212,7 +213,7 @@ class TranscriptWriter:
             raise TranscriptError(
                 f"max_buffered_lines must be at least 2 (got {max_buffered_lines!r})."
             )
-        self._path = Path(path)
+        self._path = as_path(path)
         self._meta = msgspec.structs.replace(
             meta, time=time.time(), pid=os.getpid(), host=this_host()
         )
@@ -225,11 +226,13 @@ class TranscriptWriter:
         self._fsync = fsync_results
         self._opener = opener
         self._flusher = flusher
-        self._pending: list[bytes] = []
+        # The assistant line held back to be written with its turn's tool results (Batches).
+        self._pending: bytes | None = None
         self._unsettled = False
         self._unsynced = False
         self._file: TranscriptFile | None = None
-        self._buffer: collections.deque[tuple[int, bytes]] = collections.deque()
+        # Lines held in memory after a disk error; made at the first one (a deque is 760 bytes).
+        self._buffer: collections.deque[tuple[int, bytes]] | None = None
         self._error: TranscriptWriteError | None = None
         self._failed: TranscriptWriteError | None = None
         self._closed = False
@@ -239,11 +242,11 @@ class TranscriptWriter:
         self._held = lock
         # A new file is made by the flusher at the end of the pass (see its "New files"):
         # until then the lines wait in ``_early``, and a need for the file makes it at once.
-        self._early: list[bytes] = []
+        self._early: list[bytes] | None = None
         self._opening = False
         if lock is None and flusher is not None and flusher.want_open(self):
             self._opening = True
-            self._early.append(line)
+            self._early = [line]
             return
         try:
             self._file = self._open() if lock is not None else in_folder(self._path, self._open)
@@ -368,7 +371,7 @@ class TranscriptWriter:
         if not self._opening:
             return
         self._opening = False
-        early, self._early = self._early, []
+        early, self._early = self._early or [], None
         if isinstance(opened, OSError):  # TimeoutError included
             self._fault_early(opened, early)
             return
@@ -422,13 +425,13 @@ class TranscriptWriter:
 
     def buffered(self) -> tuple[bytes, ...]:
         """The lines held in memory, oldest first, each with its newline."""
-        return tuple(line for _, line in self._buffer)
+        return tuple(line for _, line in self._buffer or ())
 
     def statistics(self) -> TranscriptWriterStatistics:
         """The writer's counters now."""
         return TranscriptWriterStatistics(
             lines_written=self._written,
-            lines_buffered=len(self._buffer),
+            lines_buffered=len(self._buffer or ()),
             lines_dropped=self._dropped,
             in_memory=self.in_memory,
             closed=self._closed,
@@ -445,12 +448,12 @@ class TranscriptWriter:
         if (
             self._flusher is not None
             and self._file is not None
-            and not self._pending
+            and self._pending is None
             and message.role == "assistant"
             and any(type(block) is ToolUseBlock for block in message.content)
             and self._flusher.want(self)
         ):
-            self._pending.append(line)  # written with the turn's tool results
+            self._pending = line  # written with the turn's tool results
         else:
             self._emit(_MESSAGE, line)
         self._next_seq = seq + 1
@@ -541,7 +544,7 @@ class TranscriptWriter:
 
     def flush(self) -> None:
         """Write the line held back for its turn (see Batches), if any; the flusher calls this."""
-        if self._pending and not self._closed and self._failed is None:
+        if self._pending is not None and not self._closed and self._failed is None:
             self._emit(_MESSAGE, b"")
 
     def retry(self) -> bool:
@@ -559,20 +562,22 @@ class TranscriptWriter:
         if not (self._buffer and self._buffer[0][0] == _META) and is_empty(self._path):
             self._meta = msgspec.structs.replace(self._meta, time=time.time())
             self._hold(_META, _line(self._meta))
+            assert self._buffer is not None  # _hold made it
             self._buffer.rotate(1)
         try:
             file = self._open()
         except OSError:
             return False
         self._file = file
-        while self._buffer:
-            kind, line = self._buffer[0]
+        buffer = self._buffer
+        while buffer:
+            kind, line = buffer[0]
             try:
                 self._put(file, kind, line)
             except OSError:
                 self._drop_file()
                 return False
-            self._buffer.popleft()
+            buffer.popleft()
             self._written += 1
         self._error = None
         return True
@@ -582,7 +587,7 @@ class TranscriptWriter:
         if self._closed:
             return
         self._claim()
-        if self._pending:
+        if self._pending is not None:
             with contextlib.suppress(TranscriptError):
                 self.flush()
         if self._buffer:
@@ -640,13 +645,13 @@ class TranscriptWriter:
         if self._opening:
             if kind != _RESULT:  # waits with the others for the file
                 if line:
+                    assert self._early is not None  # made with _opening, dropped with it
                     self._early.append(line)
                 return
             self._claim()  # a result to fsync now: the file first
-        pending = self._pending
-        if pending:
-            self._pending = []
-            held = pending[0]
+        held = self._pending
+        if held is not None:
+            self._pending = None
             if self._file is not None and not self._closed and self._failed is None:
                 try:
                     self._put(self._file, kind, held + line)
@@ -690,6 +695,8 @@ class TranscriptWriter:
 
     def _hold(self, kind: int, line: bytes) -> None:
         buffer = self._buffer
+        if buffer is None:
+            buffer = self._buffer = collections.deque()
         if len(buffer) >= self._max_buffered:
             victim = next((i for i, (k, _) in enumerate(buffer) if k == _MESSAGE), None)
             if victim is None and kind == _MESSAGE:
