@@ -23,7 +23,7 @@ from ._bus import (
     SubscriptionStatistics,
 )
 from ._config import SupervisorConfig, is_count, is_seconds
-from ._context import ActorContext, Behavior, Init
+from ._context import ActorContext, Behavior, Init, Prepare
 from ._events import AgentSpawned, Event, Lagged, StatusChanged
 from ._exceptions import (
     ActorError,
@@ -93,6 +93,7 @@ __all__ = [
     "NoReply",
     "NotFound",
     "PendingInit",
+    "Prepare",
     "OverflowPolicy",
     "ReplyTimeout",
     "Request",

@@ -19,13 +19,16 @@ if TYPE_CHECKING:
     from ._bus import Bus
     from ._supervisor import Supervisor
 
-__all__ = ["ActorContext", "Behavior", "Init"]
+__all__ = ["ActorContext", "Behavior", "Init", "Prepare"]
 
 Behavior: TypeAlias = Callable[["ActorContext"], Awaitable[str | None]]
 """What an actor runs: it gets its context and returns its result (or raises)."""
 
 Init: TypeAlias = Callable[["ActorContext"], Awaitable[None]]
 """Optional start-up code, run before ``spawn`` returns; if it raises, spawn fails."""
+
+Prepare: TypeAlias = Callable[["ActorContext"], None]
+"""The same, synchronous: it runs in the spawner's task, with no handshake to wait for."""
 
 _EMPTY: Final[Any] = object()
 _LEAF_CHILDREN: Final[dict[str, ActorContext]] = {}
@@ -281,6 +284,7 @@ class ActorContext:
         nickname: str | None = None,
         agent_id: str | None = None,
         init: Init | None = None,
+        prepare: Prepare | None = None,
         auto_close: bool = False,
         mailbox_size: int | None = None,
     ) -> Coroutine[Any, Any, ActorRef]:
@@ -292,6 +296,7 @@ class ActorContext:
             nickname=nickname,
             agent_id=agent_id,
             init=init,
+            prepare=prepare,
             auto_close=auto_close,
             mailbox_size=mailbox_size,
         )

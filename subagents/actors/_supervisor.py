@@ -23,7 +23,7 @@ import trio
 
 from ._bus import Bus, OverflowPolicy, Subscription
 from ._config import SupervisorConfig, check_count, check_seconds
-from ._context import ActorContext, Behavior, Init
+from ._context import ActorContext, Behavior, Init, Prepare
 from ._events import AgentSpawned, Event, StatusChanged
 from ._exceptions import (
     ActorError,
@@ -115,6 +115,7 @@ class Supervisor:
         "_counter",
         "_live",
         "_nicknames",
+        "_opened",
         "_prefix",
         "_retired",
         "_root",
@@ -140,6 +141,7 @@ class Supervisor:
         self._root: trio.Nursery | None = None
         self._closing = False
         self._changed = trio.lowlevel.ParkingLot()  # a final status, or an actor task ended
+        self._opened = trio.lowlevel.ParkingLot()  # an actor's task began (its nursery is open)
         self._slots = trio.lowlevel.ParkingLot()  # a max_threads slot was released
         self._prefix = secrets.token_hex(4)
         self._counter = itertools.count(1)
@@ -159,6 +161,7 @@ class Supervisor:
         nickname: str | None = None,
         agent_id: str | None = None,
         init: Init | None = None,
+        prepare: Prepare | None = None,
         auto_close: bool = False,
         mailbox_size: int | None = None,
     ) -> ActorRef:
@@ -167,13 +170,21 @@ class Supervisor:
         ``parent`` (an id or a context) makes it a child that runs in the
         parent's nursery at the parent's depth + 1; otherwise it is top-level.
         ``nickname`` and ``agent_id`` restore a known identity (resume); a taken
-        nickname gets an ordinal. Spawn is a ``nursery.start`` handshake: it
-        returns once ``init`` (optional start-up code) has run and the actor's
-        own nursery is open; if ``init`` raises, spawn raises
-        :class:`AgentStartFailed`. A leaf (an actor at ``max_depth``, which can
-        have no children) without ``init`` has nothing to wait for, so it is
-        marked Running and scheduled at once. With ``auto_close`` the actor is
-        closed when its behavior returns instead of waiting for follow-up input.
+        nickname gets an ordinal. Start-up code runs before spawn returns, and if
+        it raises, spawn raises :class:`AgentStartFailed` and the actor never runs:
+        ``prepare`` is synchronous and runs here, in the caller's task, once the
+        actor is registered; ``init`` is a coroutine and runs in the actor's own
+        task, through a ``nursery.start`` handshake, which also waits for the
+        actor's nursery (one below ``max_depth``, for its children) to open.
+        With neither, the same handshake waits for the nursery, and a leaf (an
+        actor at ``max_depth``: no nursery) is marked Running and scheduled at
+        once. With ``prepare`` and no ``init`` the actor is scheduled at once too:
+        its nursery opens when its task first runs, and a spawn under it waits
+        for that. An actor marked Running at spawn runs its behavior even when
+        it is closed before its task runs: the behavior sees ``stopping`` (and
+        its :meth:`~ActorContext.on_stop` callback is called) at once. With
+        ``auto_close`` the actor is closed when its behavior returns instead of
+        waiting for follow-up input.
 
         Fails at once with :class:`AgentLimitReached` or
         :class:`DepthLimitReached` when a limit would be exceeded.
@@ -186,9 +197,13 @@ class Supervisor:
             check_count("mailbox_size", mailbox_size, 1, "how many unread messages it may hold")
         if self.bus.has_lossless_subscribers:
             await self.bus.make_room(3)  # spawned, pending_init, running
+        parent_ctx = self._parent_context(parent)
+        while parent_ctx is not None and parent_ctx._task is None and not parent_ctx._stopping:
+            # Spawned, its task not run yet: its nursery opens then (a scheduler pass).
+            await self._opened.park()
+            parent_ctx = self._parent_context(parent)
         # From here until the actor is started nothing yields: checks and
         # registration happen atomically.
-        parent_ctx = self._parent_context(parent)
         depth = 0 if parent_ctx is None else parent_ctx.depth + 1
         if depth > self.config.max_depth:
             self._stats["failed_spawns"] += 1
@@ -250,14 +265,29 @@ class Supervisor:
                     status=ctx.status,
                 )
             )
-        if init is None and ctx._scope is not None:
-            # A leaf without start-up code: nothing can fail before its behavior
-            # runs and it has no nursery to open, so it is Running as of now.
+        if prepare is not None:
+            try:
+                prepare(ctx)
+            except Exception as exc:
+                self._failed_start(ctx, exc)
+                raise AgentStartFailed(ctx.id, ctx.nickname, exc) from exc
+        if init is None and (prepare is not None or ctx._scope is not None):
+            # Nothing can fail before its behavior runs: it is Running as of now.
             self._set_status(ctx, RUNNING)
             nursery.start_soon(self._run, ctx, name=label)
+            # Yield, as every Trio call does: the new actor's task and the others get their
+            # turn before the caller spawns again. Not a cancellation point: the actor is
+            # spawned, and its caller must get its handle.
+            await trio.lowlevel.cancel_shielded_checkpoint()
         else:
             await nursery.start(self._run, ctx, name=label)
         return ctx.ref
+
+    def _failed_start(self, ctx: ActorContext, error: Exception) -> None:
+        """An actor whose start-up code raised before its task ran: final, and forgotten."""
+        self._stats["failed_spawns"] += 1
+        self._set_status(ctx, Errored(f"failed to start: {_describe(error)}"))
+        self._retire(ctx)
 
     def _parent_context(self, parent: str | ActorContext | None) -> ActorContext | None:
         if parent is None:
@@ -280,6 +310,8 @@ class Supervisor:
         self._tasks += 1
         ctx._task = trio.lowlevel.current_task()
         self._by_task[ctx._task] = ctx
+        if self._opened:
+            self._opened.unpark_all()  # spawns under it waited: its nursery opens below
         started = ctx.status is RUNNING  # a leaf without init: spawn marked it Running
         scope = ctx._scope
         try:
@@ -306,7 +338,11 @@ class Supervisor:
                             # statuses and sets): ten objects an idle actor need not keep.
                             task_status = trio.TASK_STATUS_IGNORED
                             started = True
-                while started and not ctx._stopping:
+                # Running since spawn (no handshake): its behavior runs even if a stop came
+                # before its task did, and sees ``stopping`` (and its on_stop callback) at once.
+                first = started
+                while first or (started and not ctx._stopping):
+                    first = False
                     outcome: Status
                     ctx._settled = False
                     try:

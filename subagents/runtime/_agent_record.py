@@ -3,7 +3,8 @@
 An :class:`AgentRecord` is made by the runtime before the kernel spawns the
 agent and gives the kernel its two callables:
 
-- :meth:`AgentRecord.init`, the actor's start-up code: it learns the agent's
+- :meth:`AgentRecord.prepare`, the actor's start-up code (after
+  :meth:`AgentRecord.fetch_tools`, which may wait): it learns the agent's
   identity and position (id, nickname, depth, parent), builds its tools (the
   runtime's tools, hooked, then filtered for this position), its approval
   router and its :class:`AgentSpec`, and opens its transcript (meta line and
@@ -60,6 +61,7 @@ from subagents.runtime._transcripts.writer import TranscriptWriter
 from subagents.tools import (
     ApprovalMode,
     ApprovalRouter,
+    Tool,
     ToolSelection,
     tool_policy,
 )
@@ -122,6 +124,7 @@ class AgentRecord:
 
     __slots__ = (
         "_claimed",
+        "_offered",
         "_transcript",
         "actor",
         "agent_hooks",
@@ -189,6 +192,8 @@ class AgentRecord:
         self.restore = restore
         self._transcript = transcript
         self._claimed = claimed
+        # fetch_tools(): the MCP tools, or what stopped them (raised by prepare()).
+        self._offered: tuple[Tool, ...] | Exception = ()
         self.site: HookSite | None = None
         self.tools: ToolSelection | None = None
         self.router: ApprovalRouter | None = None
@@ -249,8 +254,27 @@ class AgentRecord:
 
     # -- start-up ---------------------------------------------------------------------
 
+    async def fetch_tools(self) -> None:
+        """What the start-up waits for, before the kernel registers the agent: the MCP
+        tools its definition names (their servers started). A failure is kept, for
+        :meth:`prepare` to raise, so that it fails the spawn as any start-up error."""
+        try:
+            self._offered = tuple(await agent_mcp_tools(self.services, self.definition))
+        except Exception as exc:
+            self._offered = exc
+
     async def init(self, ctx: ActorContext) -> None:
-        """The kernel's start-up code: identity, tools and spec, then the transcript opened."""
+        """:meth:`prepare` through the kernel's handshake, for an agent coming back: its
+        first activation (an idle one's returns its last status at once) has run by the
+        time the spawn returns, so a resume can report the status it came back with."""
+        self.prepare(ctx)
+
+    def prepare(self, ctx: ActorContext) -> None:
+        """The kernel's start-up code (synchronous: no handshake): identity, tools and
+        spec, then the transcript opened. Call :meth:`fetch_tools` first."""
+        fetched, self._offered = self._offered, ()
+        if isinstance(fetched, Exception):
+            raise fetched
         services = self.services
         self.agent_id, self.nickname = ctx.id, ctx.nickname
         self.depth, self.parent_id = ctx.depth, ctx.parent_id
@@ -295,7 +319,7 @@ class AgentRecord:
             background=True if self.background else None,
             job_row=self.job_item is not None,
         )
-        offered = (*services.tools, *await agent_mcp_tools(services, self.definition))
+        offered = (*services.tools, *fetched)
         site = self.site
         self.tools = services.selections.select(
             offered, policy, services.trust, wrap=lambda kept: hook_tools(kept, site)

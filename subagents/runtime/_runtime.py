@@ -205,7 +205,7 @@ class Runtime:
         self.catalog = catalog
         self.bus = bus
         self._follower = ProgressFollower(services.log) if follower is None else follower
-        # The agents' loops feed the follower's tracker directly (AgentRecord.init).
+        # The agents' loops feed the follower's tracker directly (AgentRecord.prepare).
         services.tracker = self._follower.tracker
         self._sup: Supervisor | None = None
         self._closing = False
@@ -658,6 +658,10 @@ class Runtime:
 
     async def _start(self, record: AgentRecord, parent: str | None) -> None:
         sup = self._open_supervisor()
+        await record.fetch_tools()
+        # A new agent starts with no handshake (its behavior runs from the next scheduler
+        # pass); a resumed one through it (see AgentRecord.init).
+        resumed = bool(record.agent_id)
         try:
             await sup.spawn(
                 record.behave,
@@ -665,7 +669,8 @@ class Runtime:
                 label=record.agent_type,
                 nickname=record.nickname or None,
                 agent_id=record.agent_id or None,
-                init=record.init,
+                init=record.init if resumed else None,
+                prepare=None if resumed else record.prepare,
             )
         except SupervisorClosed:
             raise RuntimeClosed from None

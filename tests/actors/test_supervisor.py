@@ -103,6 +103,103 @@ async def test_an_idle_actor_keeps_neither_its_start_up_code_nor_the_handshake(
     )
 
 
+async def test_prepare_runs_in_the_spawners_task_with_no_handshake(sup: Supervisor) -> None:
+    # sup's config has max_depth 2: a top-level actor has a nursery, opened by its own
+    # task once that runs (after spawn returned).
+    order: list[str] = []
+    spawner = trio.lowlevel.current_task()
+
+    def prepare(ctx: ActorContext) -> None:
+        assert trio.lowlevel.current_task() is spawner
+        order.append(f"prepare {ctx.id} {ctx.status.__struct_config__.tag}")
+
+    async def behavior(ctx: ActorContext) -> None:
+        order.append("behavior")
+        await ctx.receive()
+
+    with sup.subscribe(policy="block") as sub:
+        ref = await sup.spawn(behavior, prepare=prepare)
+        order.append("spawn returned")
+        assert sup.status(ref.id) == RUNNING
+        await trio.testing.wait_all_tasks_blocked()
+        assert kinds(drain(sub), ref.id) == ["pending_init", "running"]
+    assert order[0] == f"prepare {ref.id} pending_init"
+    assert order[1:] in (["spawn returned", "behavior"], ["behavior", "spawn returned"])
+    # A child spawned at once waits for the parent's nursery instead of failing.
+    parent = await sup.spawn(idle, prepare=lambda ctx: None)
+    child = await sup.spawn(idle, parent=parent.id)
+    assert (child.parent_id, sup.status(child.id)) == (parent.id, RUNNING)
+    await sup.close(parent.id)
+    assert sup.statistics().tasks == 1
+
+
+async def test_a_prepare_error_raises_from_spawn_and_the_actor_never_runs(
+    sup: Supervisor,
+) -> None:
+    ran: list[str] = []
+
+    def prepare(ctx: ActorContext) -> None:
+        raise OSError("no room")
+
+    async def behavior(ctx: ActorContext) -> None:
+        ran.append(ctx.id)
+
+    with sup.subscribe(policy="block") as sub:
+        with pytest.raises(AgentStartFailed, match="failed to start: OSError") as info:
+            await sup.spawn(behavior, prepare=prepare, nickname="Zed")
+        assert isinstance(info.value.__cause__, OSError)
+        agent_id = info.value.agent_id
+        assert kinds(drain(sub), agent_id) == ["pending_init", "errored"]
+    await trio.testing.wait_all_tasks_blocked()
+    assert ran == []
+    assert sup.status(agent_id) == Errored("failed to start: OSError: no room")
+    stats = sup.statistics()
+    assert (stats.live, stats.failed_spawns, stats.tasks) == (0, 1, 0)
+    assert (await sup.spawn(idle, nickname="Zed")).nickname == "Zed"  # the name was freed
+
+
+async def test_an_actor_closed_before_its_task_ran_still_runs_its_behavior_once(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """Running since spawn, so it gets to wind up: its behavior sees ``stopping`` and
+    its stop callback at once (the runtime writes its result there)."""
+    seen: list[tuple[bool, bool]] = []
+
+    async def behavior(ctx: ActorContext) -> str:
+        called: list[bool] = []
+        ctx.on_stop(lambda: called.append(True))
+        seen.append((ctx.stopping, bool(called)))
+        return "wound up"
+
+    def stop_at_once(ctx: ActorContext) -> None:
+        sup._request_stop(ctx)  # close()'s synchronous first step, before the task can run
+
+    async with open_supervisor(config(max_depth=1, close_grace_period=5)) as sup:
+        top = await sup.spawn(behavior, prepare=stop_at_once)  # has a nursery: not a leaf
+        leaf = await sup.spawn(behavior, parent=await sup.spawn(idle), prepare=stop_at_once)
+        start = trio.current_time()
+        await sup.close(top.id)
+        await sup.close(leaf.id)
+        assert trio.current_time() - start < 1
+        assert sup.status(top.id) == sup.status(leaf.id) == SHUTDOWN
+    assert seen == [(True, True), (True, True)]
+
+
+async def test_spawning_in_a_loop_yields_to_the_actors_spawned(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """Each spawn is a scheduling point: quick actors end while the loop goes on."""
+
+    async def quick(ctx: ActorContext) -> str:
+        await trio.sleep(0)
+        return "done"
+
+    async with open_supervisor(config(max_threads=3, max_depth=0)) as sup:
+        for _ in range(20):
+            await sup.spawn(quick, auto_close=True)
+        assert sup.statistics().spawned == 20
+
+
 async def test_a_start_up_error_raises_from_spawn_and_releases_the_slot(sup: Supervisor) -> None:
     async def init(ctx: ActorContext) -> None:
         raise OSError("disk on fire")

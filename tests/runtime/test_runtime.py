@@ -115,6 +115,31 @@ async def test_spawn_refusals_say_what_to_do(
         assert rt.statistics().supervisor.failed_spawns == 1
 
 
+async def test_a_start_up_that_cannot_get_its_tools_fails_the_spawn_with_the_agents_id(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The MCP tools are fetched before the kernel registers the agent (the rest of the
+    start-up is synchronous, with no handshake); a failure there still fails the spawn as
+    a start-up error: an id, an errored status, the slot back."""
+    from subagents.runtime import _agent_record
+
+    async def broken(services: object, definition: object) -> list[object]:
+        raise RuntimeError("server gone")
+
+    monkeypatch.setattr(_agent_record, "agent_mcp_tools", broken)
+    world = World(tmp_path, limits={"max_threads": 1})
+    async with world.open(ScriptedProvider([testing.say("done")])) as rt:
+        with pytest.raises(AgentStartFailed, match="server gone") as failed:
+            await rt.spawn("Explore", "Look")
+        agent_id = failed.value.agent_id
+        assert rt.status(agent_id) == Errored("failed to start: RuntimeError: server gone")
+        stats = rt.statistics().supervisor
+        assert (stats.failed_spawns, stats.live, stats.tasks) == (1, 0, 0)
+        monkeypatch.undo()
+        handle = await rt.spawn("Explore", "Look")  # the one slot is free again
+        assert await rt.wait([handle.agent_id], timeout=10)
+
+
 async def test_follow_up_input_starts_a_new_run_with_the_context_kept(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
