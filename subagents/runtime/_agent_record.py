@@ -200,7 +200,7 @@ class AgentRecord:
         self.spec: AgentSpec | None = None
         self.actor: AgentActor | None = None
         self.transcript_file: Path | None = None
-        self.logger: FilteringBoundLogger = services.log.logger(agent_type=definition.name)
+        self.logger: FilteringBoundLogger = services.log.for_type(definition.name)
         self.ledger = RunLedger(conversation, self.logger)
         self.runs = 0
         #: Set while a foreground ``Task`` call waits for this agent's run, and

@@ -456,6 +456,9 @@ def _level(name: str) -> int:
         ) from None
 
 
+#: Agent types whose logger :meth:`RuntimeLog.for_type` keeps.
+_MAX_TYPE_LOGGERS: Final = 256
+
 _SESSION_UNSAFE: Final = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -491,6 +494,7 @@ class RuntimeLog:
         self._wrapper = structlog.make_filtering_bound_logger(lowest)
         self._lowest = lowest
         self._context = dict(context or {})
+        self._by_type: dict[str, FilteringBoundLogger] = {}
 
     def enabled(self, level: str) -> bool:
         """Whether a line at ``level`` is written anywhere (the file or stderr).
@@ -515,6 +519,16 @@ class RuntimeLog:
             cache_logger_on_first_use=False,
         )
         return cast(FilteringBoundLogger, bound.bind(**self._context, **context))
+
+    def for_type(self, agent_type: str) -> FilteringBoundLogger:
+        """A logger for an agent of ``agent_type`` that has no id yet; bound loggers are
+        immutable, so the agents of one type share one (up to ``_MAX_TYPE_LOGGERS`` types)."""
+        logger = self._by_type.get(agent_type)
+        if logger is None:
+            logger = self.logger(agent_type=agent_type)
+            if len(self._by_type) < _MAX_TYPE_LOGGERS:
+                self._by_type[agent_type] = logger
+        return logger
 
     def for_agent(
         self, *, agent_id: str, nickname: str | None, depth: int, **context: Any

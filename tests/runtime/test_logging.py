@@ -463,3 +463,13 @@ def test_the_level_and_time_are_the_runtimes_and_fatal_is_critical(tmp_path: Pat
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", line["timestamp"])
     assert "critical" in err.getvalue()
     assert "fatal" in err.getvalue()
+
+
+def test_agents_of_one_type_share_their_logger_until_they_have_an_id(tmp_path: Path) -> None:
+    with open_log(config_for(tmp_path), "s-1", stderr=io.StringIO(), env={}) as log:
+        explore = log.for_type("Explore")
+        assert log.for_type("Explore") is explore
+        assert log.for_type("Plan") is not explore
+        explore.info("team not resumed")
+    (line,) = lines_of(tmp_path / "state" / "logs" / "s-1.jsonl")
+    assert (line["agent_type"], line["agent_id"], line["session_id"]) == ("Explore", None, "s-1")
