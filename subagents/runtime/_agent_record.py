@@ -432,7 +432,16 @@ class AgentRecord:
         except BaseException as exc:
             self._report_stop(fired)
             ended: FinalStatus = "shutdown" if ctx.stopping or _is_cancellation(exc) else "errored"
-            self.ledger.end(ended, model=self.model, activation=self.runs, quiet=True)
+            # A stopped run's result is fsync-ed by the flusher (shielded), as below, not in
+            # the Trio thread: a runtime closing thousands of running agents made one fsync
+            # after the other there. Its status cannot change meanwhile (a stop makes it
+            # shutdown); an error's could (a stop during the wait), so its fsync stays here.
+            stopped = ended == "shutdown"
+            self.ledger.end(
+                ended, model=self.model, activation=self.runs, quiet=True, sync=not stopped
+            )
+            if stopped:
+                await self.ledger.sync(self.services.flusher, quiet=True)
             raise
         self._report_stop(fired)
         # The result's fsync is made with those of the other results of this pass, in

@@ -146,13 +146,13 @@ class RunLedger:
         self._write(result, status, quiet=quiet, sync=sync)
         return result
 
-    async def sync(self, flusher: TranscriptFlusher) -> None:
+    async def sync(self, flusher: TranscriptFlusher, *, quiet: bool = False) -> None:
         """``fsync`` the result :meth:`end` wrote with ``sync=False``, through ``flusher``.
 
         Shielded: once the result is written, its ``fsync`` is finished however
         the caller is cancelled, so the result is on disk before the final
         status. Under the ``"stop"`` policy a failed ``fsync`` raises
-        :class:`TranscriptWriteError`.
+        :class:`TranscriptWriteError`, unless ``quiet`` (it is logged either way).
         """
         writer = self.writer
         if writer is not None and writer.opening:  # its file is being made: wait, not block
@@ -170,7 +170,8 @@ class RunLedger:
                 problem = stopped
         if problem is not None:
             self.logger.error("transcript problem", error=str(problem))
-            raise problem
+            if not quiet:
+                raise problem
 
     def _write(
         self, result: AgentResult, status: FinalStatus | None, *, quiet: bool, sync: bool = True

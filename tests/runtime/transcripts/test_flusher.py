@@ -608,6 +608,38 @@ async def test_a_close_fsyncs_its_closed_line_off_the_trio_thread_before_it_retu
         assert closed.root == handle.agent_id
 
 
+async def test_closing_running_agents_fsyncs_their_results_off_the_trio_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stopped run's result (``shutdown``) is fsync-ed by the flusher, as a completed
+    one's: closing thousands of running agents made one fsync after the other in the
+    Trio thread. Each result is still on disk when its close returns."""
+    world = World(tmp_path)
+    provider = ScriptedProvider(lambda request: testing.hang())
+    async with world.open(provider) as rt:
+        handles = [await rt.spawn("general-purpose", "work") for _ in range(3)]
+        with trio.fail_after(30):
+            await trio.testing.wait_all_tasks_blocked(0.01)
+        trio_thread = threading.get_ident()
+        synced: list[int] = []
+        real = os.fsync
+
+        def recording(fd: int) -> None:
+            synced.append(threading.get_ident())
+            real(fd)
+
+        monkeypatch.setattr(os, "fsync", recording)
+        before = rt.services.flusher.synced
+        for handle in handles:
+            await rt.close(handle.agent_id)
+            path = rt.transcript_path(handle.agent_id)
+            assert path is not None
+            (result,) = load_transcript(path).results
+            assert result.status == "shutdown"
+        assert rt.services.flusher.synced >= before + 3
+        assert trio_thread not in synced
+
+
 async def test_an_opener_that_raises_something_else_takes_the_disk_error_path(
     tmp_path: Path,
 ) -> None:
