@@ -35,7 +35,7 @@ turn or goes on: a completed turn is on disk first, and no thread waits for it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, final
 
@@ -288,14 +288,14 @@ def _split(content: Sequence[object]) -> tuple[list[ToolUseBlock], str]:
     return calls, texts[0] if len(texts) == 1 else "".join(texts)
 
 
-async def run_agent(
+def run_agent(
     spec: AgentSpec,
     conversation: Conversation,
     *,
     publisher: Publisher | None = None,
     control: RunControl | None = None,
     progress: ProgressFeed | None = None,
-) -> AgentResult:
+) -> Coroutine[Any, Any, AgentResult]:
     """Run the agent once on ``conversation`` (which it appends to) and return the result.
 
     The conversation must end with the input to act on (the task, or a
@@ -305,9 +305,13 @@ async def run_agent(
     facts directly (the runtime's tracker), whether or not anyone subscribes.
     Cancellation from outside propagates (with :attr:`RunControl.result` set
     to an ``aborted`` result); every other way out returns a result.
+
+    A plain function that returns the run's coroutine (await it as any): every task
+    switch of a run goes through one frame fewer, and a waiting agent holds one
+    coroutine fewer.
     """
     run = _Run(spec, conversation, _SILENT if publisher is None else publisher, control, progress)
-    return await run.execute()
+    return run.execute()
 
 
 @final
