@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import threading
+
 import pytest
 import trio
 
@@ -21,3 +24,16 @@ def hold_new_files(monkeypatch: pytest.MonkeyPatch) -> tuple[trio.Event, trio.Ev
 
     monkeypatch.setattr(SyncHelper, "open_all", held)
     return asked, release
+
+
+def record_fsync_threads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """From now on, the thread of every ``os.fsync`` call of this process, in order."""
+    synced: list[int] = []
+    real = os.fsync
+
+    def recording(fd: int) -> None:
+        synced.append(threading.get_ident())
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", recording)
+    return synced

@@ -44,7 +44,7 @@ from subagents.runtime._transcripts.syncer import helper_available
 from subagents.runtime._transcripts.writer import TranscriptWriter
 from subagents.tools import ToolContext, ToolFlags, ToolResult
 from tests.runtime.helpers import NoteArgs
-from tests.runtime.transcripts.helpers import hold_new_files
+from tests.runtime.transcripts.helpers import hold_new_files, record_fsync_threads
 from tests.runtime.world import World
 
 META = MetaRecord(agent_id="a1", agent_type="Explore", nickname="Ada", depth=1, session_id="s1")
@@ -589,14 +589,7 @@ async def test_a_close_fsyncs_its_closed_line_off_the_trio_thread_before_it_retu
         handle = await rt.spawn("general-purpose", "Say done.")
         await rt.wait([handle.agent_id], timeout=30)
         trio_thread = threading.get_ident()
-        synced: list[int] = []
-        real = os.fsync
-
-        def recording(fd: int) -> None:
-            synced.append(threading.get_ident())
-            real(fd)
-
-        monkeypatch.setattr(os, "fsync", recording)
+        synced = record_fsync_threads(monkeypatch)
         before = rt.services.flusher.synced
         await rt.close(handle.agent_id)
         assert rt.services.flusher.synced == before + 1  # before close returned
@@ -621,14 +614,7 @@ async def test_closing_running_agents_fsyncs_their_results_off_the_trio_thread(
         with trio.fail_after(30):
             await trio.testing.wait_all_tasks_blocked(0.01)
         trio_thread = threading.get_ident()
-        synced: list[int] = []
-        real = os.fsync
-
-        def recording(fd: int) -> None:
-            synced.append(threading.get_ident())
-            real(fd)
-
-        monkeypatch.setattr(os, "fsync", recording)
+        synced = record_fsync_threads(monkeypatch)
         before = rt.services.flusher.synced
         for handle in handles:
             await rt.close(handle.agent_id)
