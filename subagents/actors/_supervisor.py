@@ -195,13 +195,16 @@ class Supervisor:
             mailbox_size = self.config.mailbox_size
         else:
             check_count("mailbox_size", mailbox_size, 1, "how many unread messages it may hold")
-        if self.bus.has_lossless_subscribers:
-            await self.bus.make_room(3)  # spawned, pending_init, running
         parent_ctx = self._parent_context(parent)
         while parent_ctx is not None and parent_ctx._task is None and not parent_ctx._stopping:
             # Spawned, its task not run yet: its nursery opens then (a scheduler pass).
             await self._opened.park()
             parent_ctx = self._parent_context(parent)
+        if self.bus.has_lossless_subscribers:
+            await self.bus.make_room(3)  # spawned, pending_init, running
+            parent_ctx = self._parent_context(parent)  # it may have closed meanwhile
+        if self._root is None or self._closing:  # closed while this spawn waited
+            raise SupervisorClosed
         # From here until the actor is started nothing yields: checks and
         # registration happen atomically.
         depth = 0 if parent_ctx is None else parent_ctx.depth + 1

@@ -131,6 +131,10 @@ async def test_prepare_runs_in_the_spawners_task_with_no_handshake(sup: Supervis
     assert (child.parent_id, sup.status(child.id)) == (parent.id, RUNNING)
     await sup.close(parent.id)
     assert sup.statistics().tasks == 1
+    # A parent closed before its task ran refuses a child; nothing waits for it.
+    closed = await sup.spawn(idle, prepare=lambda ctx: sup._request_stop(ctx))
+    with trio.fail_after(1), pytest.raises(AgentClosed):
+        await sup.spawn(idle, parent=closed.id)
 
 
 async def test_a_prepare_error_raises_from_spawn_and_the_actor_never_runs(
