@@ -102,6 +102,9 @@ from subagents.tools import (
 
 __all__ = ["AgentSpec", "RunControl", "grace_notice", "run_agent"]
 
+#: The blocks of tools the provider ran itself (progress and events for them: _server_calls).
+_SERVER_BLOCKS: Final = (ServerToolUseBlock, WebSearchToolResultBlock, WebFetchToolResultBlock)
+
 _SILENT: Final = Publisher()
 _Limit = Literal["timeout", "max_turns"]
 
@@ -451,12 +454,16 @@ class _Run:
             calls, text = _split(response.content)
             if text:
                 self._last_text = text
-            if self.feed is not None or self.publisher.active:
+            if (self.feed is not None or self.publisher.active) and any(
+                isinstance(block, _SERVER_BLOCKS) for block in response.content
+            ):
                 await self._server_calls(response.content)
             if not calls:
                 if (settling := self._settling()) is not None:
                     await settling
-                if self.feed is not None or self.publisher.active:
+                if self.feed is not None:
+                    self.feed.turn_completed()
+                if self.publisher.active:
                     await self._turn_completed(response, 0)
                 if response.stop_reason == "pause_turn":
                     # A long server-side tool turn paused: sent back as is, it continues
@@ -468,7 +475,9 @@ class _Run:
             completion = await self._answer(calls, response, grace=False)
             if (settling := self._settling()) is not None:
                 await settling
-            if self.feed is not None or self.publisher.active:
+            if self.feed is not None:
+                self.feed.turn_completed()
+            if self.publisher.active:
                 await self._turn_completed(response, len(calls))
             if completion is not None:
                 return _Outcome(
@@ -510,7 +519,10 @@ class _Run:
                 completion = await self._answer(calls, response, grace=True) if calls else None
                 if (settling := self._settling()) is not None:
                     await settling
-                await self._turn_completed(response, len(calls))
+                if self.feed is not None:
+                    self.feed.turn_completed()
+                if self.publisher.active:
+                    await self._turn_completed(response, len(calls))
                 if completion is not None:
                     label = "completed"
                     outcome = _Outcome(
@@ -630,10 +642,7 @@ class _Run:
         return None if settle is None else settle()
 
     async def _turn_completed(self, response: ModelResponse, calls: int) -> None:
-        if self.feed is not None:
-            self.feed.turn_completed()
-        if not self.publisher.active:
-            return
+        """Announce the turn (its progress fact is the caller's, told first)."""
         await self.publisher.publish(
             TurnCompleted,
             turn=self.turns,

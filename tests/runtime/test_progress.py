@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
@@ -241,6 +242,10 @@ def test_only_the_last_five_activities_are_kept_newest_last() -> None:
     assert [a.time for a in progress.activities] == [13.0, 14.0, 15.0, 16.0, 17.0]
     assert str(progress.activities[-1]) == progress.last_activity == "Read f7.py"
     assert progress.tool_uses == 8
+    # Kept in a few hundred bytes per agent (a bounded deque allocated 760 for any five).
+    kept = tracker._nodes["ada"].activities
+    assert len(kept) == ACTIVITY_LIMIT
+    assert sys.getsizeof(kept) < 200
 
 
 def test_a_tool_calls_activity_is_described_when_read(monkeypatch: pytest.MonkeyPatch) -> None:

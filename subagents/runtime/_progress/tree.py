@@ -132,9 +132,9 @@ class Node:
         # when they would shrink, and then they restart from zero.
         self.run = Tally()
         self.sub = Tally()
-        self.activities: collections.deque[Activity | LazyActivity] = collections.deque(
-            maxlen=ACTIVITY_LIMIT
-        )
+        # The last ACTIVITY_LIMIT, oldest first: a list (104 bytes at five) and not a
+        # bounded deque, which allocates a 64-slot block (760 bytes) for every agent.
+        self.activities: list[Activity | LazyActivity] = []
         self.inflight: dict[str, str] = {}
         self.phase = ""
         self.grace = False
@@ -147,10 +147,14 @@ class Node:
         self.grace = False
 
     def note(self, when: float, text: str) -> None:
-        self.activities.append(Activity(when, text))
+        self.note_lazily(Activity(when, text))
 
-    def note_lazily(self, activity: LazyActivity) -> None:
-        self.activities.append(activity)
+    def note_lazily(self, activity: Activity | LazyActivity) -> None:
+        """Keep ``activity`` as the newest, forgetting the oldest past ``ACTIVITY_LIMIT``."""
+        activities = self.activities
+        if len(activities) >= ACTIVITY_LIMIT:
+            del activities[0]
+        activities.append(activity)
 
     def recent(self) -> tuple[Activity, ...]:
         """The last activities, oldest first, each with its text."""
