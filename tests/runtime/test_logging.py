@@ -473,3 +473,21 @@ def test_agents_of_one_type_share_their_logger_until_they_have_an_id(tmp_path: P
         explore.info("team not resumed")
     (line,) = lines_of(tmp_path / "state" / "logs" / "s-1.jsonl")
     assert (line["agent_type"], line["agent_id"], line["session_id"]) == ("Explore", None, "s-1")
+
+
+def test_the_clock_formats_each_second_once_and_every_stamp_in_full(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ISO 8601, UTC, six digits of microseconds, the date of the second the stamp is in
+    (the clock keeps one second's text: a new second must not reuse the last one's)."""
+    from subagents.runtime import _logging
+
+    clock = _logging._Clock()
+    for stamp, expected in [
+        (0.0, "1970-01-01T00:00:00.000000Z"),
+        (86_400.25, "1970-01-02T00:00:00.250000Z"),
+        (86_400.5, "1970-01-02T00:00:00.500000Z"),
+        (1_000.0 + (1 - 2**-36), "1970-01-01T00:16:40.999999Z"),
+    ]:
+        monkeypatch.setattr(_logging.time, "time", lambda stamp=stamp: stamp)
+        assert clock.now() == expected
