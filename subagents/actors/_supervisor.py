@@ -289,7 +289,7 @@ class Supervisor:
     def _failed_start(self, ctx: ActorContext, error: Exception) -> None:
         """An actor whose start-up code raised before its task ran: final, and forgotten."""
         self._stats["failed_spawns"] += 1
-        self._set_status(ctx, Errored(f"failed to start: {_describe(error)}"))
+        self._set_status(ctx, _start_failed(error))
         self._retire(ctx)
 
     def _parent_context(self, parent: str | ActorContext | None) -> ActorContext | None:
@@ -391,7 +391,7 @@ class Supervisor:
                 error = ctx._start_error
                 self._set_status(
                     ctx,
-                    SHUTDOWN if error is None else Errored(f"failed to start: {_describe(error)}"),
+                    SHUTDOWN if error is None else _start_failed(error),
                 )
             self._retire(ctx)
         if not started:
@@ -938,6 +938,11 @@ def _outcome(result: object) -> Status:
 def _describe(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
+
+
+def _start_failed(error: Exception) -> Errored:
+    """The final status of an actor whose start-up code raised ``error``."""
+    return Errored(f"failed to start: {_describe(error)}")
 
 
 @asynccontextmanager

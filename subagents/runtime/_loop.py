@@ -461,10 +461,8 @@ class _Run:
             if not calls:
                 if (settling := self._settling()) is not None:
                     await settling
-                if self.feed is not None:
-                    self.feed.turn_completed()
-                if self.publisher.active:
-                    await self._turn_completed(response, 0)
+                if (announce := self._turn_completed(response, 0)) is not None:
+                    await announce
                 if response.stop_reason == "pause_turn":
                     # A long server-side tool turn paused: sent back as is, it continues
                     # (https://docs.claude.com/en/docs/build-with-claude/handling-stop-reasons).
@@ -475,10 +473,8 @@ class _Run:
             completion = await self._answer(calls, response, grace=False)
             if (settling := self._settling()) is not None:
                 await settling
-            if self.feed is not None:
-                self.feed.turn_completed()
-            if self.publisher.active:
-                await self._turn_completed(response, len(calls))
+            if (announce := self._turn_completed(response, len(calls))) is not None:
+                await announce
             if completion is not None:
                 return _Outcome(
                     TerminateReason.GOAL,
@@ -519,10 +515,8 @@ class _Run:
                 completion = await self._answer(calls, response, grace=True) if calls else None
                 if (settling := self._settling()) is not None:
                     await settling
-                if self.feed is not None:
-                    self.feed.turn_completed()
-                if self.publisher.active:
-                    await self._turn_completed(response, len(calls))
+                if (announce := self._turn_completed(response, len(calls))) is not None:
+                    await announce
                 if completion is not None:
                     label = "completed"
                     outcome = _Outcome(
@@ -641,9 +635,14 @@ class _Run:
         settle = self.conversation.on_settle
         return None if settle is None else settle()
 
-    async def _turn_completed(self, response: ModelResponse, calls: int) -> None:
-        """Announce the turn (its progress fact is the caller's, told first)."""
-        await self.publisher.publish(
+    def _turn_completed(self, response: ModelResponse, calls: int) -> Awaitable[None] | None:
+        """Tell progress the turn ended; the announcement to await, when someone listens
+        (``None`` otherwise: a turn nobody subscribes to makes no coroutine)."""
+        if self.feed is not None:
+            self.feed.turn_completed()
+        if not self.publisher.active:
+            return None
+        return self.publisher.publish(
             TurnCompleted,
             turn=self.turns,
             stop_reason=response.stop_reason,

@@ -62,7 +62,7 @@ def tool_started(
     inflight[tool_use_id] = tool_name
     node.phase = "tools"
     # Described when read: most calls leave the last five before anyone looks.
-    node.note_lazily(LazyActivity(when, describe_tool_call, tool_name, arguments))
+    node.remember(LazyActivity(when, describe_tool_call, tool_name, arguments))
 
 
 def tool_ended(node: Node, when: float, tool_use_id: str, tool_name: str, is_error: bool) -> None:
@@ -189,7 +189,7 @@ class ProgressFeed:
             del inflight[next(iter(inflight))]
         inflight[tool_use_id] = tool_name
         node.phase = "tools"
-        node.note_lazily(LazyActivity(time.time(), describe_tool_call, tool_name, arguments))
+        node.remember(LazyActivity(time.time(), describe_tool_call, tool_name, arguments))
 
     def tool_ended(self, tool_use_id: str, tool_name: str, *, is_error: bool) -> None:
         """A tool call ended."""
@@ -205,7 +205,7 @@ class ProgressFeed:
         self._tree._events += 1
         node.inflight.clear()
         node.phase = "done"
-        node.note_lazily(Activity(time.time(), f"turn {node.own.turns} done"))
+        node.remember(Activity(time.time(), f"turn {node.own.turns} done"))
 
     def text(self) -> None:
         """The model is writing its answer."""

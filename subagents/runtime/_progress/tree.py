@@ -147,9 +147,9 @@ class Node:
         self.grace = False
 
     def note(self, when: float, text: str) -> None:
-        self.note_lazily(Activity(when, text))
+        self.remember(Activity(when, text))
 
-    def note_lazily(self, activity: Activity | LazyActivity) -> None:
+    def remember(self, activity: Activity | LazyActivity) -> None:
         """Keep ``activity`` as the newest, forgetting the oldest past ``ACTIVITY_LIMIT``."""
         activities = self.activities
         if len(activities) >= ACTIVITY_LIMIT:
