@@ -130,6 +130,18 @@ _MASK_CACHE_CHARS: Final = 256
 _MASK_CACHE_SIZE: Final = 4096
 
 
+def _backing_dict(env: Mapping[str, str]) -> dict[Any, Any] | None:
+    """The plain dict that holds ``env``'s items, to compare at C speed: ``env`` itself,
+    ``os.environ``'s own (its items as bytes), or ``None`` for any other mapping."""
+    if type(env) is dict:
+        return env
+    if isinstance(env, os._Environ):
+        data = getattr(env, "_data", None)
+        if type(data) is dict:
+            return data
+    return None
+
+
 @final
 class _Masks:
     """:func:`mask_text` and :func:`is_secret_key` remembered, for one set of secret values.
@@ -142,23 +154,36 @@ class _Masks:
     dropped whenever they change.
     """
 
-    __slots__ = ("_env", "_keys", "_snapshot", "_texts", "secrets")
+    __slots__ = ("_backing", "_env", "_keys", "_snapshot", "_texts", "secrets")
 
     def __init__(self, env: Mapping[str, str]) -> None:
         self._env = env
-        self._snapshot: tuple[tuple[str, str], ...] | None = None
+        self._backing = _backing_dict(env)
+        self._snapshot: object = None
         self.secrets: tuple[str, ...] = ()
         self._texts: dict[str, str] = {}
         self._keys: dict[str, tuple[str, bool]] = {}
 
     def refresh(self) -> None:
-        """Read the secret values again if the environment changed since the last line."""
-        snapshot = tuple(self._env.items())
-        if snapshot != self._snapshot:
-            self._snapshot = snapshot
-            self.secrets = secret_values(self._env)
-            self._texts.clear()
-            self._keys.clear()
+        """Read the secret values again if the environment changed since the last line.
+
+        A plain dict, and ``os.environ``'s own, are compared with a copy in C
+        (a fraction of a microsecond); any other mapping by its items (``os.environ``
+        read that way costs about 15 us for 35 variables, on every line).
+        """
+        backing = self._backing
+        if backing is not None:
+            if backing == self._snapshot:
+                return
+            snapshot: object = dict(backing)
+        else:
+            snapshot = tuple(self._env.items())
+            if snapshot == self._snapshot:
+                return
+        self._snapshot = snapshot
+        self.secrets = secret_values(self._env)
+        self._texts.clear()
+        self._keys.clear()
 
     def text(self, value: str) -> str:
         if len(value) > _MASK_CACHE_CHARS:

@@ -376,6 +376,43 @@ def test_a_repeated_line_is_masked_from_memory_and_a_new_secret_is_still_seen(
     assert "timestamp" in last
 
 
+def test_lines_logged_under_os_environ_do_not_read_it_each_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17: a runtime's default environment is ``os.environ``; reading it whole for
+    every line (to see whether a secret was set) cost about 15 us a line, more in a Ray
+    worker's larger environment. It is compared as its own dict instead, and a secret
+    variable set between two lines is still masked in the second."""
+    import os
+
+    iterated = 0
+    real_iter = type(os.environ).__iter__
+
+    def counting_iter(self: Any) -> Any:
+        nonlocal iterated
+        iterated += 1
+        return real_iter(self)
+
+    name = "SUBAGENTS_TEST_LOG_TOKEN"
+    monkeypatch.delenv(name, raising=False)
+    path = tmp_path / "log.jsonl"
+    with RuntimeLog(path=path, env=os.environ) as log:
+        logger = log.for_agent(agent_id="a1", nickname="Ada", depth=1)
+        logger.info("status changed", status="running")
+        monkeypatch.setattr(type(os.environ), "__iter__", counting_iter)
+        for _ in range(20):
+            logger.info("status changed", status="running")
+        assert iterated == 0
+        monkeypatch.setenv(name, "tok-" + "w" * 20)
+        logger.info("status changed", status="tok-" + "w" * 20)
+        assert iterated == 1  # the changed environment was read again, once
+        logger.info("status changed", status="tok-" + "w" * 20)
+        assert iterated == 1
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [line["status"] for line in lines[-2:]] == [REDACTED, REDACTED]
+    assert lines[0]["status"] == "running"
+
+
 def test_a_repeated_line_reads_its_masks_without_a_call(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
