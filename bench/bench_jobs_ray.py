@@ -32,6 +32,7 @@ import trio
 from subagents import testing
 from subagents.jobs import JobSpec
 from subagents.runtime import (
+    CollectorConfig,
     LimitsConfig,
     RayBackend,
     RayOptions,
@@ -65,12 +66,26 @@ def _world(root: Path, rows: int) -> tuple[Path, Path, Path, Path]:
 
 
 async def run_job(
-    rows: int, *, backend: str, latency: float, root: Path, workers: int = WORKERS
+    rows: int,
+    *,
+    backend: str,
+    latency: float,
+    root: Path,
+    workers: int = WORKERS,
+    collector: str = "default",
 ) -> tuple[float, float]:
-    """Run a job of ``rows`` rows on ``backend``; (elapsed seconds, worker start seconds)."""
+    """Run a job of ``rows`` rows on ``backend``; (elapsed seconds, worker start seconds).
+
+    ``collector`` is the ``[collector]`` policy of the runtime that runs the rows: the
+    driver's on the local backend, each worker's on Ray.
+    """
     project, home, state, table = _world(root, rows)
     limits = {"max_threads": rows, "max_time_seconds": TIMEOUT}
-    config = RuntimeConfig(state_dir=state, limits=LimitsConfig(**limits))
+    config = RuntimeConfig(
+        state_dir=state,
+        limits=LimitsConfig(**limits),
+        collector=CollectorConfig(policy=collector if backend == "local" else "default"),
+    )
     spec = JobSpec(
         table,
         testing.ECHO_WORKER,
@@ -89,7 +104,10 @@ async def run_job(
             cwd=project,
             home=home,
             state_dir=state,
-            overrides={"limits": {"max_threads": share, "max_time_seconds": TIMEOUT}},
+            overrides={
+                "limits": {"max_threads": share, "max_time_seconds": TIMEOUT},
+                "collector": {"policy": collector},
+            },
             trust_project=True,
             provider_factory=functools.partial(provider, latency),
             tools_factory=echo_tools,
@@ -148,13 +166,24 @@ def ray_cluster(cpus: int | None = None) -> Iterator[ModuleType]:
 
 
 def measure(
-    rows: int, *, backend: str, latency: float, workers: int = WORKERS
+    rows: int,
+    *,
+    backend: str,
+    latency: float,
+    workers: int = WORKERS,
+    collector: str = "default",
 ) -> tuple[float, float]:
     """One run in a fresh folder and a fresh ``trio.run``."""
     with tempfile.TemporaryDirectory(prefix="subagents-bench-jobs-") as tmp:
         return trio.run(
             functools.partial(
-                run_job, rows, backend=backend, latency=latency, root=Path(tmp), workers=workers
+                run_job,
+                rows,
+                backend=backend,
+                latency=latency,
+                root=Path(tmp),
+                workers=workers,
+                collector=collector,
             )
         )
 
@@ -165,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=WORKERS)
     parser.add_argument("--latency", type=float, default=LATENCY)
     parser.add_argument("--skip-local", action="store_true")
+    parser.add_argument(
+        "--collector", default="default", help="the [collector] policy of the runtime running rows"
+    )
     args = parser.parse_args(argv)
     missing = ray_missing()
     if missing:
@@ -173,12 +205,18 @@ def main(argv: list[str] | None = None) -> int:
     ideal = TURNS * args.latency
     results: dict[str, Any] = {}
     if not args.skip_local:
-        local, _ = measure(args.rows, backend="local", latency=args.latency)
+        local, _ = measure(
+            args.rows, backend="local", latency=args.latency, collector=args.collector
+        )
         results["local"] = local
         print(f"local: {local:.2f} s ({local / ideal if ideal else 0:.2f}x ideal)", flush=True)
     with ray_cluster():
         ray_s, start_s = measure(
-            args.rows, backend="ray", latency=args.latency, workers=args.workers
+            args.rows,
+            backend="ray",
+            latency=args.latency,
+            workers=args.workers,
+            collector=args.collector,
         )
     print(
         f"ray ({args.workers} workers): {ray_s:.2f} s ({ray_s / ideal if ideal else 0:.2f}x ideal;"

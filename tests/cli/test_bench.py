@@ -104,6 +104,7 @@ def test_the_jobs_scenarios_run_a_job_locally_and_on_ray_in_one_run(
     assert set(pairs) == {
         ("jobs_ray_10000", "local"),
         ("jobs_ray_10000", "ray"),
+        ("jobs_ray_10000", "ray+freeze"),  # the workers' collector policy (issue 19)
         ("jobs_overhead", "ray"),
         ("jobs_overhead", "subagents"),  # the local half, rows through run_job
         ("jobs_overhead", "direct"),
@@ -112,6 +113,7 @@ def test_the_jobs_scenarios_run_a_job_locally_and_on_ray_in_one_run(
     assert pairs[("jobs_ray_10000", "ray")]["unit"] == "x ideal"
     assert pairs[("jobs_overhead", "ray")]["unit"] == "s"
     assert "| jobs_ray_10000 | 4 rows |" in output
+    assert "| jobs_ray_10000, workers' collector freeze | 4 rows |" in output
     assert "| jobs_overhead | 4 rows, zero latency |" in output
     assert "workers took" in output
 

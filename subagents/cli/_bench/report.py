@@ -51,6 +51,8 @@ PEER_CPU_TARGET: Final = 5.0
 JOBS_OVERHEAD_TARGET: Final = 0.10
 #: jobs_ray_10000: local / Ray (2 workers) elapsed must reach this (issue 19).
 RAY_SPEEDUP_TARGET: Final = 1.5
+#: jobs_ray_10000: Ray (2 workers) with its workers' collector policy, elapsed / ideal.
+RAY_EFFICIENCY_TARGET: Final = 1.5
 
 
 def _figure(r: Record) -> str:
@@ -296,6 +298,15 @@ def jobs_ray_table(records: Sequence[Record]) -> list[str]:
             f"| jobs_ray_10000 | {ray.n:,} rows | {_figure(local)} ideal | {_figure(ray)} ideal "
             f"| {speedup:.2f}x "
             f"| >= {RAY_SPEEDUP_TARGET:g}x: {_met(speedup >= RAY_SPEEDUP_TARGET)} |"
+        )
+    frozen = by.get(("jobs_ray_10000", "ray+freeze"))
+    if local is not None and frozen is not None:
+        speedup = local.min / frozen.min if frozen.min else float("inf")
+        lines.append(
+            f"| jobs_ray_10000, workers' collector freeze | {frozen.n:,} rows "
+            f"| {_figure(local)} ideal | {_figure(frozen)} ideal | {speedup:.2f}x "
+            f"| <= {RAY_EFFICIENCY_TARGET:g}x ideal: "
+            f"{_met(frozen.min <= RAY_EFFICIENCY_TARGET)} |"
         )
     if overhead is not None and overhead.min:
         local_rate = ""

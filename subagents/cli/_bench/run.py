@@ -464,7 +464,8 @@ def _run_jobs_ray(
     """Agent jobs on Ray with ``sizes.jobs_ray_workers`` workers against the local backend.
 
     ``jobs_ray_10000`` runs the same job (every row a scripted agent of 10 turns) on
-    both backends, taking turns, as elapsed / ideal; ``jobs_overhead``'s Ray half is
+    both backends, and on Ray again with its workers' ``[collector]`` policy ``freeze``
+    (``ray+freeze``), taking turns, as elapsed / ideal; ``jobs_overhead``'s Ray half is
     the seconds of its rows at zero latency through ``run_job`` (``impl`` ``ray``, beside
     the local ``subagents`` one). Without Ray both are skipped
     with a note. Rows are divided by ``efficiency_divisor`` (1 but in tests).
@@ -486,16 +487,23 @@ def _run_jobs_ray(
                 f"  jobs_ray_10000 ({rows:,} rows x {turns} turns of "
                 f"{sizes.latency * 1000:g} ms; local, then Ray with {workers} workers) ..."
             )
-            eff: dict[str, list[float]] = {"local": [], "ray": []}
+            # Ray's two runs, the second with the workers' [collector] policy "freeze" (the
+            # issue's "Ray plus the collector policy"), and the local one, taking turns
+            runs = (("local", "default"), ("ray", "default"), ("ray+freeze", "freeze"))
+            eff: dict[str, list[float]] = {impl: [] for impl, _ in runs}
             starts: list[float] = []
             for rep in range(sizes.agent_reps):
-                for backend in ("local", "ray") if rep % 2 == 0 else ("ray", "local"):
+                for impl, policy in runs if rep % 2 == 0 else runs[::-1]:
                     gc.collect()
                     seconds, started = jobs_mod.measure(
-                        rows, backend=backend, latency=sizes.latency, workers=workers
+                        rows,
+                        backend=impl.partition("+")[0],
+                        latency=sizes.latency,
+                        workers=workers,
+                        collector=policy,
                     )
-                    eff[backend].append(seconds / ideal)
-                    if backend == "ray":
+                    eff[impl].append(seconds / ideal)
+                    if impl != "local":
                         starts.append(started)
             for impl, values in eff.items():
                 result.records.append(_record("jobs_ray_10000", impl, rows, "x ideal", values))

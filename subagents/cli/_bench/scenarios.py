@@ -86,6 +86,7 @@ IMPLS: Final = (
     "direct",
     "local",
     "ray",
+    "ray+freeze",
 )
 COMPARED: Final = ("request_reply", "fan_out")
 #: The scenarios of ``bench_peers.py``: the same agent workload on the frameworks users would
