@@ -120,6 +120,48 @@ class OutcomeRecord:
     completed_at: float
 
 
+#: Whether this SQLite has ``UPDATE ... FROM`` (3.33) and JSON built in with ``->>``
+#: (3.38): then :meth:`JobDatabase.record` writes a batch of outcomes in one statement.
+_BATCHED_UPDATES: Final = sqlite3.sqlite_version_info >= (3, 38, 0)
+_BATCH_ENCODER: Final = msgspec.json.Encoder()
+#: The rows of a batch (a JSON array of outcomes, each an array) still pending. Both
+#: statements find each row by ``item_id`` (``CROSS JOIN`` and ``+status`` keep the planner
+#: off the status index, which would read every pending row once per outcome).
+_PENDING_OF_BATCH: Final = (
+    "SELECT json_group_array(items.item_id) FROM json_each(?1) AS o "
+    "CROSS JOIN items ON items.item_id = o.value ->> 0 WHERE items.status = 'pending'"
+)
+#: A batch's outcomes written to their pending rows: a final one ends its row, any other
+#: records the attempt (what ``JobDatabase._record_one`` writes for one outcome).
+_UPDATE_FROM_BATCH: Final = """
+UPDATE items SET
+    status = CASE WHEN o.value ->> 1 THEN o.value ->> 2 ELSE items.status END,
+    attempts = o.value ->> 3,
+    last_error = o.value ->> 4,
+    result_json = CASE WHEN o.value ->> 1 THEN o.value ->> 5 ELSE items.result_json END,
+    started_at = o.value ->> 6,
+    completed_at = CASE WHEN o.value ->> 1 THEN o.value ->> 7 ELSE items.completed_at END
+FROM json_each(?1) AS o
+WHERE items.item_id = o.value ->> 0 AND +items.status = 'pending'
+"""
+
+
+def _batchable(outcomes: Sequence[OutcomeRecord]) -> bool:
+    """Whether ``outcomes`` can go as one batch: this SQLite can, there are several, each of
+    another row, and no text holds a NUL (SQLite's JSON functions end a string there)."""
+    return (
+        _BATCHED_UPDATES
+        and len({o.item_id for o in outcomes}) == len(outcomes) > 1
+        and not any(
+            "\0" in o.item_id
+            or "\0" in o.status
+            or "\0" in (o.error or "")
+            or "\0" in (o.result_json or "")
+            for o in outcomes
+        )
+    )
+
+
 class JobDatabase:
     """A job's SQLite database through one connection (blocking; see :class:`JobStore`)."""
 
@@ -249,35 +291,65 @@ class JobDatabase:
         """Commit ``outcomes`` together; whether each changed its row, and the job's status.
 
         A final outcome for a row that is no longer pending changes nothing
-        (it was recorded already): no row is ever written twice.
+        (it was recorded already): no row is ever written twice. A batch of
+        distinct rows goes as one JSON array, read and written by two statements
+        whatever its size: each statement hands the GIL back and takes it again,
+        and a busy Trio thread makes each taking slow, so not two per row.
         """
-        applied: list[bool] = []
         with self._transaction() as conn:
-            for outcome in outcomes:
-                if outcome.final:
-                    cursor = conn.execute(
-                        "UPDATE items SET status = ?, attempts = ?, last_error = ?, "
-                        "result_json = ?, started_at = ?, completed_at = ? "
-                        "WHERE item_id = ? AND status = 'pending'",
-                        (
-                            outcome.status,
-                            outcome.attempt,
-                            outcome.error,
-                            outcome.result_json,
-                            outcome.started_at,
-                            outcome.completed_at,
-                            outcome.item_id,
-                        ),
-                    )
-                else:
-                    cursor = conn.execute(
-                        "UPDATE items SET attempts = ?, last_error = ?, started_at = ? "
-                        "WHERE item_id = ? AND status = 'pending'",
-                        (outcome.attempt, outcome.error, outcome.started_at, outcome.item_id),
-                    )
-                applied.append(cursor.rowcount == 1)
-            status = conn.execute("SELECT status FROM job").fetchone()[0]
+            if _batchable(outcomes):
+                applied = self._record_batch(conn, outcomes)
+            else:
+                applied = [self._record_one(conn, outcome) for outcome in outcomes]
+            status: str = conn.execute("SELECT status FROM job").fetchone()[0]
         return applied, status
+
+    @staticmethod
+    def _record_one(conn: sqlite3.Connection, outcome: OutcomeRecord) -> bool:
+        if outcome.final:
+            cursor = conn.execute(
+                "UPDATE items SET status = ?, attempts = ?, last_error = ?, "
+                "result_json = ?, started_at = ?, completed_at = ? "
+                "WHERE item_id = ? AND status = 'pending'",
+                (
+                    outcome.status,
+                    outcome.attempt,
+                    outcome.error,
+                    outcome.result_json,
+                    outcome.started_at,
+                    outcome.completed_at,
+                    outcome.item_id,
+                ),
+            )
+        else:
+            cursor = conn.execute(
+                "UPDATE items SET attempts = ?, last_error = ?, started_at = ? "
+                "WHERE item_id = ? AND status = 'pending'",
+                (outcome.attempt, outcome.error, outcome.started_at, outcome.item_id),
+            )
+        return bool(cursor.rowcount == 1)
+
+    @staticmethod
+    def _record_batch(conn: sqlite3.Connection, outcomes: Sequence[OutcomeRecord]) -> list[bool]:
+        """:meth:`_record_one` for each of ``outcomes`` (distinct rows), in two statements."""
+        batch = _BATCH_ENCODER.encode(
+            [
+                (
+                    o.item_id,
+                    o.final,
+                    o.status,
+                    o.attempt,
+                    o.error,
+                    o.result_json,
+                    o.started_at,
+                    o.completed_at,
+                )
+                for o in outcomes
+            ]
+        )
+        pending = set(msgspec.json.decode(conn.execute(_PENDING_OF_BATCH, (batch,)).fetchone()[0]))
+        conn.execute(_UPDATE_FROM_BATCH, (batch,))
+        return [outcome.item_id in pending for outcome in outcomes]
 
     def set_status(self, status: JobStatus, *, output_path: str | None = None) -> None:
         """Set the job's status (and where its output went)."""
