@@ -55,6 +55,8 @@ MAX_RETRY_DELAY: Final = 60.0
 _PAGE: Final = 512
 #: Outcomes committed in one transaction at most.
 _BATCH: Final = 512
+#: How long the first outcome of a commit waits for others to join it (a group commit).
+_GROUP_WAIT: Final = 0.05
 #: The largest output schema file read.
 _SCHEMA_MAX_BYTES: Final = 1 << 20
 
@@ -273,13 +275,12 @@ class _Run:
                         f"The backend {self.backend.name!r} stopped before every row of job "
                         f"{self.job_id!r} had an outcome; resume the job to run the rest."
                     ) from None
-                # the outcomes the rest of this scheduler pass produces join the commit
-                await trio.lowlevel.checkpoint()
-                while len(batch) < _BATCH:
-                    try:
-                        batch.append(receive.receive_nowait())
-                    except (trio.WouldBlock, trio.EndOfChannel):
-                        break
+                with trio.move_on_after(_GROUP_WAIT):
+                    while len(batch) < min(_BATCH, progress.remaining):
+                        try:
+                            batch.append(await receive.receive())
+                        except trio.EndOfChannel:
+                            break
                 pairs = [(o, r) for o in batch if (r := self._record(o)) is not None]
                 if not pairs:
                     continue
