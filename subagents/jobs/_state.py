@@ -7,7 +7,8 @@ readers (``jobs list``/``show`` in another process) never block the writer.
 :class:`JobStore` runs every call of it in a worker thread, one at a time
 (a ``CapacityLimiter(1)``), so the Trio thread never waits on the disk. A
 row's outcome is committed before the job counts it as done; outcomes that
-arrive together are committed in one transaction (a group commit). A row is
+arrive within 50 ms of each other are committed in one transaction (a group
+commit), written by two statements over a JSON array of them. A row is
 ``pending`` until its final outcome: a resume runs every pending row again,
 and a row already ``completed`` or ``failed`` is never written twice.
 """
