@@ -57,7 +57,6 @@ def test_a_batch_writes_what_one_outcome_at_a_time_writes(
     try:
         for outcomes in [*earlier, batch]:
             applied, status = batched.record(outcomes)
-            expected = []
             with single._transaction() as conn:
                 expected = [single._record_one(conn, o) for o in outcomes]
             assert (applied, status) == (expected, "running")
