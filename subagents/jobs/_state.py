@@ -129,7 +129,7 @@ _BATCH_ENCODER: Final = msgspec.json.Encoder()
 #: statements find each row by ``item_id`` (``CROSS JOIN`` and ``+status`` keep the planner
 #: off the status index, which would read every pending row once per outcome).
 _PENDING_OF_BATCH: Final = (
-    "SELECT json_group_array(items.item_id) FROM json_each(?1) AS o "
+    "SELECT json_group_array(items.item_id) FROM json_each(?) AS o "
     "CROSS JOIN items ON items.item_id = o.value ->> 0 WHERE items.status = 'pending'"
 )
 #: A batch's outcomes written to their pending rows: a final one ends its row, any other
@@ -142,7 +142,7 @@ UPDATE items SET
     result_json = CASE WHEN o.value ->> 1 THEN o.value ->> 5 ELSE items.result_json END,
     started_at = o.value ->> 6,
     completed_at = CASE WHEN o.value ->> 1 THEN o.value ->> 7 ELSE items.completed_at END
-FROM json_each(?1) AS o
+FROM json_each(?) AS o
 WHERE items.item_id = o.value ->> 0 AND +items.status = 'pending'
 """
 
