@@ -19,12 +19,13 @@ registers a callable that :meth:`Bus.publish_nowait` calls with each stamped
 event before offering it to the subscriptions. It never lags, never holds a
 publisher and costs no task switch or buffer; a listener that raises is
 detached (its error kept on the handle) so it cannot break a publisher either.
-A listener may ask for some kinds only (``types``): it then does not count in
-:attr:`Bus.has_subscribers`, and a publisher asks :meth:`Bus.wants` before
-building an event of a kind such a listener follows. The runtime's progress
-follower listens so to the kernel's spawns and status changes, while the agent
-loop tells the runtime's tracker its turns directly: a turn nobody subscribes to
-builds no event.
+A subscription or a listener may ask for some kinds only (``types``): it then
+does not count in :attr:`Bus.has_subscribers`, and a publisher asks
+:meth:`Bus.wants` before building an event of a kind such a consumer follows.
+The runtime's progress follower listens so to the kernel's spawns and status
+changes, while the agent loop tells the runtime's tracker its turns directly: a
+turn nobody subscribes to builds no event, and neither does one whose only
+subscribers follow other kinds (a job's progress bar, a Ray worker's forwarding).
 """
 
 from __future__ import annotations
@@ -155,6 +156,14 @@ class Subscription:
         self._room = trio.lowlevel.ParkingLot()
 
     # -- publisher side -------------------------------------------------------
+
+    def _wants(self, kind: type[Event]) -> bool:
+        """Whether an event of ``kind`` may pass this subscription's filters: its types
+        (or any), and a spawn when it follows a subtree (spawns grow the subtree)."""
+        types = self._types
+        if types is None or issubclass(kind, types):
+            return True
+        return self._members is not None and issubclass(kind, AgentSpawned)
 
     def _offer(self, event: Event) -> int:
         """Buffer ``event`` if it passes the filters; return how many were dropped."""
@@ -374,12 +383,12 @@ class Bus:
         self._subs: tuple[Subscription, ...] = ()
         self._block_subs: tuple[Subscription, ...] = ()
         self._listeners: tuple[Listener, ...] = ()
-        #: Whether any subscription, or a listener of every kind, is open: publishers may
-        #: skip building events if not (see :meth:`wants` for a listener of some kinds).
-        #: A plain attribute, kept current by the bus (read it; never set it): publishers
-        #: read it several times a turn.
+        #: Whether a subscription or a listener of every kind is open: publishers may skip
+        #: building events if not (:meth:`wants` also counts those of some kinds).
+        #: A plain attribute, kept current by the bus (read it; never set it).
         self.has_subscribers = False
-        # Kind -> whether a listener of some kinds wants it (wants), while no subscriber is open.
+        # Kind -> whether a subscription or listener of some kinds wants it (wants), while
+        # none of every kind is open.
         self._wanted: dict[type[Event], bool] = {}
         self._seq = 0
         self._dropped = 0
@@ -427,7 +436,7 @@ class Bus:
         self._subs = (*self._subs, sub)
         if policy is OverflowPolicy.BLOCK:
             self._block_subs = (*self._block_subs, sub)
-        self.has_subscribers = True
+        self._update_subscribers()
         return sub
 
     def listen(
@@ -451,7 +460,9 @@ class Bus:
         return listener
 
     def _update_subscribers(self) -> None:
-        self.has_subscribers = bool(self._subs) or any(x._types is None for x in self._listeners)
+        self.has_subscribers = any(x._types is None for x in self._subs) or any(
+            x._types is None for x in self._listeners
+        )
         self._wanted.clear()
 
     def _remove_listener(self, listener: Listener) -> None:
@@ -508,14 +519,16 @@ class Bus:
 
     def wants(self, kind: type[Event]) -> bool:
         """Whether an event of ``kind`` would reach anyone: :attr:`has_subscribers`, or a
-        listener of that kind is attached. Publishers check it before building one."""
+        subscription or listener of that kind is open. Publishers check it before building
+        one, so a subscriber of a few kinds (a job's progress, a Ray worker's forwarding)
+        does not make every agent build every kind of event for it."""
         if self.has_subscribers:
             return True
-        if not self._listeners:
-            return False
         wanted = self._wanted.get(kind)
         if wanted is None:
-            wanted = self._wanted[kind] = any(x.wants(kind) for x in self._listeners)
+            wanted = self._wanted[kind] = any(x.wants(kind) for x in self._listeners) or any(
+                x._wants(kind) for x in self._subs
+            )
         return wanted
 
     @property

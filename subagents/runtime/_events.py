@@ -135,7 +135,7 @@ class Publisher:
 
     Made from an actor's context (:meth:`for_actor`) or from a bus and an
     identity, for loops run outside the kernel; ``Publisher()`` publishes
-    nothing. Check :attr:`active` before building an event on a hot path.
+    nothing. Ask :meth:`wants` before building an event's fields on a hot path.
     """
 
     __slots__ = ("agent_id", "bus", "depth", "nickname", "parent_id")
@@ -167,13 +167,12 @@ class Publisher:
         )
 
     def __repr__(self) -> str:
-        return f"<Publisher {self.nickname or self.agent_id!r} active={self.active}>"
+        return f"<Publisher {self.nickname or self.agent_id!r}>"
 
-    @property
-    def active(self) -> bool:
-        """Whether anyone listens: build events only when this is true."""
+    def wants(self, kind: type[Event]) -> bool:
+        """Whether an event of ``kind`` would reach anyone: build it only then."""
         bus = self.bus
-        return bus is not None and bus.has_subscribers
+        return bus is not None and bus.wants(kind)
 
     def make(self, kind: type[E], **fields: Any) -> E:
         """An event of ``kind`` with this agent's envelope."""
@@ -188,13 +187,13 @@ class Publisher:
     def publish_nowait(self, kind: type[Event], **fields: Any) -> None:
         """Publish without waiting (a full lossless subscriber loses its oldest event)."""
         bus = self.bus
-        if bus is not None and bus.has_subscribers:
+        if bus is not None and bus.wants(kind):
             bus.publish_nowait(self.make(kind, **fields))
 
     async def publish(self, kind: type[Event], **fields: Any) -> None:
         """Publish, giving lossless subscribers their bounded time to make room."""
         bus = self.bus
-        if bus is not None and bus.has_subscribers:
+        if bus is not None and bus.wants(kind):
             if bus.has_lossless_subscribers:
                 await bus.make_room()
             bus.publish_nowait(self.make(kind, **fields))

@@ -386,7 +386,7 @@ class _Run:
         control.result = result
         if self.feed is not None:
             self.feed.run_finished(result.terminate_reason.value, result.error)
-        if self.publisher.active:
+        if self.publisher.wants(RunFinished):
             await self.publisher.publish(
                 RunFinished,
                 terminate_reason=result.terminate_reason.value,
@@ -454,9 +454,11 @@ class _Run:
             calls, text = _split(response.content)
             if text:
                 self._last_text = text
-            if (self.feed is not None or self.publisher.active) and any(
-                isinstance(block, _SERVER_BLOCKS) for block in response.content
-            ):
+            if (
+                self.feed is not None
+                or self.publisher.wants(ToolCallStarted)
+                or self.publisher.wants(ToolCallEnded)
+            ) and any(isinstance(block, _SERVER_BLOCKS) for block in response.content):
                 await self._server_calls(response.content)
             if not calls:
                 if (settling := self._settling()) is not None:
@@ -554,8 +556,7 @@ class _Run:
         feed = self.feed
         if feed is not None:
             feed.turn_started(turn, grace=grace)
-        active = publisher.active
-        if active:
+        if publisher.wants(TurnStarted):
             await publisher.publish(TurnStarted, turn=turn, model=spec.model, grace=grace)
         request = ModelRequest(
             model=spec.model,
@@ -569,7 +570,11 @@ class _Run:
             turn=self.conversation.turns,
             grace=grace,
         )
-        sink: StreamSink | None = self._sink if active or feed is not None else None
+        sink: StreamSink | None = (
+            self._sink
+            if feed is not None or publisher.wants(TextChunk) or publisher.wants(ThoughtChunk)
+            else None
+        )
         try:
             response = await spec.provider.stream(request, sink)
         except Exception as exc:
@@ -579,7 +584,7 @@ class _Run:
         self.usage = self.usage + usage
         if feed is not None:
             feed.usage(usage)
-        if active:
+        if publisher.wants(UsageReported):
             await publisher.publish(UsageReported, turn=turn, usage=usage, total=self.usage)
         if response.content:
             self.conversation.append(Message("assistant", response.content, Origin.MODEL))
@@ -640,7 +645,7 @@ class _Run:
         (``None`` otherwise: a turn nobody subscribes to makes no coroutine)."""
         if self.feed is not None:
             self.feed.turn_completed()
-        if not self.publisher.active:
+        if not self.publisher.wants(TurnCompleted):
             return None
         return self.publisher.publish(
             TurnCompleted,
@@ -776,13 +781,14 @@ class _Run:
         spec = self.spec
         publisher = self.publisher
         feed = self.feed
-        active = publisher.active
         started = 0.0
-        if active:
+        # whether the end is announced is decided here, so an announced end has its start
+        announce_end = publisher.wants(ToolCallEnded)
+        if announce_end:
             started = trio.current_time()
         if feed is not None and not again:
             feed.tool_started(call.id, call.name, call.input)
-        if active and not again:
+        if not again and publisher.wants(ToolCallStarted):
             await publisher.publish(
                 ToolCallStarted,
                 turn=self.turns,
@@ -818,7 +824,7 @@ class _Run:
             return
         if feed is not None:
             feed.tool_ended(call.id, call.name, is_error=result.is_error)
-        if active:
+        if announce_end:
             await publisher.publish(
                 ToolCallEnded,
                 turn=self.turns,

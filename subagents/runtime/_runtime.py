@@ -605,7 +605,7 @@ class Runtime:
     async def _announce(self, team: Team) -> None:
         """Publish ``team_created`` for ``team`` (its lead is the envelope's agent)."""
         bus = self.bus
-        if not bus.has_subscribers:
+        if not bus.wants(TeamCreated):
             return
         lead = self.handle(team.lead_id)
         if bus.has_lossless_subscribers:

@@ -574,7 +574,7 @@ class Team:
         task = event.task
         who = self.lead_id if event.by is None else self._members.get(event.by, self.lead_id)
         bus = self._runtime.bus
-        if bus.has_subscribers:
+        if bus.wants(kind):
             bus.publish_nowait(
                 kind(
                     **self._envelope(who),
@@ -653,7 +653,7 @@ class Team:
 
     async def _publish(self, kind: type[Event], agent_id: str, **fields: Any) -> None:
         bus = self._runtime.bus
-        if not bus.has_subscribers:
+        if not bus.wants(kind):
             return
         envelope = self._envelope(agent_id)
         if bus.has_lossless_subscribers:

@@ -236,6 +236,45 @@ def test_a_listener_of_some_kinds_gets_only_those_and_is_no_subscriber() -> None
     assert not bus.wants(StatusChanged)
 
 
+def test_a_subscription_of_some_kinds_is_no_subscriber_of_the_others() -> None:
+    """Issue 19: a Ray worker forwards spawns and status changes, and a job's progress bar
+    follows job events; neither makes publishers build every other kind for it. A
+    subscription following a subtree also wants spawns, which grow its subtree."""
+    bus = Bus()
+    with bus.subscribe(types=[StatusChanged]) as sub:
+        assert not bus.has_subscribers
+        assert (bus.wants(StatusChanged), bus.wants(Tick), bus.wants(AgentSpawned)) == (
+            True,
+            False,
+            False,
+        )
+        status = StatusChanged(agent_id="a", parent_id=None, depth=0, nickname="A", status=RUNNING)
+        bus.publish_nowait(status)
+        assert drain(sub) == [status]
+        with bus.subscribe(types=[StatusChanged], subtree=["a"]) as below:
+            assert (bus.wants(AgentSpawned), bus.wants(Tick)) == (True, False)
+            bus.publish_nowait(
+                AgentSpawned(agent_id="b", parent_id="a", depth=1, nickname="B", label="")
+            )
+            child = StatusChanged(
+                agent_id="b", parent_id="a", depth=1, nickname="B", status=RUNNING
+            )
+            bus.publish_nowait(child)
+            assert drain(below) == [child]  # the spawn grew the subtree, and was not kept
+        assert not bus.wants(AgentSpawned)
+        with bus.subscribe() as every:
+            assert (bus.has_subscribers, bus.wants(Tick)) == (True, True)
+            bus.publish_nowait(tick(1))
+            assert len(drain(every)) == 1
+        assert (bus.has_subscribers, bus.wants(Tick), bus.wants(StatusChanged)) == (
+            False,
+            False,
+            True,
+        )
+    assert not bus.wants(StatusChanged)
+    assert bus.statistics().subscribers == 0
+
+
 async def test_a_listener_never_holds_a_publisher() -> None:
     bus = Bus()
     got: list[int] = []

@@ -689,6 +689,47 @@ async def test_a_turn_nobody_subscribes_to_builds_no_event_yet_progress_is_curre
     assert (lead_row.subtree.agents, lead_row.subtree.running) == (2, 0)
 
 
+async def test_a_subscriber_of_some_kinds_makes_no_turn_build_the_others(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 19: a Ray worker subscribes to spawns and status changes only (to forward them),
+    and ``jobs run`` to job events only. The loop builds no event of any other kind for
+    them (each turn's would cost every row's agent), and the subscriber gets all of its own:
+    ``TurnCompleted`` asked for alone is built, and nothing else of the loop's."""
+    built: list[type] = []
+    make = subagents.runtime.Publisher.make
+
+    def counting_make(self: Any, kind: type, **fields: Any) -> Any:
+        built.append(kind)
+        return make(self, kind, **fields)
+
+    monkeypatch.setattr(subagents.runtime.Publisher, "make", counting_make)
+    rt_box: list[subagents.runtime.Runtime] = []
+    seen: list[tuple[Any, ...]] = []
+    world = World(tmp_path)
+    async with world.open(_peeking(3), tools=[_peek_tool(rt_box, seen)]) as rt:
+        rt_box.append(rt)
+        with rt.subscribe(
+            types=[subagents.actors.AgentSpawned, subagents.actors.StatusChanged],
+            policy="block",
+            capacity=1000,
+        ) as forwarded:
+            assert not rt.bus.has_subscribers
+            lead = await rt.spawn("general-purpose", "Go")
+            await rt.wait([lead.agent_id], timeout=10)
+            kinds = {type(e).__name__ for e in drain(forwarded)}
+        assert built == []
+        assert kinds == {"AgentSpawned", "StatusChanged"}
+        with rt.subscribe(
+            types=[subagents.runtime.TurnCompleted], policy="block", capacity=1000
+        ) as turns:
+            other = await rt.spawn("general-purpose", "Go")
+            await rt.wait([other.agent_id], timeout=10)
+            completed = drain(turns)
+    assert set(built) == {subagents.runtime.TurnCompleted}
+    assert [e.turn for e in completed] == [1, 2, 3, 4]  # type: ignore[attr-defined]
+
+
 async def test_a_subscriber_sees_every_event_of_a_turn_and_can_track_them_itself(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:

@@ -365,7 +365,7 @@ class HookRunner:
         self._counts["timed_out"] += result.timed_out
         self._counts["failed"] += result.error is not None
         bus = self._bus
-        if bus is not None and bus.has_subscribers:
+        if bus is not None and bus.wants(HookFired):
             if bus.has_lossless_subscribers:
                 await bus.make_room()
             bus.publish_nowait(
