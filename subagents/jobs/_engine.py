@@ -55,6 +55,9 @@ MAX_RETRY_DELAY: Final = 60.0
 _PAGE: Final = 512
 #: Outcomes committed in one transaction at most.
 _BATCH: Final = 512
+#: Requests the feeder sends in one go while the channel has room, before it lets the
+#: backend take them (a checkpoint per row would hand the backend one row per pass).
+_SENT_PER_PASS: Final = 8
 #: How long the first outcome of a commit waits for others to join it (a group commit): a
 #: commit writes about the same pages for one row as for fifty, and its thread takes the
 #: GIL back from a busy Trio thread at each statement, so rows that end hundreds a second
@@ -191,6 +194,8 @@ class _Run:
         self.retries = trio.open_memory_channel[RowRequest](size)
         #: Requests sent and not final yet, by item id (at most the rows in flight).
         self.in_flight: dict[str, RowRequest] = {}
+        #: Requests sent since the feeder last let other tasks run.
+        self._unyielded = 0
 
     async def run(self) -> None:
         async with trio.open_nursery() as nursery:
@@ -200,7 +205,17 @@ class _Run:
 
     async def _send(self, request: RowRequest) -> None:
         self.in_flight[request.item_id] = request
-        await self.requests[0].send(request)
+        send = self.requests[0]
+        try:
+            send.send_nowait(request)
+        except trio.WouldBlock:  # full: wait for the backend to take some
+            self._unyielded = 0
+            await send.send(request)
+            return
+        self._unyielded += 1
+        if self._unyielded == _SENT_PER_PASS:
+            self._unyielded = 0
+            await trio.lowlevel.checkpoint()
 
     async def _send_retries(self) -> None:
         while True:

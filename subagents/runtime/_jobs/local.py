@@ -5,12 +5,18 @@ receives, in a task of its own, never more at once than its limit (a
 semaphore taken before the next request is read, so the request channel
 stays the backpressure), and sends each outcome back. It returns once the
 request channel is closed and every row it took has its outcome.
+
+Rows that are ready (a free slot, a request waiting) are started several in
+one go (:data:`_STARTED_PER_PASS`), not one per pass of the scheduler: the
+agents started together make their transcript files and ``fsync`` their
+results in the same batch of the runtime's file helper, where one row per
+pass sent it one or two files at a time (a round trip each).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import final
+from typing import Final, final
 
 import trio
 
@@ -20,6 +26,11 @@ from subagents.runtime._jobs.rows import run_row
 from subagents.runtime._runtime import Runtime
 
 __all__ = ["LocalBackend"]
+
+#: Rows started in one go while slots and requests are ready, before the loop lets them
+#: run. More than one, so that rows started together share the file helper's round trips;
+#: few, so that rows do not move in lockstep (a convoy that waits for one ``fsync`` batch).
+_STARTED_PER_PASS: Final = 8
 
 
 @final
@@ -39,18 +50,32 @@ class LocalBackend:
         publish: Callable[[Event], None],
     ) -> None:
         """Run every request until the channel is closed; one outcome each."""
+        slots = self._slots
         async with trio.open_nursery() as nursery:
+            started = 0
             while True:
-                await self._slots.acquire()
+                if started == _STARTED_PER_PASS:  # the rows started so far run now
+                    started = 0
+                    await trio.lowlevel.checkpoint()
                 try:
-                    request = await requests.receive()
+                    slots.acquire_nowait()
+                except trio.WouldBlock:
+                    started = 0
+                    await slots.acquire()
+                try:
+                    try:
+                        request = requests.receive_nowait()
+                    except trio.WouldBlock:
+                        started = 0
+                        request = await requests.receive()
                 except trio.EndOfChannel:
-                    self._slots.release()
+                    slots.release()
                     break
                 except BaseException:
-                    self._slots.release()
+                    slots.release()
                     raise
                 nursery.start_soon(self._row, request, outcomes)
+                started += 1
 
     async def _row(self, request: RowRequest, outcomes: trio.MemorySendChannel[RowOutcome]) -> None:
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import csv
 import json
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 import trio
 import trio.testing
 
+import subagents.runtime._jobs.local
 from subagents import testing
 from subagents.actors import Bus
 from subagents.jobs import (
@@ -18,6 +20,8 @@ from subagents.jobs import (
     JobSpec,
     JobStarted,
     RowFinished,
+    RowOutcome,
+    RowRequest,
     UnknownJob,
     list_jobs,
 )
@@ -190,6 +194,57 @@ async def test_the_local_backend_runs_no_more_rows_than_the_runtime_may_hold(
     with summary.output_path.open(newline="") as file:
         attempts = [row["attempts"] for row in csv.DictReader(file)]
     assert attempts == ["1"] * 6  # no row met the agent limit and had to be retried
+
+
+async def test_rows_that_are_ready_together_start_together(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 19: the feeder and the local backend start up to eight ready rows in one pass
+    of the scheduler, so their agents make their transcript files, and sync their results,
+    in one round trip of the runtime's file helper; a row per pass (a checkpoint at each
+    send and each take) made a round trip for every row or two."""
+
+    class Passes(trio.abc.Instrument):
+        """Counts the scheduler's passes: each waits for I/O once."""
+
+        count = 0
+
+        def after_io_wait(self, timeout: float) -> None:
+            self.count += 1
+
+    passes = Passes()
+    started_in: list[int] = []
+
+    async def run_row(rt: object, request: RowRequest) -> RowOutcome:
+        started_in.append(passes.count)
+        await trio.sleep(1)
+        return RowOutcome(
+            job_id=request.job_id,
+            item_id=request.item_id,
+            attempt=request.attempt,
+            status="completed",
+            result_json='"ok"',
+        )
+
+    monkeypatch.setattr(subagents.runtime._jobs.local, "run_row", run_row)
+    world = World(tmp_path, limits={"max_threads": 32})  # a slot for every row
+    (tmp_path / "in.csv").write_text("text\n" + "".join(f"t{i}\n" for i in range(32)))
+    async with world.open(ScriptedProvider(classify)) as rt:
+        trio.lowlevel.add_instrument(passes)
+        try:
+            summary = await rt.run_job(
+                JobSpec(
+                    input_path=tmp_path / "in.csv",
+                    agent="general-purpose",
+                    prompt="{text}",
+                    max_concurrency=32,
+                )
+            )
+        finally:
+            trio.lowlevel.remove_instrument(passes)
+    assert (summary.completed, summary.failed) == (32, 0)
+    per_pass = collections.Counter(started_in)
+    assert sorted(per_pass.values()) == [8, 8, 8, 8]
 
 
 async def test_a_row_that_reports_its_result_is_done_with_it_and_knows_its_ids(
