@@ -370,6 +370,7 @@ class Bus:
         "_seq",
         "_subs",
         "_wanted",
+        "_wanted_any",
         "default_capacity",
         "default_max_block",
         "has_subscribers",
@@ -390,6 +391,8 @@ class Bus:
         # Kind -> whether a subscription or listener of some kinds wants it (wants), while
         # none of every kind is open.
         self._wanted: dict[type[Event], bool] = {}
+        # The same for a group of kinds (wants_any), by the set a publisher names it with.
+        self._wanted_any: dict[frozenset[type[Event]], bool] = {}
         self._seq = 0
         self._dropped = 0
         self._blocked_publishes = 0
@@ -464,6 +467,7 @@ class Bus:
             x._types is None for x in self._listeners
         )
         self._wanted.clear()
+        self._wanted_any.clear()
 
     def _remove_listener(self, listener: Listener) -> None:
         self._listeners = tuple(x for x in self._listeners if x is not listener)
@@ -529,6 +533,18 @@ class Bus:
             wanted = self._wanted[kind] = any(x.wants(kind) for x in self._listeners) or any(
                 x._wants(kind) for x in self._subs
             )
+        return wanted
+
+    def wants_any(self, kinds: frozenset[type[Event]]) -> bool:
+        """Whether an event of any of ``kinds`` would reach anyone (:meth:`wants`), in one
+        call: a publisher of several kinds asks it once before asking for each kind. Give
+        the same set each time (a constant): the answer is kept by it, and a frozenset
+        keeps its hash."""
+        if self.has_subscribers:
+            return True
+        wanted = self._wanted_any.get(kinds)
+        if wanted is None:
+            wanted = self._wanted_any[kinds] = any(self.wants(kind) for kind in kinds)
         return wanted
 
     @property

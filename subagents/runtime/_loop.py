@@ -43,6 +43,7 @@ import attrs
 import trio
 
 from subagents._paths import as_path
+from subagents.actors import Event
 from subagents.agents import AgentDefinition
 from subagents.runtime._complete_task import (
     COMPLETE_TASK,
@@ -317,6 +318,21 @@ def run_agent(
     return run.execute()
 
 
+#: The events of a turn: the loop asks whether anyone wants any of them, and only then
+#: which (``Bus.wants_any``: with no subscriber of them, each place costs one call).
+_TURN_EVENTS: Final[frozenset[type[Event]]] = frozenset(
+    (
+        TurnStarted,
+        TextChunk,
+        ThoughtChunk,
+        UsageReported,
+        ToolCallStarted,
+        ToolCallEnded,
+        TurnCompleted,
+    )
+)
+
+
 @final
 class _Run:
     """The state of one run; one instance per :func:`run_agent` call."""
@@ -556,7 +572,9 @@ class _Run:
         feed = self.feed
         if feed is not None:
             feed.turn_started(turn, grace=grace)
-        if publisher.wants(TurnStarted):
+        bus = publisher.bus
+        loud = bus is not None and bus.wants_any(_TURN_EVENTS)
+        if loud and publisher.wants(TurnStarted):
             await publisher.publish(TurnStarted, turn=turn, model=spec.model, grace=grace)
         request = ModelRequest(
             model=spec.model,
@@ -572,7 +590,8 @@ class _Run:
         )
         sink: StreamSink | None = (
             self._sink
-            if feed is not None or publisher.wants(TextChunk) or publisher.wants(ThoughtChunk)
+            if feed is not None
+            or (loud and (publisher.wants(TextChunk) or publisher.wants(ThoughtChunk)))
             else None
         )
         try:
@@ -584,7 +603,7 @@ class _Run:
         self.usage = self.usage + usage
         if feed is not None:
             feed.usage(usage)
-        if publisher.wants(UsageReported):
+        if loud and publisher.wants(UsageReported):
             await publisher.publish(UsageReported, turn=turn, usage=usage, total=self.usage)
         if response.content:
             self.conversation.append(Message("assistant", response.content, Origin.MODEL))
@@ -645,7 +664,8 @@ class _Run:
         (``None`` otherwise: a turn nobody subscribes to makes no coroutine)."""
         if self.feed is not None:
             self.feed.turn_completed()
-        if not self.publisher.wants(TurnCompleted):
+        bus = self.publisher.bus
+        if not (bus is not None and bus.wants_any(_TURN_EVENTS) and bus.wants(TurnCompleted)):
             return None
         return self.publisher.publish(
             TurnCompleted,
@@ -783,12 +803,14 @@ class _Run:
         feed = self.feed
         started = 0.0
         # whether the end is announced is decided here, so an announced end has its start
-        announce_end = publisher.wants(ToolCallEnded)
+        bus = publisher.bus
+        loud = bus is not None and bus.wants_any(_TURN_EVENTS)
+        announce_end = loud and publisher.wants(ToolCallEnded)
         if announce_end:
             started = trio.current_time()
         if feed is not None and not again:
             feed.tool_started(call.id, call.name, call.input)
-        if not again and publisher.wants(ToolCallStarted):
+        if not again and loud and publisher.wants(ToolCallStarted):
             await publisher.publish(
                 ToolCallStarted,
                 turn=self.turns,

@@ -262,8 +262,12 @@ def test_a_subscription_of_some_kinds_is_no_subscriber_of_the_others() -> None:
             bus.publish_nowait(child)
             assert drain(below) == [child]  # the spawn grew the subtree, and was not kept
         assert not bus.wants(AgentSpawned)
+        # a publisher of several kinds asks once whether any of them is wanted
+        assert bus.wants_any(frozenset((Tick, StatusChanged)))
+        assert not bus.wants_any(frozenset((Tick, AgentSpawned)))
         with bus.subscribe() as every:
             assert (bus.has_subscribers, bus.wants(Tick)) == (True, True)
+            assert bus.wants_any(frozenset((Tick, AgentSpawned)))
             bus.publish_nowait(tick(1))
             assert len(drain(every)) == 1
         assert (bus.has_subscribers, bus.wants(Tick), bus.wants(StatusChanged)) == (
@@ -272,6 +276,7 @@ def test_a_subscription_of_some_kinds_is_no_subscriber_of_the_others() -> None:
             True,
         )
     assert not bus.wants(StatusChanged)
+    assert not bus.wants_any(frozenset((Tick, StatusChanged)))
     assert bus.statistics().subscribers == 0
 
 
