@@ -637,6 +637,19 @@ def _peeking(turns: int) -> ScriptedProvider:
     )
 
 
+def _count_built(monkeypatch: pytest.MonkeyPatch) -> list[type]:
+    """The kinds of the events the loop's publishers build from now on, in order."""
+    built: list[type] = []
+    make = subagents.runtime.Publisher.make
+
+    def counting_make(self: Any, kind: type, **fields: Any) -> Any:
+        built.append(kind)
+        return make(self, kind, **fields)
+
+    monkeypatch.setattr(subagents.runtime.Publisher, "make", counting_make)
+    return built
+
+
 async def test_a_turn_nobody_subscribes_to_builds_no_event_yet_progress_is_current(
     tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -645,19 +658,14 @@ async def test_a_turn_nobody_subscribes_to_builds_no_event_yet_progress_is_curre
     follower listens to the kernel's spawns and status changes only, and is no subscriber),
     while ``rt.progress`` has every turn, tool use and token, current the moment each happens:
     a tool reading it finds its own turn and call already counted."""
-    built: list[type] = []
+    built = _count_built(monkeypatch)
     published: list[type] = []
-    make, publish_nowait = subagents.runtime.Publisher.make, subagents.actors.Bus.publish_nowait
-
-    def counting_make(self: Any, kind: type, **fields: Any) -> Any:
-        built.append(kind)
-        return make(self, kind, **fields)
+    publish_nowait = subagents.actors.Bus.publish_nowait
 
     def counting_publish(self: Any, event: Any) -> None:
         published.append(type(event))
         publish_nowait(self, event)
 
-    monkeypatch.setattr(subagents.runtime.Publisher, "make", counting_make)
     monkeypatch.setattr(subagents.actors.Bus, "publish_nowait", counting_publish)
     rt_box: list[subagents.runtime.Runtime] = []
     seen: list[tuple[Any, ...]] = []
@@ -696,14 +704,7 @@ async def test_a_subscriber_of_some_kinds_makes_no_turn_build_the_others(
     and ``jobs run`` to job events only. The loop builds no event of any other kind for
     them (each turn's would cost every row's agent), and the subscriber gets all of its own:
     ``TurnCompleted`` asked for alone is built, and nothing else of the loop's."""
-    built: list[type] = []
-    make = subagents.runtime.Publisher.make
-
-    def counting_make(self: Any, kind: type, **fields: Any) -> Any:
-        built.append(kind)
-        return make(self, kind, **fields)
-
-    monkeypatch.setattr(subagents.runtime.Publisher, "make", counting_make)
+    built = _count_built(monkeypatch)
     rt_box: list[subagents.runtime.Runtime] = []
     seen: list[tuple[Any, ...]] = []
     world = World(tmp_path)
