@@ -15,7 +15,7 @@ backends (local agents, or Ray workers that each host a runtime) and
   events; ``_exceptions.py``: the :class:`JobError` tree.
 """
 
-from subagents.jobs._backend import JobBackend, RowOutcome, RowRequest, RowStatus
+from subagents.jobs._backend import ROWS_PER_PASS, JobBackend, RowOutcome, RowRequest, RowStatus
 from subagents.jobs._catalog import JobInfo, cancel_job, list_jobs, load_job_spec, show_job
 from subagents.jobs._engine import MAX_RETRY_DELAY, JobSummary, run_job
 from subagents.jobs._events import JOB_NICKNAME, JobFinished, JobStarted, RowFinished, RowRetried
@@ -68,6 +68,7 @@ __all__ = [
     "load_job_spec",
     # backends
     "JobBackend",
+    "ROWS_PER_PASS",
     "RowOutcome",
     "RowRequest",
     "RowStatus",

@@ -12,14 +12,20 @@ processes, each hosting its own Trio runtime. Both values are
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 import msgspec
 import trio
 
 from subagents.actors import Event
 
-__all__ = ["JobBackend", "RowOutcome", "RowRequest", "RowStatus"]
+__all__ = ["ROWS_PER_PASS", "JobBackend", "RowOutcome", "RowRequest", "RowStatus"]
+
+#: Ready rows the engine sends, and a backend starts, in one go before letting other tasks
+#: run. More than one, so that rows started together share their runtime's file helper
+#: round trips (a checkpoint per row started one row per pass of the scheduler); few, so
+#: that rows do not move in lockstep (a convoy waiting for one batch of ``fsync`` calls).
+ROWS_PER_PASS: Final = 8
 
 RowStatus = Literal["completed", "failed"]
 """A row ends ``completed`` (its result is valid) or ``failed`` (with its error)."""

@@ -35,7 +35,7 @@ import trio
 
 from subagents._small_file import read_small_file
 from subagents.actors import Event
-from subagents.jobs._backend import JobBackend, RowOutcome, RowRequest
+from subagents.jobs._backend import ROWS_PER_PASS, JobBackend, RowOutcome, RowRequest
 from subagents.jobs._doorbell import open_doorbell, wait_rung
 from subagents.jobs._events import JOB_NICKNAME, JobFinished, JobStarted, RowFinished, RowRetried
 from subagents.jobs._exceptions import JobError, JobInputError
@@ -55,9 +55,6 @@ MAX_RETRY_DELAY: Final = 60.0
 _PAGE: Final = 512
 #: Outcomes committed in one transaction at most.
 _BATCH: Final = 512
-#: Requests the feeder sends in one go while the channel has room, before it lets the
-#: backend take them (a checkpoint per row would hand the backend one row per pass).
-_SENT_PER_PASS: Final = 8
 #: How long the first outcome of a commit waits for others to join it (a group commit): a
 #: commit writes about the same pages for one row as for fifty, and its thread takes the
 #: GIL back from a busy Trio thread at each statement, so rows that end hundreds a second
@@ -213,7 +210,7 @@ class _Run:
             await send.send(request)
             return
         self._unyielded += 1
-        if self._unyielded == _SENT_PER_PASS:
+        if self._unyielded == ROWS_PER_PASS:
             self._unyielded = 0
             await trio.lowlevel.checkpoint()
 

@@ -7,30 +7,25 @@ stays the backpressure), and sends each outcome back. It returns once the
 request channel is closed and every row it took has its outcome.
 
 Rows that are ready (a free slot, a request waiting) are started several in
-one go (:data:`_STARTED_PER_PASS`), not one per pass of the scheduler: the
-agents started together make their transcript files and ``fsync`` their
-results in the same batch of the runtime's file helper, where one row per
-pass sent it one or two files at a time (a round trip each).
+one go (:data:`~subagents.jobs.ROWS_PER_PASS`), not one per pass of the
+scheduler: the agents started together make their transcript files and
+``fsync`` their results in the same batch of the runtime's file helper, where
+one row per pass sent it one or two files at a time (a round trip each).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, final
+from typing import final
 
 import trio
 
 from subagents.actors import Event
-from subagents.jobs import RowOutcome, RowRequest
+from subagents.jobs import ROWS_PER_PASS, RowOutcome, RowRequest
 from subagents.runtime._jobs.rows import run_row
 from subagents.runtime._runtime import Runtime
 
 __all__ = ["LocalBackend"]
-
-#: Rows started in one go while slots and requests are ready, before the loop lets them
-#: run. More than one, so that rows started together share the file helper's round trips;
-#: few, so that rows do not move in lockstep (a convoy that waits for one ``fsync`` batch).
-_STARTED_PER_PASS: Final = 8
 
 
 @final
@@ -54,7 +49,7 @@ class LocalBackend:
         async with trio.open_nursery() as nursery:
             started = 0
             while True:
-                if started == _STARTED_PER_PASS:  # the rows started so far run now
+                if started == ROWS_PER_PASS:  # the rows started so far run now
                     started = 0
                     await trio.lowlevel.checkpoint()
                 try:
