@@ -13,7 +13,10 @@ from typing import Any
 
 import pytest
 import structlog
+from hypothesis import given
+from hypothesis import strategies as st
 
+import subagents.tools._secrets as secrets_module
 from subagents.runtime._config.values import LoggingConfig, RuntimeConfig
 from subagents.runtime._logging import (
     REDACTED,
@@ -218,6 +221,52 @@ def test_mask_text() -> None:
     assert mask_text(f"value {PLAIN_KEY}", [PLAIN_KEY]) == f"value {REDACTED}"
     assert mask_text("short", ["short"]) == "short"  # too short to mask by value
     assert mask_text("nothing to hide, 42 tokens") == "nothing to hide, 42 tokens"
+
+
+def _mask_every_pattern(text: str) -> str:
+    """What ``mask_text`` did before it looked for what each pattern needs: every scan run."""
+    text = secrets_module._ANTHROPIC_KEY.sub(REDACTED, text)
+    text = secrets_module._GENERIC_KEY.sub(REDACTED, text)
+    text = secrets_module._BEARER.sub(lambda m: f"{m[1]} {REDACTED}", text)
+    return secrets_module._SECRET_PAIR.sub(lambda m: m[1] + REDACTED, text)
+
+
+# Text made of the patterns' own pieces, in any case, among letters from all of Unicode:
+# the prechecks of mask_text must never skip a scan that would have masked something.
+_PIECES = st.sampled_from(
+    [
+        "Bearer ",
+        "bEaReR\t",
+        "token",
+        "Token",
+        "api-key",
+        "X-API-KEY",
+        "password",
+        "secret",
+        "access_token",
+        ":",
+        "=",
+        " = ",
+        "'",
+        '"',
+        "sk-",
+        "sk-ant-",
+        "Zq9" * 8,
+        "abc.def/ghi",
+        "\u212a",
+        "\u0130",
+        "\u017f",
+        " ",
+        "&",
+        ";",
+    ]
+)
+_TEXTS = st.lists(st.one_of(_PIECES, st.text(max_size=6)), max_size=12).map("".join)
+
+
+@given(_TEXTS)
+def test_mask_text_skips_only_the_scans_that_cannot_match(text: str) -> None:
+    assert mask_text(text) == _mask_every_pattern(text)
 
 
 def test_redact_copies_plain_data_and_masks_objects() -> None:
