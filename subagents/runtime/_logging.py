@@ -102,6 +102,13 @@ def _redact(value: Any, secrets: tuple[str, ...], depth: int, masks: _Masks | No
         return mask_text(value, secrets) if masks is None else masks.text(value)
     if depth >= _MAX_DEPTH:
         return "[...]"
+    # Before Mapping, whose check is an ABC's (slow): no sequence here is a mapping.
+    if isinstance(value, list | tuple | set | frozenset):
+        if masks is not None and all(type(item) is str for item in value):
+            # A list of names (an agent's tools): each masked once, then looked up.
+            texts = masks._texts
+            return [texts[item] if item in texts else masks.text(item) for item in value]
+        return [_redact(item, secrets, depth + 1, masks) for item in value]
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -113,8 +120,6 @@ def _redact(value: Any, secrets: tuple[str, ...], depth: int, masks: _Masks | No
             secret = secret_key and item is not None and item != ""
             out[name] = REDACTED if secret else _redact(item, secrets, depth + 1, masks)
         return out
-    if isinstance(value, list | tuple | set | frozenset):
-        return [_redact(item, secrets, depth + 1, masks) for item in value]
     if isinstance(value, bytes | bytearray):
         return mask_text(bytes(value).decode("utf-8", "replace"), secrets)
     if isinstance(value, Path):
@@ -520,6 +525,17 @@ class RuntimeLog:
         self._lowest = lowest
         self._context = dict(context or {})
         self._by_type: dict[str, FilteringBoundLogger] = {}
+        # Bound loggers are immutable: every logger is this one bound with more context.
+        self._base = cast(
+            FilteringBoundLogger,
+            structlog.wrap_logger(
+                self._sink,
+                processors=self._processors,
+                wrapper_class=self._wrapper,
+                context_class=dict,
+                cache_logger_on_first_use=False,
+            ).bind(**self._context),
+        )
 
     def enabled(self, level: str) -> bool:
         """Whether a line at ``level`` is written anywhere (the file or stderr).
@@ -536,14 +552,7 @@ class RuntimeLog:
 
     def logger(self, **context: Any) -> FilteringBoundLogger:
         """A logger bound with this session's context and ``context``."""
-        bound = structlog.wrap_logger(
-            self._sink,
-            processors=self._processors,
-            wrapper_class=self._wrapper,
-            context_class=dict,
-            cache_logger_on_first_use=False,
-        )
-        return cast(FilteringBoundLogger, bound.bind(**self._context, **context))
+        return self._base.bind(**context) if context else self._base
 
     def for_type(self, agent_type: str) -> FilteringBoundLogger:
         """A logger for an agent of ``agent_type`` that has no id yet; bound loggers are
