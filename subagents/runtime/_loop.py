@@ -104,7 +104,11 @@ from subagents.tools import (
 __all__ = ["AgentSpec", "RunControl", "grace_notice", "run_agent"]
 
 #: The blocks of tools the provider ran itself (progress and events for them: _server_calls).
-_SERVER_BLOCKS: Final = (ServerToolUseBlock, WebSearchToolResultBlock, WebFetchToolResultBlock)
+# Exact types, looked up by each turn's blocks' types (no generator a turn); a provider
+# builds these blocks itself, never a subclass.
+_SERVER_BLOCKS: Final = frozenset(
+    {ServerToolUseBlock, WebSearchToolResultBlock, WebFetchToolResultBlock}
+)
 
 _SILENT: Final = Publisher()
 _Limit = Literal["timeout", "max_turns"]
@@ -474,7 +478,7 @@ class _Run:
                 self.feed is not None
                 or self.publisher.wants(ToolCallStarted)
                 or self.publisher.wants(ToolCallEnded)
-            ) and any(isinstance(block, _SERVER_BLOCKS) for block in response.content):
+            ) and not _SERVER_BLOCKS.isdisjoint(map(type, response.content)):
                 await self._server_calls(response.content)
             if not calls:
                 if (settling := self._settling()) is not None:

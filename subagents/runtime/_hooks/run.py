@@ -124,9 +124,10 @@ def subagent_run_hooks(
     With none of those hooks registered (a runner's hooks are fixed when it is
     made) the block costs nothing: no scope, no closure, nothing fired.
     """
-    if not any(runner.has_hooks(event, agent_hooks) for event in _RUN_EVENTS):
-        return _NoRunHooks()
-    return _run_hooks(runner, payload_factory, agent_hooks, nickname, stop_grace)
+    for event in _RUN_EVENTS:
+        if runner.has_hooks(event, agent_hooks):
+            return _run_hooks(runner, payload_factory, agent_hooks, nickname, stop_grace)
+    return _NoRunHooks()
 
 
 #: The events :func:`subagent_run_hooks` fires.

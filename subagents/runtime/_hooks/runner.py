@@ -253,8 +253,13 @@ class HookRunner:
         return f"<HookRunner {len(self.hooks)} global hook(s)>"
 
     def has_hooks(self, event: HookEvent, agent_hooks: Sequence[Hook] = ()) -> bool:
-        """Whether any hook is registered for ``event``: skip building a payload if not."""
-        return bool(self._by_event[event]) or any(h.event is event for h in agent_hooks)
+        """Whether any hook is registered for ``event``: skip building a payload if not.
+
+        Asked several times by every agent: with no hooks it hashes no enum member (a
+        call in Python) and makes no generator."""
+        if self.hooks and self._by_event[event]:
+            return True
+        return bool(agent_hooks) and any(hook.event is event for hook in agent_hooks)
 
     def matching(
         self, event: HookEvent, subject: str | None, agent_hooks: Sequence[Hook] = ()

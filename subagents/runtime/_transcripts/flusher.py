@@ -227,7 +227,8 @@ class TranscriptFlusher:
         event = self._waiting.get(writer)
         if event is None:
             event = self._waiting[writer] = trio.Event()
-        with trio.CancelScope(shield=True), trio.move_on_after(OPEN_WAIT_SECONDS):
+        # One scope, shielded, with its own deadline (which a shield does not stop).
+        with trio.CancelScope(shield=True, deadline=trio.current_time() + OPEN_WAIT_SECONDS):
             await event.wait()
         if event.is_set():
             return

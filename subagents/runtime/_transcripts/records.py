@@ -212,11 +212,11 @@ def check_name(kind: str, value: str) -> str:
 def transcript_path(state_dir: str | os.PathLike[str], session_id: str, agent_id: str) -> Path:
     """``<state_dir>/sessions/<session_id>/subagents/agent-<agent_id>.jsonl``."""
     agent = check_name("Agent id", agent_id)
-    return _transcripts_folder(state_dir, session_id).joinpath(f"agent-{agent}.jsonl")
+    return _transcripts_folder(os.fspath(state_dir), session_id).joinpath(f"agent-{agent}.jsonl")
 
 
 @functools.lru_cache(maxsize=16)
-def _transcripts_folder(state_dir: str | os.PathLike[str], session_id: str) -> Path:
+def _transcripts_folder(state_dir: str, session_id: str) -> Path:
     """The folder of a session's transcripts, made once: every spawn of the session names
     a file in it, and parsing its five parts again cost most of a spawn's path (9 us)."""
     return Path(state_dir, "sessions", check_name("Session id", session_id), "subagents")

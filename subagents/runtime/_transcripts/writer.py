@@ -116,8 +116,8 @@ def _created_empty(file: TranscriptFile) -> bool:
 def _completes_turn(message: Message) -> bool:
     """Whether ``message`` ends a turn: the tool results, or an answer without tool calls."""
     if message.role == "assistant":
-        return not any(type(block) is ToolUseBlock for block in message.content)
-    return any(type(block) is ToolResultBlock for block in message.content)
+        return ToolUseBlock not in map(type, message.content)
+    return ToolResultBlock in map(type, message.content)
 
 
 # -- the writer ----------------------------------------------------------------------
@@ -450,7 +450,7 @@ class TranscriptWriter:
             and self._file is not None
             and self._pending is None
             and message.role == "assistant"
-            and any(type(block) is ToolUseBlock for block in message.content)
+            and ToolUseBlock in map(type, message.content)
             and self._flusher.want(self)
         ):
             self._pending = line  # written with the turn's tool results
