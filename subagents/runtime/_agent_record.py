@@ -41,7 +41,6 @@ from structlog.typing import FilteringBoundLogger
 from subagents.actors import ActorContext, ChildFinished
 from subagents.agents import AgentDefinition, PermissionMode
 from subagents.runtime._behavior import AgentActor
-from subagents.runtime._config.limits import Limits
 from subagents.runtime._events import ActivationStarted, Publisher
 from subagents.runtime._exceptions import AgentRunFailed
 from subagents.runtime._hooks.commands import HookEvent, HookPayload
@@ -330,7 +329,7 @@ class AgentRecord:
             model=self.model,
             system_prompt=self.system_prompt,
             tools=self.tools,
-            limits=Limits.for_definition(self.definition, defaults=services.config.run_limits()),
+            limits=services.limits_for(self.definition),
             workspace_root=services.cwd,
             approver=self.router,
             redactor=services.redactor,

@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Literal
+from typing import Final, Literal, final
 
 import attrs
 
 from subagents.agents import AgentDefinition, ModelAliases, PermissionMode
 from subagents.runtime._config.defaults import DEFAULT_MODEL, MODEL_ENV
 
-__all__ = ["ModelChoice", "ModelSource", "resolve_model"]
+__all__ = ["ModelChoice", "ModelChoices", "ModelSource", "resolve_model"]
+
+#: Choices a :class:`ModelChoices` keeps (emptied when full).
+_MAX_CHOICES: Final = 256
 
 ModelSource = Literal["env", "spawn", "definition", "parent", "default"]
 
@@ -87,3 +90,49 @@ def resolve_model(
         return ModelChoice(model=model, source=source, requested=name, diagnostic=diagnostic)
     # Only reachable when ``default`` itself is blank or ``inherit``.
     return ModelChoice(model=default, source="default", requested=default)
+
+
+@final
+class ModelChoices:
+    """:func:`resolve_model`'s answers for one runtime, kept by everything they depend on.
+
+    Every spawn asks, most with the same question (about 25 calls each time). The
+    key holds ``$SUBAGENTS_MODEL`` as it is now, so setting it still changes the next
+    spawn's model; a new alias table (the agents reloaded) empties the cache.
+    """
+
+    __slots__ = ("_aliases", "_choices", "_env")
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._env = env
+        self._aliases: ModelAliases | None = None
+        self._choices: dict[tuple[str | None, ...], ModelChoice] = {}
+
+    def choose(
+        self,
+        *,
+        spawn: str | None,
+        definition: str | None,
+        parent: str | None,
+        aliases: ModelAliases,
+        default: str,
+    ) -> ModelChoice:
+        """What ``resolve_model`` answers for these (``definition``: the model it names)."""
+        if aliases is not self._aliases:
+            self._aliases = aliases
+            self._choices.clear()
+        key = (self._env.get(MODEL_ENV), spawn, definition, parent, default)
+        choice = self._choices.get(key)
+        if choice is None:
+            choice = resolve_model(
+                spawn=spawn,
+                definition=definition,
+                parent=parent,
+                env=self._env,
+                aliases=aliases,
+                default=default,
+            )
+            if len(self._choices) >= _MAX_CHOICES:
+                self._choices.clear()
+            self._choices[key] = choice
+        return choice

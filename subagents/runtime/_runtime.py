@@ -80,7 +80,7 @@ from subagents.runtime._hooks.tasks import task_hook_gate
 from subagents.runtime._hooks.values import HookRunnerStatistics, hooks_from_specs
 from subagents.runtime._lineage import SessionLineage, TranscriptSessions, read_sessions
 from subagents.runtime._messages import Conversation
-from subagents.runtime._model import resolve_model
+from subagents.runtime._model import ModelChoices
 from subagents.runtime._progress.follower import ProgressFollower
 from subagents.runtime._progress.tracker import ProgressTracker
 from subagents.runtime._progress.values import AgentProgress, ProgressStatistics
@@ -184,6 +184,7 @@ class Runtime:
         "_closing",
         "_follower",
         "_lineage",
+        "_models",
         "_role_nicknames",
         "_service_nursery",
         "_sup",
@@ -208,6 +209,7 @@ class Runtime:
         # The agents' loops feed the follower's tracker directly (AgentRecord.prepare).
         services.tracker = self._follower.tracker
         self._sup: Supervisor | None = None
+        self._models = ModelChoices(services.env)
         self._closing = False
         self._closed_order: collections.OrderedDict[str, None] = collections.OrderedDict()
         # Without transcripts: agent -> the agent its latest close was asked for.
@@ -644,11 +646,10 @@ class Runtime:
 
     def _model(self, wanted: str | None, definition: str | None, parent: AgentRecord | None) -> str:
         services = self.services
-        choice = resolve_model(
+        choice = self._models.choose(
             spawn=wanted,
             definition=definition,
             parent=None if parent is None else parent.model,
-            env=services.env,
             aliases=self.catalog.aliases,
             default=services.config.model or DEFAULT_MODEL,
         )

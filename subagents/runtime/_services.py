@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
 from subagents.runtime._collector import CollectorGuard
+from subagents.runtime._config.limits import Limits
 from subagents.runtime._config.values import CollectorConfig, RuntimeConfig
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._logging import RuntimeLog
@@ -26,9 +27,13 @@ from subagents.teams import BoardSeats, TeamDirectory
 from subagents.tools import Approver, McpServers, SecretRedactor, Tool, TrustPolicy
 
 if TYPE_CHECKING:
+    from subagents.agents import AgentDefinition
     from subagents.runtime._agent_record import AgentRecord
 
 __all__ = ["Services"]
+
+#: Agent types whose run limits a runtime keeps (emptied when full).
+_MAX_LIMITS: Final = 256
 
 
 @attrs.define(kw_only=True, eq=False)
@@ -71,6 +76,20 @@ class Services:
     #: The runtime's progress tracker: each agent's loop tells it its turns directly
     #: (a ``ProgressFeed``), the runtime's follower its spawns and status changes.
     tracker: ProgressTracker = attrs.field(factory=ProgressTracker)
+    # Each definition's limits, by identity (the definition kept, so an id is never reused).
+    _limits: dict[int, tuple[AgentDefinition, Limits]] = attrs.field(factory=dict, init=False)
+
+    def limits_for(self, definition: AgentDefinition) -> Limits:
+        """The run limits of an agent of ``definition``: its own, unset ones from the
+        configuration's. Made once per agent type and shared (a value), not at every spawn."""
+        entry = self._limits.get(id(definition))
+        if entry is not None and entry[0] is definition:
+            return entry[1]
+        limits = Limits.for_definition(definition, defaults=self.config.run_limits())
+        if len(self._limits) >= _MAX_LIMITS:
+            self._limits.clear()
+        self._limits[id(definition)] = (definition, limits)
+        return limits
 
     @property
     def transcripts_enabled(self) -> bool:

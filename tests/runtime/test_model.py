@@ -7,6 +7,7 @@ import pytest
 from subagents.agents import ModelAliases
 from subagents.runtime import DEFAULT_MODEL, ModelChoice, resolve_model
 from subagents.runtime._config.defaults import MODEL_ENV
+from subagents.runtime._model import ModelChoices
 from tests.runtime.helpers import definition
 
 SONNET = ModelAliases().table["sonnet"]
@@ -83,3 +84,19 @@ def test_opusplan_runs_an_agent_in_plan_mode_on_opus_and_others_on_sonnet() -> N
     assert resolve_model(definition=planner, env={}).model == aliases.resolve("opus")
     assert resolve_model(definition=doer, env={}).model == aliases.resolve("sonnet")
     assert resolve_model(definition=doer, env={}, plan_mode=True).model == aliases.resolve("opus")
+
+
+def test_a_runtime_keeps_its_choices_but_not_past_a_change_of_env_or_aliases() -> None:
+    env: dict[str, str] = {}
+    choices = ModelChoices(env)
+    table = ModelAliases()
+    ask = {"spawn": None, "definition": "sonnet", "parent": None, "default": DEFAULT_MODEL}
+    first = choices.choose(aliases=table, **ask)
+    assert first.model == SONNET
+    assert choices.choose(aliases=table, **ask) is first  # kept, not resolved again
+    env[MODEL_ENV] = "haiku"  # set while the runtime runs: the next spawn follows it
+    assert choices.choose(aliases=table, **ask).model == HAIKU
+    del env[MODEL_ENV]
+    renamed = table.with_overrides({"sonnet": "claude-sonnet-custom"})
+    assert choices.choose(aliases=renamed, **ask).model == "claude-sonnet-custom"
+    assert choices.choose(aliases=table, **ask).model == SONNET

@@ -283,6 +283,20 @@ async def test_models_follow_env_spawn_definition_then_parent(
         assert overridden.model == "my-own-model"
 
 
+async def test_agents_of_one_type_share_their_limits_and_each_type_has_its_own(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    world = World(tmp_path, limits={"max_turns": 40})
+    world.agent("short", maxTurns=3)
+    world.agent("plain")
+    async with world.open(ScriptedProvider(lambda request: testing.say("ok"))) as rt:
+        ids = [(await rt.spawn(kind, "Go")).agent_id for kind in ("short", "plain", "short")]
+        limits = [rt.services.records[agent_id].spec.limits for agent_id in ids]
+    assert limits[0] is limits[2]  # one value for the type, made once
+    assert (limits[0].max_turns, limits[1].max_turns) == (3, 40)
+    assert limits[0].max_time_seconds == limits[1].max_time_seconds == 1000.0
+
+
 async def test_background_agents_keep_only_background_safe_tools(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
