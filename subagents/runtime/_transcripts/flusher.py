@@ -32,11 +32,13 @@ while other agents' ``fsync`` calls hold its journal), and 1,000 agents spawned
 in a row made 1,000 of them in the Trio thread, one after the other. A new
 writer asks :meth:`TranscriptFlusher.want_open` instead and keeps its first
 lines in memory; a task of the flusher's own has the files of every writer that
-asked in a pass made together: by the helper process once it is up (which hands
-back the descriptors: no GIL, no Trio thread), else in one worker thread (so no
-line held back waits for them), and each writer then writes its lines with one
-``write`` (:meth:`Openable.adopt`). A turn completed before its file is made
-waits for it in its agent's loop, not in the thread.
+asked in a pass (and in the next ones while they bring more, up to
+:data:`GATHER_PASSES`: a loop of spawns) made together: by the helper process
+once it is up (which hands back the descriptors: no GIL, no Trio thread), else
+in one worker thread (so no line held back waits for them), and each writer
+then writes its lines with one ``write`` (:meth:`Openable.adopt`). A turn
+completed before its file is made waits for it in its agent's loop, not in the
+thread.
 A writer that needs its file at once (a result to ``fsync`` in its own thread, its close) calls
 :meth:`TranscriptFlusher.claim_open`: a file not yet under way, or under way in the
 helper, is made in the caller's thread (the helper's descriptor is closed when it
@@ -70,6 +72,9 @@ OPEN_WAIT_SECONDS: Final = 30.0
 #: Seconds the first new files wait for the helper process to start before a worker
 #: thread makes them.
 HELPER_START_WAIT_SECONDS: Final = 2.0
+#: Scheduler passes a batch of new files waits for more while each pass brings some (a
+#: loop of spawns brings one a pass, and each batch is a round trip to the helper).
+GATHER_PASSES: Final = 8
 
 
 class Flushable(Protocol):
@@ -345,6 +350,15 @@ class TranscriptFlusher:
         while True:
             if not self._opens:
                 await self._open_lot.park()
+            # Gather while more come (see GATHER_PASSES), until two passes bring none: Trio
+            # may run this task before the spawner in one pass and after it in the next.
+            quiet = 0
+            for _ in range(GATHER_PASSES):
+                wanted = len(self._opens)
+                await trio.lowlevel.checkpoint()
+                quiet = quiet + 1 if len(self._opens) == wanted else 0
+                if quiet == 2:
+                    break
             await self._open_all(nursery)
 
     def _open_now(self) -> None:

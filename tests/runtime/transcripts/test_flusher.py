@@ -14,6 +14,7 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import attrs
 import msgspec
@@ -40,7 +41,7 @@ from subagents.runtime._transcripts import writer as writer_module
 from subagents.runtime._transcripts.file import TranscriptFile, open_append
 from subagents.runtime._transcripts.flusher import Flushable, TranscriptFlusher
 from subagents.runtime._transcripts.records import MetaRecord
-from subagents.runtime._transcripts.syncer import helper_available
+from subagents.runtime._transcripts.syncer import SyncHelper, helper_available
 from subagents.runtime._transcripts.writer import TranscriptWriter
 from subagents.tools import ToolContext, ToolFlags, ToolResult
 from tests.runtime.helpers import NoteArgs
@@ -211,6 +212,45 @@ async def test_the_flusher_makes_new_files_and_writes_held_lines_at_the_end_of_t
     writer.close()
     second.close()
     assert [m.message.text for m in load_transcript(path).messages] == ["", "more"]
+
+
+@pytest.mark.skipif(not helper_available(), reason="no helper process on this platform")
+async def test_files_wanted_one_pass_after_another_are_made_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A loop of spawns wants one new file a scheduler pass: each batch is a round trip to
+    # the helper process, so the flusher gathers them for a few passes.
+    batches: list[int] = []
+    real_open_in_helper = TranscriptFlusher._open_in_helper
+
+    async def counting(
+        self: TranscriptFlusher, helper: SyncHelper, opens: dict[Any, None], nursery: trio.Nursery
+    ) -> dict[Any, None]:
+        batches.append(len(opens))
+        return await real_open_in_helper(self, helper, opens, nursery)
+
+    monkeypatch.setattr(TranscriptFlusher, "_open_in_helper", counting)
+    flusher = TranscriptFlusher()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        first = TranscriptWriter(tmp_path / "first.jsonl", META, flusher=flusher)
+        await flusher.opened(first)  # the helper is up: no batch waits for it to start
+        assert batches == [1]
+        batches.clear()
+        writers = []
+        for index in range(16):
+            writers.append(TranscriptWriter(tmp_path / f"a{index}.jsonl", META, flusher=flusher))
+            await trio.lowlevel.checkpoint()
+        for writer in writers:
+            await flusher.opened(writer)
+        flusher.stop()
+    for writer in (first, *writers):
+        writer.close()
+    assert sum(batches) == 16, batches
+    assert batches[0] >= 6, batches  # one or two files before
+    assert len(batches) <= 4, batches
+    assert all(_lines(tmp_path / f"a{index}.jsonl") == 1 for index in range(16))
 
 
 async def test_a_writer_that_needs_its_file_before_the_pass_ends_makes_it_itself(
