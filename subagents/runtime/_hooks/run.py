@@ -37,6 +37,10 @@ DEFAULT_STOP_HOOKS_GRACE = 5.0
 #: before the agent stops anyway: a hook that always blocks cannot loop forever.
 MAX_STOP_BLOCKS = 3
 
+#: What a firing with no hook decides: one value each, shared by every agent (frozen).
+_NOTHING_AT_START: Final = HookOutcome(HookEvent.SUBAGENT_START)
+_NOTHING_AT_STOP: Final = HookOutcome(HookEvent.SUBAGENT_STOP)
+
 
 @final
 class SubagentRunHooks:
@@ -50,10 +54,19 @@ class SubagentRunHooks:
     __slots__ = ("_fire_stop", "blocked", "start", "stop")
 
     def __init__(self, fire_stop: Callable[[], Awaitable[HookOutcome]] | None = None) -> None:
-        self.start = HookOutcome(HookEvent.SUBAGENT_START)
+        self.start = _NOTHING_AT_START
         self.stop: HookOutcome | None = None
         self.blocked = 0
         self._fire_stop = fire_stop
+
+    # With no hook registered, subagent_run_hooks gives this object itself as the block's
+    # context manager: no wrapper an agent keeps while it waits, and nothing fired.
+    async def __aenter__(self) -> SubagentRunHooks:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self.stop is None:
+            self.stop = _NOTHING_AT_STOP
 
     async def finish(self) -> HookOutcome | None:
         """Fire ``SubagentStop`` now, for a run that ended normally.
@@ -127,29 +140,11 @@ def subagent_run_hooks(
     for event in _RUN_EVENTS:
         if runner.has_hooks(event, agent_hooks):
             return _run_hooks(runner, payload_factory, agent_hooks, nickname, stop_grace)
-    return _NoRunHooks()
+    return SubagentRunHooks()  # no hook: its own context manager, which fires nothing
 
 
 #: The events :func:`subagent_run_hooks` fires.
 _RUN_EVENTS: Final = (HookEvent.SUBAGENT_START, HookEvent.SUBAGENT_STOP, HookEvent.STOP)
-
-
-@final
-class _NoRunHooks:
-    """:func:`subagent_run_hooks` when no hook is registered for its events: its
-    :class:`SubagentRunHooks` has empty outcomes, ``stop`` set on the way out."""
-
-    __slots__ = ("_run",)
-
-    def __init__(self) -> None:
-        self._run = SubagentRunHooks()
-
-    async def __aenter__(self) -> SubagentRunHooks:
-        return self._run
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        if self._run.stop is None:
-            self._run.stop = HookOutcome(HookEvent.SUBAGENT_STOP)
 
 
 @contextlib.asynccontextmanager
@@ -165,7 +160,7 @@ async def _run_hooks(
             runner.has_hooks(HookEvent.SUBAGENT_STOP, agent_hooks)
             or runner.has_hooks(HookEvent.STOP, agent_hooks)
         ):
-            return HookOutcome(HookEvent.SUBAGENT_STOP)  # no hook: no payload to build
+            return _NOTHING_AT_STOP  # no hook: no payload to build
         deadline = trio.current_time() + stop_grace if urgent else math.inf
         payload = payload_factory(HookEvent.SUBAGENT_STOP)
         if run.blocked:
@@ -204,7 +199,7 @@ async def _run_hooks(
                 nickname=nickname,
             )
         else:
-            run.start = HookOutcome(HookEvent.SUBAGENT_START)
+            run.start = _NOTHING_AT_START
         yield run
     except BaseException as exc:
         # Re-raised below: this only learns how the run ended.

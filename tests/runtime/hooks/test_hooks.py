@@ -568,6 +568,24 @@ async def test_start_and_stop_once_on_normal_exit() -> None:
     assert run.stop.user_messages == ()
 
 
+async def test_with_no_hook_the_block_holds_nothing_per_agent_and_fires_nothing() -> None:
+    # Every agent waits inside this block: with no hook it keeps no wrapper of its own,
+    # and the (empty) outcomes are one value shared by every agent.
+    rec = Recorder()
+    runner = HookRunner()
+    blocks = [subagent_run_hooks(runner, rec.factory()) for _ in range(2)]
+    for block in blocks:
+        async with block as run:
+            assert run is block
+            assert run.stop is None
+        assert run.stop is not None
+        assert await run.finish() is None
+    first, second = blocks
+    assert first.start is second.start  # type: ignore[attr-defined]
+    assert first.stop is second.stop  # type: ignore[attr-defined]
+    assert rec.fired == []
+
+
 def as_agent_hook(hook: Hook) -> Hook:
     return Hook(hook.event, function=hook.function, scope="agent")
 
