@@ -187,7 +187,9 @@ class AgentRecord:
         self.depth = 0
         self.parent_id: str | None = None
         #: Ids of the agents spawned (or resumed) under this one, oldest first.
-        self.children: list[str] = []
+        # Ids in spawn order, as dict keys: an empty dict (or one of strings only) is no
+        # object the collector walks, where a list always is; most agents have no child.
+        self.children: dict[str, None] = {}
         self.restore = restore
         self._transcript = transcript
         self._claimed = claimed
@@ -304,8 +306,8 @@ class AgentRecord:
             agent_transcript_path=own,
             report=self._report_hooks,
         )
-        if parent is not None and ctx.id not in parent.children:
-            parent.children.append(ctx.id)
+        if parent is not None:
+            parent.children[ctx.id] = None
         self.router = ApprovalRouter(
             ctx.id,
             mode=_approval_mode(self.definition),

@@ -141,7 +141,8 @@ class AgentActor:
         self._drop_notice = drop_notice
         self._collected: dict[str, Status] = {}
         self._started = idle
-        self._requests: list[Request] = []
+        # Made at the first request to answer (most agents get none).
+        self._requests: list[Request] | None = None
         self._control: RunControl | None = None
         self._ctx: ActorContext | None = None
         self._interrupted = False
@@ -258,7 +259,10 @@ class AgentActor:
 
     def _input(self, message: Any) -> Message | None:
         if isinstance(message, Request):
-            self._requests.append(message)
+            if self._requests is None:
+                self._requests = [message]
+            else:
+                self._requests.append(message)
             return as_input(message.payload)
         if isinstance(message, ChildFinished):
             if self._collected.get(message.agent_id) is message.status:
@@ -276,6 +280,6 @@ class AgentActor:
             await outcome
 
     def _answer_requests(self, result: AgentResult | None) -> None:
-        requests, self._requests = self._requests, []
+        requests, self._requests = self._requests or (), None
         for request in requests:
             request.reply(result)

@@ -214,14 +214,15 @@ class RunControl:
     ) -> None:
         self._scope: trio.CancelScope | None = None
         self._aborted = False
-        self._inbox: list[Message] = []
+        # Made at the first input (a list is an object the collector walks; most runs get none).
+        self._inbox: list[Message] | None = None
         self._capacity = inbox_capacity
         self._pull = pull
         self.result: AgentResult | None = None
         self.error: BaseException | None = None
 
     def __repr__(self) -> str:
-        return f"<RunControl aborted={self._aborted} inbox={len(self._inbox)}>"
+        return f"<RunControl aborted={self._aborted} inbox={len(self._inbox or ())}>"
 
     @property
     def aborted(self) -> bool:
@@ -237,19 +238,22 @@ class RunControl:
     @property
     def inbox_full(self) -> bool:
         """Whether the inbox holds ``inbox_capacity`` inputs."""
-        return len(self._inbox) >= self._capacity
+        return len(self._inbox or ()) >= self._capacity
 
     def add_input(self, message: Message) -> bool:
         """Queue ``message`` for the next turn boundary; ``False`` (not queued) when full."""
         if self.inbox_full:
             return False
-        self._inbox.append(message)
+        if self._inbox is None:
+            self._inbox = [message]
+        else:
+            self._inbox.append(message)
         return True
 
     def take_inputs(self) -> list[Message]:
         """Every queued input, oldest first, emptying the inbox."""
-        taken, self._inbox = self._inbox, []
-        return taken
+        taken, self._inbox = self._inbox, None
+        return [] if taken is None else taken
 
 
 @attrs.frozen

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import time
@@ -31,11 +32,13 @@ from subagents.runtime import (
     AgentBusy,
     InvalidInputs,
     LoggingConfig,
+    Message,
     MetaRecord,
     ModelRequest,
     Origin,
     Reply,
     ResultRecord,
+    RunControl,
     RuntimeClosed,
     ScriptedProvider,
     ScriptedToolCall,
@@ -295,6 +298,32 @@ async def test_agents_of_one_type_share_their_limits_and_each_type_has_its_own(
     assert limits[0] is limits[2]  # one value for the type, made once
     assert (limits[0].max_turns, limits[1].max_turns) == (3, 40)
     assert limits[0].max_time_seconds == limits[1].max_time_seconds == 1000.0
+
+
+async def test_an_agent_keeps_no_container_for_children_inputs_or_requests_it_has_none_of(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    # Each list a waiting agent keeps is one more object every full collection walks:
+    # those most agents never use are made at their first use.
+    world = World(tmp_path)
+    world.agent("lead", tools="spawn_agent, wait")
+    async with world.open(ScriptedProvider(lambda request: testing.say("ok"))) as rt:
+        lead = (await rt.spawn("lead", "Lead")).agent_id
+        child = (await rt.spawn("Explore", "Look", parent=lead)).agent_id
+        await rt.wait([lead, child], timeout=5, mode="all")
+        lead_record, child_record = rt.services.records[lead], rt.services.records[child]
+        assert list(lead_record.children) == [child]
+        assert not gc.is_tracked(lead_record.children)  # strings only
+        assert not gc.is_tracked(child_record.children)
+        assert child_record.actor is not None
+        assert child_record.actor._requests is None
+    control = RunControl()
+    assert control._inbox is None
+    assert not control.inbox_full
+    assert control.take_inputs() == []
+    assert control.add_input(Message.user("more", origin=Origin.INPUT))
+    assert [message.text for message in control.take_inputs()] == ["more"]
+    assert control._inbox is None
 
 
 async def test_background_agents_keep_only_background_safe_tools(
