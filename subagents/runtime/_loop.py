@@ -103,9 +103,9 @@ from subagents.tools import (
 
 __all__ = ["AgentSpec", "RunControl", "grace_notice", "run_agent"]
 
-#: The blocks of tools the provider ran itself (progress and events for them: _server_calls).
-# Exact types, looked up by each turn's blocks' types (no generator a turn); a provider
-# builds these blocks itself, never a subclass.
+#: The blocks of tools the provider ran itself (progress and events for them: _server_calls):
+#: exact types, looked up by each turn's blocks' types (no generator a turn); a provider
+#: builds these blocks itself, never a subclass.
 _SERVER_BLOCKS: Final = frozenset(
     {ServerToolUseBlock, WebSearchToolResultBlock, WebFetchToolResultBlock}
 )
