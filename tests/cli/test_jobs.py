@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from subagents.cli import main
+from tests.cli.helpers import rest_of
 
 COMMAND = [sys.executable, "-m", "subagents.cli", "jobs"]
 TIMEOUT = 120
@@ -257,17 +258,6 @@ def test_list_show_and_cancel_after_a_job(
     assert "no jobs" in out
 
 
-def _rest(process: subprocess.Popen[bytes]) -> tuple[str, str]:
-    """What the command writes after the lines read one by one, and its stderr, once it ends.
-
-    Its pipes are unbuffered here (``bufsize=0``): the lines read first are taken from
-    the pipe byte by byte, and ``communicate`` reads the pipe itself, so a buffered
-    reader would keep what it read ahead of them, and those lines would be lost (a
-    row's line then arrived cut in half in a run where rows were fast)."""
-    rest, errors = process.communicate(timeout=TIMEOUT)
-    return rest.decode(), errors.decode()
-
-
 def test_ctrl_c_leaves_a_job_that_resume_finishes_without_repeating_a_row(
     tmp_path: Path, state: Path
 ) -> None:
@@ -278,7 +268,7 @@ def test_ctrl_c_leaves_a_job_that_resume_finishes_without_repeating_a_row(
          "--output", "out.csv", "--state-dir", str(state), "--max-concurrency", "1", "--json"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        bufsize=0,  # see _rest
+        bufsize=0,  # see rest_of
         env=environment(),
         cwd=tmp_path,
     )  # fmt: skip
@@ -291,7 +281,7 @@ def test_ctrl_c_leaves_a_job_that_resume_finishes_without_repeating_a_row(
             process.send_signal(signal.SIGINT)
             break
         assert time.monotonic() < deadline
-    rest, errors = _rest(process)
+    rest, errors = rest_of(process, TIMEOUT)
     seen += json_lines(rest)
     assert process.returncode == 130, errors
     job_id = seen[0]["job_id"]
@@ -383,7 +373,7 @@ def test_a_running_job_is_locked_and_cancel_stops_it_for_a_resume(
          "--output", "out.csv", "--state-dir", str(state), "--max-concurrency", "1", "--json"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        bufsize=0,  # see _rest
+        bufsize=0,  # see rest_of
         env=environment(),
         cwd=tmp_path,
     )  # fmt: skip
@@ -404,7 +394,7 @@ def test_a_running_job_is_locked_and_cancel_stops_it_for_a_resume(
         assert f"job {job_id} cancelled" in cancelled.stdout
     finally:
         process.send_signal(signal.SIGCONT)
-        rest, errors = _rest(process)
+        rest, errors = rest_of(process, TIMEOUT)
     lines = json_lines(rest)
     assert process.returncode == 1, errors
     assert lines[-1]["type"] == "job_summary"

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from subagents.runtime import load_transcript
+from tests.cli.helpers import rest_of
 
 COMMAND = [sys.executable, "-m", "subagents.cli"]
 TIMEOUT = 120
@@ -157,7 +158,7 @@ def test_ctrl_c_stops_every_agent_and_keeps_the_transcripts(tmp_path: Path) -> N
         [*COMMAND, "run", "Survey", "--cwd", str(project), "--state-dir", str(state), "--json"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
+        bufsize=0,  # see rest_of
         env=environment,
     )
     assert process.stdout is not None
@@ -170,7 +171,7 @@ def test_ctrl_c_stops_every_agent_and_keeps_the_transcripts(tmp_path: Path) -> N
             process.send_signal(signal.SIGINT)
             break
         assert time.monotonic() < deadline
-    rest, _ = process.communicate(timeout=TIMEOUT)
+    rest, _ = rest_of(process, TIMEOUT)
     seen += [json.loads(line) for line in rest.splitlines()]
     assert process.returncode == 130
     finals: dict[str, str] = {}
