@@ -41,7 +41,7 @@ def decode_arguments(
         data = raw
     elif isinstance(raw, str):
         data = raw.encode("utf-8", errors="surrogatepass")
-    elif isinstance(raw, Mapping):
+    elif type(raw) is dict or isinstance(raw, Mapping):  # a dict skips the ABC's check
         try:
             data = _encoder.encode(raw)
         except (TypeError, ValueError, OverflowError) as exc:

@@ -128,6 +128,7 @@ class TranscriptFlusher:
         "_running",
         "_syncs",
         "_use_helper",
+        "_virtual",
         "_waiting",
         "opened_files",
         "passes",
@@ -156,6 +157,8 @@ class TranscriptFlusher:
         self._in_helper: dict[Openable, None] = {}
         self._claimed: set[Openable] = set()
         self._running = False
+        # Whether the run's clock is virtual (read once, in run(): a run keeps its clock).
+        self._virtual = False
         #: How many results' ``fsync`` calls the task made in worker threads.
         self.synced = 0
         #: How many passes had lines to write (each wrote every line held back in it).
@@ -181,7 +184,7 @@ class TranscriptFlusher:
         Declined when the task is not running, and under a virtual clock (tests with
         ``MockClock``), where waiting for a worker thread would let the clock jump.
         """
-        if not self._running or _virtual_clock():
+        if not self._running or self._virtual:
             return False
         if not self._opens:
             self._open_lot.unpark()
@@ -370,9 +373,10 @@ class TranscriptFlusher:
     async def sync(self, fd: int) -> None:
         """``fsync`` the file ``fd`` (a result was just written), with the results of this pass.
 
-        Returns once it is done; raises its ``OSError``. Shielded from cancellation.
+        Returns once it is done; raises its ``OSError``. A cancellation cannot cut it short
+        (:class:`_Sync`): the result is on disk before the caller goes on.
         """
-        if not self._running or _virtual_clock():
+        if not self._running or self._virtual:
             os.fsync(fd)
             return
         waiting = self._syncs.get(fd)
@@ -380,8 +384,7 @@ class TranscriptFlusher:
             if self._idle():
                 self._lot.unpark()
             waiting = self._syncs[fd] = _Sync()
-        with trio.CancelScope(shield=True):
-            await waiting.done.wait()
+        await waiting.wait()
         if waiting.error is not None:
             raise waiting.error
 
@@ -389,6 +392,15 @@ class TranscriptFlusher:
         syncs, self._syncs = self._syncs, {}
         if not syncs:
             return
+        try:
+            await self._sync_batch(syncs, nursery)
+        finally:
+            for waiting in syncs.values():  # a batch cut short by a bug: no caller left parked
+                if not waiting.done:
+                    waiting.error = OSError(errno.EIO, "the fsync was not made")
+                    waiting.set()
+
+    async def _sync_batch(self, syncs: dict[int, _Sync], nursery: trio.Nursery) -> None:
         if self._helper_state == "unused":
             self._start_helper(nursery)
         helper = self._helper
@@ -406,7 +418,7 @@ class TranscriptFlusher:
                         if code:
                             waiting.error = OSError(code, os.strerror(code))
                         self.synced += 1
-                        waiting.done.set()
+                        waiting.set()
                     return
         # No helper (yet): worker threads. After a helper failed mid-batch which of its
         # files it synced is unknown, so all of them are synced again here.
@@ -456,7 +468,7 @@ class TranscriptFlusher:
                 waiting.error = exc
             finally:
                 self.synced += 1
-                waiting.done.set()
+                waiting.set()
 
         with trio.CancelScope(shield=True):  # the callers wait, shielded, for every one
             async with trio.open_nursery() as nursery:
@@ -480,6 +492,7 @@ class TranscriptFlusher:
         Started with ``nursery.start``, it is running (writers' requests are taken)
         when that returns: the first agent's file is made like any other.
         """
+        self._virtual = _virtual_clock()
         self._running = True
         task_status.started()
         try:
@@ -515,7 +528,7 @@ class TranscriptFlusher:
                 os.fsync(fd)
             except OSError as exc:
                 waiting.error = exc
-            waiting.done.set()
+            waiting.set()
 
     def stop(self) -> None:
         """Write what is held back and end :meth:`run`; later writers write at once."""
@@ -593,12 +606,43 @@ class _OpenBatch:
             self.done.set()
 
 
+def _refuse_abort(raise_cancel: object) -> trio.lowlevel.Abort:
+    """A cancellation cannot end a wait for an ``fsync``: the task stays parked until
+    :meth:`_Sync.set` reschedules it (what a shielded scope does, for a tenth of the cost)."""
+    return trio.lowlevel.Abort.FAILED
+
+
 @final
 class _Sync:
-    """One file waiting for its ``fsync``: set when done, with its error if it failed."""
+    """One file waiting for its ``fsync``: the tasks parked for it, and its error if it failed.
 
-    __slots__ = ("done", "error")
+    Its wait cannot be cancelled, as a shielded one could not: the result is on disk
+    before its caller goes on, however the caller is cancelled. A wait with no
+    cancel scope and no event keeps an agent's end at one park and one wake-up; the
+    flusher sets every ``_Sync`` it takes, in :meth:`TranscriptFlusher._sync_all`,
+    ``_sync_in_threads`` and ``_sync_now`` (on its way out, whatever ends it).
+    """
+
+    __slots__ = ("done", "error", "tasks")
 
     def __init__(self) -> None:
-        self.done = trio.Event()
+        self.done = False
         self.error: OSError | None = None
+        self.tasks: list[trio.lowlevel.Task] = []
+
+    async def wait(self) -> None:
+        """Until :meth:`set`; not a cancellation point."""
+        if self.done:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return
+        self.tasks.append(trio.lowlevel.current_task())
+        await trio.lowlevel.wait_task_rescheduled(_refuse_abort)
+
+    def set(self) -> None:
+        """The ``fsync`` is done (``error`` says how): wake every task waiting for it."""
+        if self.done:
+            return
+        self.done = True
+        tasks, self.tasks = self.tasks, []
+        for task in tasks:
+            trio.lowlevel.reschedule(task)

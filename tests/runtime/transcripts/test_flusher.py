@@ -577,6 +577,78 @@ async def test_the_results_of_one_pass_are_fsynced_together_in_worker_threads(
         file.close()
 
 
+async def test_a_cancelled_caller_still_waits_for_its_fsync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wait for a result's ``fsync`` is no cancellation point: a caller whose scope is
+    cancelled meanwhile goes on only once the result is on disk."""
+    gate = threading.Event()
+    real = os.fsync
+
+    def slow(fd: int) -> None:
+        if not gate.wait(30):
+            raise OSError(errno.ETIMEDOUT, "the test's gate was never opened")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", slow)
+    flusher = TranscriptFlusher(helper=False)
+    file = open_append(tmp_path / "a.jsonl")
+    steps: list[str] = []
+
+    async def caller(scope: trio.CancelScope) -> None:
+        with scope:
+            await flusher.sync(file.fileno())
+            steps.append("synced")
+            await trio.lowlevel.checkpoint()
+        steps.append("cancelled" if scope.cancelled_caught else "not cancelled")
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        scope = trio.CancelScope()
+        async with trio.open_nursery() as callers:
+            callers.start_soon(caller, scope)
+            await trio.testing.wait_all_tasks_blocked()
+            scope.cancel()
+            await trio.testing.wait_all_tasks_blocked()
+            assert steps == []  # parked for the fsync, cancelled or not
+            gate.set()
+        flusher.stop()
+    file.close()
+    assert steps == ["synced", "cancelled"]
+    assert flusher.synced == 1
+
+
+async def test_a_batch_of_fsync_calls_cut_short_leaves_no_caller_parked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Should the flusher's batch fail with something other than an ``OSError`` (a bug),
+    its callers get an error instead of waiting for ever: their wait cannot be cancelled."""
+    flusher = TranscriptFlusher(helper=False)
+
+    async def broken(self: TranscriptFlusher, syncs: object, nursery: trio.Nursery) -> None:
+        raise RuntimeError("a bug in the batch")
+
+    monkeypatch.setattr(TranscriptFlusher, "_sync_batch", broken)
+    file = open_append(tmp_path / "a.jsonl")
+    errors: list[OSError] = []
+
+    async def caller() -> None:
+        try:
+            await flusher.sync(file.fileno())
+        except OSError as exc:
+            errors.append(exc)
+
+    with pytest.raises(ExceptionGroup) as caught:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(flusher.run)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(caller)
+    file.close()
+    assert caught.value.subgroup(RuntimeError) is not None
+    assert [exc.errno for exc in errors] == [errno.EIO]
+
+
 async def test_a_failed_fsync_is_the_callers_error(tmp_path: Path) -> None:
     flusher = TranscriptFlusher()
     async with trio.open_nursery() as nursery:
