@@ -1,0 +1,225 @@
+"""Instructions per agent: the path users take against the kernel-agent path, counted, not timed.
+
+CPU time on a shared 2-core machine moves by a third between two runs of the
+same code (bench/README, the ninth round), more than one round of work
+changes it. Instructions do not: ``valgrind --tool=callgrind`` counts the
+instructions a process runs, and two runs of the same code agree to 0.1%.
+
+Each path runs N agents of 10 turns (the ``echo-worker`` workload of
+``bench_agents``, zero latency) in a process of its own under callgrind, at
+two sizes; the difference divided by the difference in agents is what one
+agent costs (its spawn, turns, result and close), with the process's start,
+imports and the runtime's opening left out:
+
+- ``kernel``: agents as kernel actors (``bench_agents.run_agents``);
+- ``subagents``: ``open_runtime`` and ``rt.spawn`` with transcripts on (what
+  ``runtime_turns`` measures), and ``no_transcripts`` with them off.
+
+System calls, the transcripts' helper process and cache misses are not
+counted: this is the Python work, the part a change to the runtime moves.
+The cycle collector is off in the children unless ``--collector`` is given
+(its share depends on when collections happen to start).
+
+    python bench/bench_instructions.py             # 200 and 400 agents
+    python bench/bench_instructions.py --quick     # 50 and 100 agents
+    python bench/bench_instructions.py --json instructions.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import trio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_agents  # the workload, beside this file
+
+#: The paths counted, in the order of the table: the first is the one ratios are to.
+PATHS = ("kernel", "subagents", "no_transcripts")
+#: A child under callgrind runs 20 to 50 times slower than natively.
+CHILD_TIMEOUT = 1800.0
+_COLLECTED = re.compile(r"^==\d+== Collected : (\d+)$", re.MULTILINE)
+INSTALL = "install valgrind (Debian: apt install valgrind)"
+
+
+class CountError(RuntimeError):
+    """A count could not be made: valgrind is missing, or a child failed."""
+
+
+@dataclass(frozen=True)
+class PerAgent:
+    """One path's instructions per agent, from two counts at two sizes."""
+
+    path: str
+    small: int
+    large: int
+    small_count: int
+    large_count: int
+
+    @property
+    def per_agent(self) -> float:
+        return (self.large_count - self.small_count) / (self.large - self.small)
+
+
+def run_path(path: str, agents: int, root: Path) -> None:
+    """Run ``agents`` agents of 10 turns on ``path`` (see :data:`PATHS`), in this process."""
+    if path == "kernel":
+        trio.run(functools.partial(bench_agents.run_agents, agents, 0.0))
+    elif path in ("subagents", "no_transcripts"):
+        trio.run(
+            functools.partial(
+                bench_agents.run_runtime_agents,
+                agents,
+                transcripts=path == "subagents",
+                root=root,
+            )
+        )
+    else:
+        raise ValueError(f"unknown path {path!r}; expected one of {', '.join(PATHS)}")
+
+
+def collected(report: str) -> int:
+    """The instructions callgrind says it collected, from its report on stderr."""
+    found = _COLLECTED.findall(report)
+    if len(found) != 1:
+        raise CountError(f"callgrind's report names no single count:\n{report[-2000:]}")
+    return int(found[0])
+
+
+def count(
+    path: str,
+    agents: int,
+    *,
+    collector: bool = False,
+    valgrind: str | None = None,
+    runner: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
+) -> int:
+    """Instructions of a child process running ``agents`` agents on ``path`` under callgrind."""
+    valgrind = valgrind or shutil.which("valgrind")
+    if valgrind is None:
+        raise CountError(f"valgrind is not on PATH: {INSTALL}.")
+    with tempfile.TemporaryDirectory(prefix="subagents-instructions-") as folder:
+        command = [
+            valgrind,
+            "--tool=callgrind",
+            f"--callgrind-out-file={Path(folder) / 'callgrind.out'}",
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--child",
+            path,
+            str(agents),
+        ]
+        if collector:
+            command.append("--collector")
+        # The same hash seed in every child: the same dict layouts, so the same counts.
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        done = runner(
+            command, capture_output=True, text=True, timeout=CHILD_TIMEOUT, check=False, env=env
+        )
+    if done.returncode != 0:
+        raise CountError(
+            f"{path} with {agents} agents failed under callgrind "
+            f"(exit {done.returncode}):\n{done.stderr[-2000:]}"
+        )
+    return collected(done.stderr)
+
+
+def measure(
+    paths: Sequence[str],
+    small: int,
+    large: int,
+    *,
+    collector: bool = False,
+    jobs: int = 2,
+    counter: Callable[..., int] = count,
+) -> list[PerAgent]:
+    """Each path at both sizes (``jobs`` children at a time); its instructions per agent."""
+    if not 0 < small < large:
+        raise ValueError(f"the sizes must be 0 < small < large (got {small} and {large})")
+    runs = [(path, n) for path in paths for n in (small, large)]
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        counts = list(pool.map(lambda run: counter(*run, collector=collector), runs))
+    by_run = dict(zip(runs, counts, strict=True))
+    return [
+        PerAgent(path, small, large, by_run[path, small], by_run[path, large]) for path in paths
+    ]
+
+
+def table(results: Sequence[PerAgent]) -> str:
+    """The Markdown table: instructions per agent and per turn, and the ratio to the first path."""
+    base, first = results[0].per_agent, results[0].path
+    lines = [
+        f"| path | instructions per agent | per turn (/{bench_agents.TURNS}) | / {first} |",
+        "|---|---:|---:|---:|",
+    ]
+    for result in results:
+        value = result.per_agent
+        lines.append(
+            f"| {result.path} | {value / 1e6:.3f}M | {value / bench_agents.TURNS / 1e3:.1f}k "
+            f"| {value / base:.2f}x |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="50 and 100 agents")
+    parser.add_argument("--sizes", type=int, nargs=2, metavar=("SMALL", "LARGE"))
+    parser.add_argument("--collector", action="store_true", help="keep the cycle collector on")
+    parser.add_argument("--only", action="append", choices=PATHS, help="a path (repeatable)")
+    parser.add_argument("--jobs", type=int, default=2, help="children at a time (default 2)")
+    parser.add_argument("--json", type=Path, help="write the counts here")
+    parser.add_argument("--child", nargs=2, metavar=("PATH", "AGENTS"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child is not None:
+        if not args.collector:
+            gc.disable()
+        try:
+            with tempfile.TemporaryDirectory(prefix="subagents-instructions-") as root:
+                run_path(args.child[0], int(args.child[1]), Path(root))
+        finally:
+            gc.enable()
+        return 0
+    small, large = args.sizes or ((50, 100) if args.quick else (200, 400))
+    paths = [path for path in PATHS if not args.only or path in args.only]
+    print(
+        f"instructions per agent: {', '.join(paths)} at {small} and {large} agents "
+        f"x {bench_agents.TURNS} turns, collector {'on' if args.collector else 'off'} ...",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        results = measure(paths, small, large, collector=args.collector, jobs=args.jobs)
+    except CountError as exc:
+        print(f"bench_instructions: {exc}", file=sys.stderr)
+        return 1
+    print(table(results))
+    if args.json is not None:
+        document = {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "collector": args.collector,
+            "turns": bench_agents.TURNS,
+            "results": [asdict(r) | {"per_agent": r.per_agent} for r in results],
+        }
+        args.json.write_text(json.dumps(document, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

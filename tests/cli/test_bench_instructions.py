@@ -1,0 +1,117 @@
+"""``bench/bench_instructions.py``: instructions per agent under callgrind, its plumbing.
+
+The counts themselves need valgrind and minutes; these tests run the workload
+in process, and the counting through a stand-in for valgrind.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from subagents.cli._bench.scenarios import find_bench_dir
+
+REPORT = "==4242== \n==4242== Events    : Ir\n==4242== Collected : 123456789\n==4242== \n"
+
+
+@pytest.fixture(scope="module")
+def module() -> ModuleType:
+    folder = find_bench_dir()
+    assert folder is not None
+    path = folder / "bench_instructions.py"
+    spec = importlib.util.spec_from_file_location("_subagents_bench_instructions", path)
+    assert spec is not None
+    assert spec.loader is not None
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = loaded  # dataclasses look their module up while it loads
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+def test_the_count_is_read_from_callgrinds_report(module: ModuleType) -> None:
+    assert module.collected(REPORT) == 123_456_789
+    with pytest.raises(module.CountError, match="no single count"):
+        module.collected("==1== some other line\n")
+    with pytest.raises(module.CountError, match="no single count"):
+        module.collected(REPORT + REPORT)  # two processes counted: which one?
+
+
+def test_a_count_runs_this_script_as_a_child_under_callgrind(module: ModuleType) -> None:
+    seen: list[tuple[list[str], dict[str, Any]]] = []
+
+    def runner(command: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
+        seen.append((command, options))
+        return subprocess.CompletedProcess(command, 0, "", REPORT)
+
+    count = module.count("subagents", 7, valgrind="/opt/valgrind", runner=runner)
+    assert count == 123_456_789
+    [(command, options)] = seen
+    assert command[:2] == ["/opt/valgrind", "--tool=callgrind"]
+    assert command[3:] == [
+        sys.executable,
+        str(Path(module.__file__).resolve()),
+        "--child",
+        "subagents",
+        "7",
+    ]
+    assert options["env"]["PYTHONHASHSEED"] == "0"  # the same dict layouts in every child
+    assert options["timeout"] == module.CHILD_TIMEOUT
+
+
+def test_a_failed_child_or_a_missing_valgrind_is_a_clear_error(
+    module: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing(command: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(command, 3, "", "Traceback: boom\n")
+
+    with pytest.raises(module.CountError, match=r"(?s)kernel with 5 agents failed.*exit 3.*boom"):
+        module.count("kernel", 5, valgrind="/opt/valgrind", runner=failing)
+    monkeypatch.setattr(module.shutil, "which", lambda name: None)
+    with pytest.raises(module.CountError, match="apt install valgrind"):
+        module.count("kernel", 5)
+    assert module.main(["--quick"]) == 1  # said on stderr, no traceback
+
+
+def test_an_agent_costs_the_difference_between_two_sizes(module: ModuleType) -> None:
+    """Per agent is the slope: what the process costs anyway (imports, the runtime's
+    opening) cancels out."""
+    fixed = {"kernel": 900_000_000, "subagents": 1_400_000_000}
+    slope = {"kernel": 1_500_000, "subagents": 3_300_000}
+    asked: list[tuple[str, int, bool]] = []
+
+    def counter(path: str, agents: int, *, collector: bool) -> int:
+        asked.append((path, agents, collector))
+        return fixed[path] + slope[path] * agents
+
+    results = module.measure(["kernel", "subagents"], 20, 60, counter=counter, jobs=1)
+    assert [(r.path, r.per_agent) for r in results] == [
+        ("kernel", 1_500_000),
+        ("subagents", 3_300_000),
+    ]
+    assert sorted(asked) == sorted(
+        (path, n, False) for path in ("kernel", "subagents") for n in (20, 60)
+    )
+    table = module.table(results)
+    assert "| subagents | 3.300M | 330.0k | 2.20x |" in table
+    with pytest.raises(ValueError, match="0 < small < large"):
+        module.measure(["kernel"], 60, 20, counter=counter)
+
+
+@pytest.mark.parametrize("path", ["kernel", "subagents", "no_transcripts"])
+def test_each_path_runs_its_agents_in_the_child(module: ModuleType, path: str) -> None:
+    """What a child runs (here in process, with no callgrind): the workload completes,
+    and the collector is back on afterwards."""
+    assert module.main(["--child", path, "3"]) == 0
+    assert gc.isenabled()
+
+
+def test_an_unknown_path_is_refused(module: ModuleType, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="expected one of kernel, subagents, no_transcripts"):
+        module.run_path("asyncio", 3, tmp_path)
