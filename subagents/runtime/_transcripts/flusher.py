@@ -16,8 +16,9 @@ Trio thread it stalls every agent: 1,000 agents ending together waited for
 :meth:`TranscriptFlusher.sync` waits for its file's ``fsync``, which the
 flusher's task makes with those of every result of the same pass, at once, in
 worker threads (the file system commits them together: about 0.2 ms each
-instead of 3 ms on this machine's disk). The wait is shielded, so the result is
-on disk before the caller goes on, however it is cancelled. The calls are made by
+instead of 3 ms on this machine's disk). The wait cannot be cancelled (a park whose
+abort is refused, as a shield would), so the result is on disk before the caller
+goes on, however it is cancelled. The calls are made by
 a helper process (:mod:`~subagents.runtime._transcripts.syncer`), started at the
 first ``fsync``: made in worker threads of this process they cost more CPU than
 the turn, in hand-overs of the GIL. Until the helper is up, where it cannot run,
