@@ -187,13 +187,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--child", nargs=2, metavar=("PATH", "AGENTS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
+        was_enabled = gc.isenabled()
         if not args.collector:
             gc.disable()
         try:
             with tempfile.TemporaryDirectory(prefix="subagents-instructions-") as root:
                 run_path(args.child[0], int(args.child[1]), Path(root))
         finally:
-            gc.enable()
+            if was_enabled:
+                gc.enable()
         return 0
     small, large = args.sizes or ((50, 100) if args.quick else (200, 400))
     paths = [path for path in PATHS if not args.only or path in args.only]

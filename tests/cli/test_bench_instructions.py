@@ -107,7 +107,7 @@ def test_an_agent_costs_the_difference_between_two_sizes(module: ModuleType) -> 
 @pytest.mark.parametrize("path", ["kernel", "subagents", "no_transcripts"])
 def test_each_path_runs_its_agents_in_the_child(module: ModuleType, path: str) -> None:
     """What a child runs (here in process, with no callgrind): the workload completes,
-    and the collector is back on afterwards."""
+    and the collector is back on afterwards (the child turns it off for the count)."""
     assert module.main(["--child", path, "3"]) == 0
     assert gc.isenabled()
 
