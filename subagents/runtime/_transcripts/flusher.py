@@ -609,7 +609,7 @@ class _OpenBatch:
 
 def _refuse_abort(raise_cancel: object) -> trio.lowlevel.Abort:
     """A cancellation cannot end a wait for an ``fsync``: the task stays parked until
-    :meth:`_Sync.set` reschedules it (what a shielded scope does, for a tenth of the cost)."""
+    :meth:`_Sync.set` reschedules it: what a shielded scope does, without the scope."""
     return trio.lowlevel.Abort.FAILED
 
 
