@@ -128,9 +128,15 @@ def count(
             command.append("--collector")
         # The same hash seed in every child: the same dict layouts, so the same counts.
         env = {**os.environ, "PYTHONHASHSEED": "0"}
-        done = runner(
-            command, capture_output=True, text=True, timeout=CHILD_TIMEOUT, check=False, env=env
-        )
+        try:
+            done = runner(
+                command, capture_output=True, text=True, timeout=CHILD_TIMEOUT, check=False, env=env
+            )
+        except subprocess.TimeoutExpired:
+            raise CountError(
+                f"{path} with {agents} agents ran over {CHILD_TIMEOUT:g} s under callgrind: "
+                "try smaller sizes (--quick)."
+            ) from None
     if done.returncode != 0:
         raise CountError(
             f"{path} with {agents} agents failed under callgrind "

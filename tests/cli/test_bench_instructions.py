@@ -71,8 +71,13 @@ def test_a_failed_child_or_a_missing_valgrind_is_a_clear_error(
     def failing(command: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
         return subprocess.CompletedProcess(command, 3, "", "Traceback: boom\n")
 
+    def hanging(command: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
+        raise subprocess.TimeoutExpired(command, options["timeout"])
+
     with pytest.raises(module.CountError, match=r"(?s)kernel with 5 agents failed.*exit 3.*boom"):
         module.count("kernel", 5, valgrind="/opt/valgrind", runner=failing)
+    with pytest.raises(module.CountError, match=r"ran over 1800 s under callgrind.*--quick"):
+        module.count("kernel", 5, valgrind="/opt/valgrind", runner=hanging)
     monkeypatch.setattr(module.shutil, "which", lambda name: None)
     with pytest.raises(module.CountError, match="apt install valgrind"):
         module.count("kernel", 5)

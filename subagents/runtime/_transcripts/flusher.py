@@ -396,10 +396,9 @@ class TranscriptFlusher:
         try:
             await self._sync_batch(syncs, nursery)
         finally:
-            for waiting in syncs.values():  # a batch cut short by a bug: no caller left parked
-                if not waiting.done:
-                    waiting.error = OSError(errno.EIO, "the fsync was not made")
-                    waiting.set()
+            # A batch cut short (a bug) leaves no caller parked: what it did not sync is
+            # synced here, in this thread, as when the flusher stops.
+            _sync_inline({fd: waiting for fd, waiting in syncs.items() if not waiting.done})
 
     async def _sync_batch(self, syncs: dict[int, _Sync], nursery: trio.Nursery) -> None:
         if self._helper_state == "unused":
@@ -524,12 +523,7 @@ class TranscriptFlusher:
     def _sync_now(self) -> None:
         """The flusher stops: the results still waiting are synced here, at once."""
         syncs, self._syncs = self._syncs, {}
-        for fd, waiting in syncs.items():
-            try:
-                os.fsync(fd)
-            except OSError as exc:
-                waiting.error = exc
-            waiting.set()
+        _sync_inline(syncs)
 
     def stop(self) -> None:
         """Write what is held back and end :meth:`run`; later writers write at once."""
@@ -607,6 +601,16 @@ class _OpenBatch:
             self.done.set()
 
 
+def _sync_inline(syncs: dict[int, _Sync]) -> None:
+    """``fsync`` each file in this thread, and wake its callers (with its error, if any)."""
+    for fd, waiting in syncs.items():
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            waiting.error = exc
+        waiting.set()
+
+
 def _refuse_abort(raise_cancel: object) -> trio.lowlevel.Abort:
     """A cancellation cannot end a wait for an ``fsync``: the task stays parked until
     :meth:`_Sync.set` reschedules it: what a shielded scope does, without the scope."""
@@ -620,8 +624,8 @@ class _Sync:
     Its wait cannot be cancelled, as a shielded one could not: the result is on disk
     before its caller goes on, however the caller is cancelled. A wait with no
     cancel scope and no event keeps an agent's end at one park and one wake-up; the
-    flusher sets every ``_Sync`` it takes, in :meth:`TranscriptFlusher._sync_all`,
-    ``_sync_in_threads`` and ``_sync_now`` (on its way out, whatever ends it).
+    flusher sets every ``_Sync`` it takes: its batch, or ``_sync_inline`` for what a
+    batch cut short left and on its way out, whatever ends it.
     """
 
     __slots__ = ("done", "error", "tasks")
