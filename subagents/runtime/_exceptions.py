@@ -471,6 +471,11 @@ _ADVICE: Final[dict[int, str]] = {
     "during a run.",
     errno.EAGAIN: "Another runtime holds this transcript's lock (the agent runs there); "
     "close it there first.",
+    errno.EMFILE: "The process's open-file limit is reached: each open agent holds its "
+    "transcript open. Close the agents you are done with, or raise the limit (ulimit -n; "
+    "transcripts.raise_file_limit raises the soft limit to the hard one).",
+    errno.ENFILE: "The system's open-file table is full: close agents you are done with, "
+    "or other programs' files.",
 }
 
 

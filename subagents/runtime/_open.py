@@ -34,6 +34,7 @@ from subagents.runtime._config.trust import ProjectTrust, restrict_catalog, trus
 from subagents.runtime._config.trusted_folders import load_trust_store, project_folder
 from subagents.runtime._config.values import RuntimeConfig
 from subagents.runtime._exceptions import TranscriptError
+from subagents.runtime._file_limit import FileLimitGuard, open_files_limit
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._hooks.values import Hook
 from subagents.runtime._job_host import JobToolHost
@@ -227,6 +228,9 @@ async def open_runtime(
         )
     async with contextlib.AsyncExitStack() as stack:
         log = stack.enter_context(open_log(config, session_id, env=env))
+        # Each open agent holds its transcript open: room for thousands of them.
+        transcripts = config.transcripts
+        stack.enter_context(FileLimitGuard(transcripts.enabled and transcripts.raise_file_limit))
         chosen: Provider
         if provider is None:
             chosen = await stack.enter_async_context(_chosen_provider(config, env))
@@ -286,6 +290,7 @@ async def open_runtime(
                         state_dir=str(config.state_dir),
                         provider=getattr(chosen, "name", type(chosen).__name__),
                         agent_types=len(catalog),
+                        open_files_limit=open_files_limit(),
                     )
                     for problem in catalog.errors:
                         log.logger().warning("agent definition problem", problem=problem.format())

@@ -47,6 +47,7 @@ A file holds any subset of::
 
     [transcripts]
     retention_days = 30
+    raise_file_limit = true           # the soft open-file limit up to the hard one while open
 
     [logging]
     stderr_level = "info"

@@ -176,7 +176,12 @@ class LimitsConfig:
 
 @attrs.frozen(kw_only=True)
 class TranscriptsConfig:
-    """Whether transcripts are written, how long they are kept, and what a write error does."""
+    """Whether transcripts are written, how long they are kept, and what a write error does.
+
+    ``raise_file_limit`` raises the process's soft open-file limit to its hard
+    one while a runtime is open (each open agent holds its transcript open; see
+    ``FileLimitGuard``), and puts it back when the last such runtime closes.
+    """
 
     enabled: bool = attrs.field(default=True, validator=flag_check("transcripts.enabled"))
     retention_days: int = attrs.field(
@@ -186,6 +191,9 @@ class TranscriptsConfig:
         default="memory",
         converter=to_lower,
         validator=choice_check("transcripts.on_disk_error", _DISK_ERROR_POLICIES),
+    )
+    raise_file_limit: bool = attrs.field(
+        default=True, validator=flag_check("transcripts.raise_file_limit")
     )
 
 

@@ -1,0 +1,114 @@
+"""The process's open-file limit while a runtime writes transcripts.
+
+Every open agent holds its transcript open (the file carries the agent's lock,
+see ``_transcripts/lock.py``), so 1,000 agents spawned and left open need 1,000
+descriptors. The usual soft limit is 1,024 on Linux and 256 on macOS, well
+below the hard limit the system allows (often 524,288 on Linux): past it each
+new agent's transcript could not be opened, and was kept in memory only, so the
+agent could not be resumed. :class:`FileLimitGuard` raises the soft limit to
+the hard one while a runtime is open, as servers that hold many files do.
+
+The limit is the process's, and a process may hold several runtimes (a test
+suite, a Ray worker hosting one in a thread), so the change is shared and
+counted as :class:`~subagents.runtime._collector.CollectorGuard`'s is: the first
+runtime saves the soft limit it finds, and the last one to close puts it back.
+A limit that cannot be raised (no ``resource`` module, or the system refuses)
+is left as it is; what a transcript that still cannot be opened then says is
+in ``TranscriptWriteError`` (``EMFILE``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import types
+from typing import Final, final
+
+resource: types.ModuleType | None
+try:
+    import resource
+except ImportError:  # Windows: no rlimits; the C runtime's limit is not ours to change
+    resource = None
+
+__all__ = ["FileLimitGuard", "open_files_limit"]
+
+#: What macOS accepts at most for one process when its hard limit says "unlimited"
+#: (``OPEN_MAX``; ``kern.maxfilesperproc`` is often 10,240 or more).
+_UNLIMITED_FALLBACK: Final = 10_240
+
+_LOCK = threading.Lock()
+#: The soft limit found before the first runtime raised it, and the one it set.
+_saved: tuple[int, int] | None = None
+#: How many open runtimes hold the raised limit.
+_holders = 0
+
+
+def open_files_limit() -> tuple[int, int] | None:
+    """The process's soft and hard open-file limits, or ``None`` where there are none."""
+    if resource is None:
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft, hard
+
+
+def _raise_soft() -> tuple[int, int] | None:
+    """Raise the soft limit toward the hard one: the limit found and the one set, or
+    ``None`` when it was left alone (already the hard one, or the system refused)."""
+    assert resource is not None
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    infinity = resource.RLIM_INFINITY
+    if soft == infinity or (hard != infinity and soft >= hard):
+        return None
+    for target in [hard, _UNLIMITED_FALLBACK] if hard == infinity else [hard]:
+        if target != infinity and target <= soft:
+            continue
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            # Above what the system allows (macOS with an "unlimited" hard limit), or
+            # refused: the next target, and in the end the limit as found.
+            continue
+        return soft, target
+    return None
+
+
+@final
+class FileLimitGuard:
+    """Raises the soft open-file limit while entered, when ``wanted`` (see the module)."""
+
+    __slots__ = ("_entered", "_wanted")
+
+    def __init__(self, wanted: bool) -> None:
+        self._wanted = wanted
+        self._entered = False
+
+    def __repr__(self) -> str:
+        return f"<FileLimitGuard wanted={self._wanted} entered={self._entered}>"
+
+    def __enter__(self) -> FileLimitGuard:
+        global _saved, _holders
+        if not self._wanted or resource is None:
+            return self
+        with _LOCK:
+            if _holders == 0:
+                _saved = _raise_soft()
+            _holders += 1
+        self._entered = True
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        global _saved, _holders
+        if not self._entered:
+            return
+        self._entered = False
+        with _LOCK:
+            _holders -= 1
+            if _holders == 0 and _saved is not None and resource is not None:
+                found, raised = _saved
+                _saved = None
+                soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+                # Put back only what is still ours: a limit the application set meanwhile
+                # stays. Descriptors opened above the old limit stay valid.
+                if soft == raised:
+                    with contextlib.suppress(ValueError, OSError):
+                        resource.setrlimit(resource.RLIMIT_NOFILE, (found, hard))

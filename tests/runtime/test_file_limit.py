@@ -1,0 +1,198 @@
+"""The open-file limit: every open agent holds its transcript open, so a runtime raises the
+soft limit to the hard one while open (``transcripts.raise_file_limit``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from subagents import testing
+from subagents.actors import Completed
+from subagents.runtime import (
+    ConfigError,
+    ScriptedProvider,
+    TranscriptError,
+    TranscriptsConfig,
+    load_config,
+)
+from subagents.runtime._file_limit import FileLimitGuard, open_files_limit
+from subagents.runtime._transcripts.load import load_transcript
+from tests.runtime.world import World
+
+resource = pytest.importorskip("resource", reason="no rlimits on this platform")
+NOFILE = resource.RLIMIT_NOFILE
+
+
+def open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd" if sys.platform == "linux" else "/dev/fd"))
+
+
+@pytest.fixture
+def limits() -> Iterator[tuple[int, int]]:
+    """The limits found, put back after the test (a test lowers the soft one)."""
+    found = resource.getrlimit(NOFILE)
+    yield found
+    resource.setrlimit(NOFILE, found)
+
+
+def lower_soft(soft: int) -> int:
+    hard = resource.getrlimit(NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard <= soft:
+        pytest.skip(f"the hard open-file limit ({hard}) leaves no room to raise to")
+    resource.setrlimit(NOFILE, (soft, hard))
+    return hard
+
+
+def test_the_guard_raises_the_soft_limit_to_the_hard_one_and_puts_it_back(
+    limits: tuple[int, int],
+) -> None:
+    hard = lower_soft(200)
+    with FileLimitGuard(True):
+        assert open_files_limit() == (hard, hard)
+    assert open_files_limit() == (200, hard)
+
+
+def test_a_guard_not_wanted_touches_nothing(limits: tuple[int, int]) -> None:
+    hard = lower_soft(200)
+    with FileLimitGuard(False):
+        assert open_files_limit() == (200, hard)
+    assert open_files_limit() == (200, hard)
+
+
+def test_nested_guards_restore_what_the_first_found_when_the_last_closes(
+    limits: tuple[int, int],
+) -> None:
+    hard = lower_soft(200)
+    outer, inner = FileLimitGuard(True), FileLimitGuard(True)
+    with outer:
+        with inner:
+            assert open_files_limit() == (hard, hard)
+        assert open_files_limit() == (hard, hard)  # the outer runtime still needs it
+    assert open_files_limit() == (200, hard)
+
+
+def test_a_limit_the_application_set_meanwhile_stays(limits: tuple[int, int]) -> None:
+    hard = lower_soft(200)
+    with FileLimitGuard(True):
+        resource.setrlimit(NOFILE, (300, hard))
+    assert open_files_limit() == (300, hard)
+
+
+def test_a_refused_raise_leaves_the_limit_and_raises_nothing(
+    limits: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hard = lower_soft(200)
+
+    def refuse(which: int, values: tuple[int, int]) -> None:
+        raise ValueError("not allowed to raise maximum limit")
+
+    monkeypatch.setattr(resource, "setrlimit", refuse)
+    with FileLimitGuard(True):
+        assert open_files_limit() == (200, hard)
+    assert open_files_limit() == (200, hard)
+
+
+def test_an_unlimited_hard_limit_falls_back_to_what_macos_accepts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    infinity = resource.RLIM_INFINITY
+    state = {"soft": 256}
+    tried: list[int] = []
+
+    def getrlimit(which: int) -> tuple[int, int]:
+        return state["soft"], infinity
+
+    def setrlimit(which: int, values: tuple[int, int]) -> None:
+        tried.append(values[0])
+        if values[0] == infinity:  # what macOS says to RLIM_INFINITY as a soft limit
+            raise ValueError("current limit exceeds maximum limit")
+        state["soft"] = values[0]
+
+    monkeypatch.setattr(resource, "getrlimit", getrlimit)
+    monkeypatch.setattr(resource, "setrlimit", setrlimit)
+    with FileLimitGuard(True):
+        assert state["soft"] == 10_240
+    assert tried == [infinity, 10_240, 256]
+    assert state["soft"] == 256
+
+
+def test_the_setting_is_a_flag(tmp_path: Path) -> None:
+    assert TranscriptsConfig().raise_file_limit is True
+    key = "SUBAGENTS_TRANSCRIPTS__RAISE_FILE_LIMIT"
+    assert not load_config(
+        cwd=tmp_path, home=tmp_path, env={key: "no"}
+    ).transcripts.raise_file_limit
+    with pytest.raises(ConfigError, match=r"transcripts\.raise_file_limit"):
+        load_config(cwd=tmp_path, home=tmp_path, env={key: "sometimes"})
+
+
+SPAWNED = 96
+
+
+def complete(path: Path) -> bool:
+    """Whether the transcript at ``path`` holds the agent's run to its end."""
+    try:
+        transcript = load_transcript(path)
+    except TranscriptError:
+        return False
+    return [result.status for result in transcript.results] == ["completed"]
+
+
+async def spawn_and_leave_open(
+    world: World, *, at_limit: bool
+) -> tuple[list[Path | None], int, int]:
+    """Spawn SPAWNED agents and leave them open (idle, each holding its transcript) until
+    the runtime closes; their transcripts' paths, how many of them were held in memory
+    (not on disk) while open, and the files open with all of them (0 ``at_limit``,
+    where listing them would need one more)."""
+    world.limits["max_threads"] = SPAWNED
+    provider = ScriptedProvider(lambda request: testing.say("done"))
+    async with world.open(provider) as rt:
+        ids = [(await rt.spawn("general-purpose", "Say done.")).agent_id for _ in range(SPAWNED)]
+        await rt.wait(ids, timeout=30, mode="all")
+        assert all(rt.status(agent_id) == Completed("done") for agent_id in ids)
+        writers = [rt.services.records[agent_id].ledger.writer for agent_id in ids]
+        in_memory = sum(writer is not None and writer.in_memory for writer in writers)
+        open_now = 0 if at_limit else open_descriptors()
+        return [rt.transcript_path(agent_id) for agent_id in ids], in_memory, open_now
+
+
+async def test_more_open_agents_than_the_soft_limit_all_keep_their_transcripts(
+    tmp_path: Path, limits: tuple[int, int]
+) -> None:
+    soft = open_descriptors() + SPAWNED // 2
+    hard = lower_soft(soft)
+    if hard != resource.RLIM_INFINITY and hard < soft + 2 * SPAWNED:
+        pytest.skip(f"the hard open-file limit ({hard}) is too low for this test")
+    paths, in_memory, most = await spawn_and_leave_open(World(tmp_path), at_limit=False)
+    assert most > soft  # more files were open than the limit found allowed
+    assert in_memory == 0
+    assert all(path is not None and complete(path) for path in paths)
+    assert open_files_limit() == (soft, hard)  # put back at the close
+
+
+async def test_without_the_raise_the_agents_past_the_limit_say_what_to_do(
+    tmp_path: Path, limits: tuple[int, int]
+) -> None:
+    soft = open_descriptors() + SPAWNED // 2
+    lower_soft(soft)
+    world = World(tmp_path)
+    world.extra["transcripts"] = TranscriptsConfig(raise_file_limit=False)
+    paths, in_memory, _ = await spawn_and_leave_open(world, at_limit=True)
+    # Every agent ran to its end; the ones past the limit kept their transcripts in memory
+    # (a crash then would have lost them), written out at the close once files were free.
+    assert 0 < in_memory < SPAWNED
+    assert all(path is not None and complete(path) for path in paths)
+    lines = [
+        json.loads(line)
+        for log in (world.state / "logs").iterdir()
+        for line in log.read_text().splitlines()
+    ]
+    problems = [line["error"] for line in lines if line["event"] == "transcript problem"]
+    assert problems
+    assert all("EMFILE" in problem and "ulimit -n" in problem for problem in problems)
