@@ -164,6 +164,12 @@ def _close_made(made: Sequence[int]) -> None:
             os.close(fd)
 
 
+def _stopped() -> OSError:
+    """What a request gets when the helper is stopped (:meth:`SyncHelper.aclose`) while
+    it waits: the helper cannot answer, as when it ends, and the caller falls back."""
+    return OSError(errno.EPIPE, "the file helper was stopped")
+
+
 def helper_can_make(path: bytes) -> bool:
     """Whether :meth:`SyncHelper.open_all` takes ``path`` (no NUL byte, not over-long);
     any other is made the usual way, which reports what is wrong with it."""
@@ -318,11 +324,14 @@ class SyncHelper:
     async def _make(self, paths: list[bytes]) -> list[int]:
         request = b"o" + b"\0".join(paths)
         async with self._files_lock:
-            await self._files.sendmsg([request])
-            answer, ancillary, flags, _ = await self._files.recvmsg(
-                _ANSWER.size + _CODE.size * MAX_FDS_PER_MESSAGE,
-                socket.CMSG_SPACE(MAX_FDS_PER_MESSAGE * 4),
-            )
+            try:
+                await self._files.sendmsg([request])
+                answer, ancillary, flags, _ = await self._files.recvmsg(
+                    _ANSWER.size + _CODE.size * MAX_FDS_PER_MESSAGE,
+                    socket.CMSG_SPACE(MAX_FDS_PER_MESSAGE * 4),
+                )
+            except trio.ClosedResourceError:
+                raise _stopped() from None
         fds: list[int] = []
         for level, kind, payload in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
@@ -341,8 +350,13 @@ class SyncHelper:
     async def _one_message(self, fds: Sequence[int]) -> list[int]:
         rights = struct.pack(f"={len(fds)}i", *fds)
         async with self._lock:
-            await self._channel.sendmsg([b"s"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)])
-            answer = await self._channel.recv(_ANSWER.size + _CODE.size * MAX_FDS_PER_MESSAGE)
+            try:
+                await self._channel.sendmsg(
+                    [b"s"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)]
+                )
+                answer = await self._channel.recv(_ANSWER.size + _CODE.size * MAX_FDS_PER_MESSAGE)
+            except trio.ClosedResourceError:
+                raise _stopped() from None
         if len(answer) < _ANSWER.size:
             raise OSError(errno.EPIPE, "the fsync helper ended")
         (count,) = _ANSWER.unpack_from(answer)

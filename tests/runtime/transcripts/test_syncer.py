@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -152,6 +153,40 @@ async def test_the_helper_runs_nothing_from_the_folder_or_the_environment(
         await helper.aclose()
         file.close()
     assert not marker.exists()
+
+
+async def test_a_request_waiting_when_the_helper_is_stopped_gets_an_oserror(
+    tmp_path: Path,
+) -> None:
+    """The flusher stops a helper that failed one request while another may be waiting
+    for its answer (a batch of new files refused under the open-file limit, and a batch
+    of fsync calls under way): that one is told the helper cannot answer (``OSError``,
+    which the flusher falls back from), not Trio's ``ClosedResourceError``, which had
+    ended the runtime."""
+    file = open_append(tmp_path / "a.jsonl")
+    helper = await SyncHelper.start()
+    errors: list[BaseException] = []
+
+    async def request(call: Callable[[], Awaitable[object]]) -> None:
+        try:
+            await call()
+        except Exception as exc:
+            errors.append(exc)
+
+    os.kill(helper.pid, signal.SIGSTOP)  # it cannot answer: the requests wait
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(request, lambda: helper.fsync_all([file.fileno()]))
+            nursery.start_soon(request, lambda: helper.open_all([os.fsencode(tmp_path / "b")]))
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(helper.aclose)
+            await trio.testing.wait_all_tasks_blocked()
+            os.kill(helper.pid, signal.SIGCONT)  # it reads the end of its sockets, and ends
+    finally:
+        file.close()
+    assert len(errors) == 2
+    assert all(isinstance(error, OSError) and error.errno == errno.EPIPE for error in errors)
+    assert not _alive(helper.pid)
 
 
 _OWNER = textwrap.dedent(
