@@ -232,7 +232,9 @@ class Subscription:
             try:
                 return self.receive_nowait()
             except trio.WouldBlock:
-                await self._reader.park()
+                pass
+            # Parked outside the handler: a waiting subscriber keeps no exception alive.
+            await self._reader.park()
 
     def __aiter__(self) -> Self:
         return self

@@ -57,6 +57,7 @@ __all__ = ["Supervisor", "SupervisorStatistics", "open_supervisor"]
 
 _MAX_MESSAGE = 2000
 _CLOSED: Final[Any] = object()  # an idle actor's mailbox was closed
+_WAIT: Final[Any] = object()  # nothing queued: an idle actor waits for its next message
 _TIMEOUT = "the deadline of this wait; every wait in subagents has one"
 
 
@@ -413,12 +414,16 @@ class Supervisor:
             try:
                 message = ctx._recv.receive_nowait()
             except trio.WouldBlock:
+                # Waited for outside this handler: an idle actor does not keep the
+                # exception, its traceback and their frame alive while it waits.
+                message = _WAIT
+            except (trio.EndOfChannel, trio.ClosedResourceError):
+                return _CLOSED
+            if message is _WAIT:
                 try:
                     message = await ctx._recv.receive()
                 except (trio.EndOfChannel, trio.ClosedResourceError):
                     return _CLOSED
-            except (trio.EndOfChannel, trio.ClosedResourceError):
-                return _CLOSED
             if type(message) is not ChildFinished:
                 return message
             self._file_notice(ctx, message)

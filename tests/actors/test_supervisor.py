@@ -36,6 +36,7 @@ from subagents.actors import (
     Supervisor,
     SupervisorClosed,
     SupervisorConfig,
+    is_final,
     open_supervisor,
 )
 from tests.actors.helpers import drain, idle, kinds, scripted, stubborn
@@ -101,6 +102,26 @@ async def test_an_idle_actor_keeps_neither_its_start_up_code_nor_the_handshake(
     assert not any(
         type(obj).__name__ == "_TaskStatus" for obj in gc.get_referents(task.coro.cr_frame)
     )
+
+
+async def test_an_actor_final_and_waiting_for_input_keeps_no_exception(sup: Supervisor) -> None:
+    # Its empty mailbox raised WouldBlock; waiting inside that handler had kept the
+    # exception, its traceback and a frame alive for as long as the actor waited.
+    runs: list[str] = []
+
+    async def answer(ctx: ActorContext) -> str:
+        runs.append(ctx.id)
+        return "done"
+
+    refs = [await sup.spawn(answer) for _ in range(3)]
+    await trio.testing.wait_all_tasks_blocked()
+    assert all(is_final(sup.status(ref.id)) for ref in refs)
+    gc.collect()
+    assert not [obj for obj in gc.get_objects() if isinstance(obj, trio.WouldBlock)]
+    await sup.send(refs[0].id, "again")  # and the next message still finds it
+    await trio.testing.wait_all_tasks_blocked()
+    assert runs.count(refs[0].id) == 2
+    assert is_final(sup.status(refs[0].id))
 
 
 async def test_prepare_runs_in_the_spawners_task_with_no_handshake(sup: Supervisor) -> None:
