@@ -200,9 +200,10 @@ async def raw_sleepers(
 
 
 def _runtime_world(
-    root: Path, agents: int, *, transcripts: bool, collector: str = "default"
+    root: Path, agents: int, *, transcripts: bool, collector: str | None = None
 ) -> tuple[RuntimeConfig, Path, Path]:
-    """The bench agent type in ``root/project``, and a configuration for ``agents`` agents."""
+    """The bench agent type in ``root/project``, and a configuration for ``agents`` agents
+    (``collector``: a ``[collector]`` policy; ``None``, the runtime's default)."""
     project, home, state = testing.echo_worker_project(root)
     (project / ".claude" / "agents" / "bench-idle.md").write_text(
         "---\nname: bench-idle\ndescription: Answers, then waits for input.\n"
@@ -212,7 +213,9 @@ def _runtime_world(
         state_dir=state,
         limits=LimitsConfig(max_threads=agents, max_time_seconds=TIMEOUT),
         transcripts=TranscriptsConfig(enabled=transcripts),
-        collector=CollectorConfig(policy=collector),  # type: ignore[arg-type]
+        collector=(
+            CollectorConfig() if collector is None else CollectorConfig(policy=collector)  # type: ignore[arg-type]
+        ),
     )
     return config, project, home
 
@@ -224,7 +227,7 @@ async def run_runtime_agents(
     root: Path,
     latency: float = 0.0,
     cpu: list[float] | None = None,
-    collector: str = "default",
+    collector: str | None = None,
     helper_cpu: list[float] | None = None,
 ) -> float:
     """Run ``agents`` agents of ``TURNS`` turns through ``open_runtime``.
@@ -237,7 +240,7 @@ async def run_runtime_agents(
     of the transcripts' helper process, which started within it: 0 without
     one). This is ``subagents bench``'s transcripts_on / transcripts_off,
     runtime_turns and runtime_efficiency_N; ``collector`` is the runtime's
-    ``[collector]`` policy.
+    ``[collector]`` policy (``None``: its default, ``relaxed``, as a user gets it).
     """
     config, project, home = _runtime_world(
         root, agents, transcripts=transcripts, collector=collector

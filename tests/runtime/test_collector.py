@@ -35,7 +35,7 @@ def restore_collector() -> Iterator[None]:
 
 def test_the_default_policy_touches_nothing() -> None:
     before = gc.get_threshold()
-    with CollectorGuard(CollectorConfig()) as guard:
+    with CollectorGuard(CollectorConfig(policy="default")) as guard:
         assert gc.get_threshold() == before
         guard.spawned()
         guard.freeze()
@@ -105,6 +105,21 @@ async def test_a_runtime_applies_its_policy_while_open_and_freezes_after_its_spa
         assert all(rt.status(agent_id) == Completed("done") for agent_id in ids)
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
+
+
+async def test_a_runtime_relaxes_the_collector_unless_told_otherwise(tmp_path: Path) -> None:
+    """Its agents stay open after their runs: with Python's own threshold the collector
+    walks them again and again, so ``relaxed`` is what a runtime applies by default."""
+    assert CollectorConfig().policy == "relaxed"
+    before = gc.get_threshold()
+    provider = ScriptedProvider(lambda request: testing.say("done"))
+    async with World(tmp_path).open(provider):
+        assert gc.get_threshold() == (CollectorConfig().threshold, *before[1:])
+    assert gc.get_threshold() == before
+    world = World(tmp_path / "untouched")
+    world.extra["collector"] = CollectorConfig(policy="default")
+    async with world.open(provider):
+        assert gc.get_threshold() == before
 
 
 async def test_a_runtime_that_fails_still_puts_the_collector_back(tmp_path: Path) -> None:

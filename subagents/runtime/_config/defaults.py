@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_CANCEL_TIMEOUT",
     "DEFAULT_CLOSE_GRACE_PERIOD",
     "COLLECTOR_POLICIES",
+    "DEFAULT_COLLECTOR_POLICY",
     "DEFAULT_COLLECTOR_THRESHOLD",
     "DEFAULT_ENV_PASSTHROUGH",
     "DEFAULT_FREEZE_EVERY",
@@ -99,6 +100,12 @@ DEFAULT_RETENTION_DAYS: Final = 30
 
 #: The cycle collector policies a runtime may apply while it is open (``collector.policy``).
 COLLECTOR_POLICIES: Final = ("default", "relaxed", "freeze")
+#: The policy a runtime applies unless told otherwise: its agents stay open after their runs,
+#: each with its tasks, scopes and conversation, and CPython's young-generation threshold
+#: (700) makes the collector walk them again and again. Measured (2026-11-28, transcripts
+#: on): 1,000 agents x 10 turns at zero latency 68 to 58 us of CPU a turn; 10,000 agents x
+#: 10 turns of 100 ms, 13.96x to 9.79x the ideal time. ``default`` leaves Python's settings.
+DEFAULT_COLLECTOR_POLICY: Final = "relaxed"
 #: The youngest generation's threshold under the ``relaxed`` and ``freeze`` policies:
 #: allocations (less deallocations) between two collections, against CPython's 700 (2,000
 #: from 3.13). Measured at 10,000 agents, 50,000 takes most of the collector's share away.

@@ -53,7 +53,7 @@ A file holds any subset of::
     stderr_level = "info"
 
     [collector]                       # Python's cycle collector while a runtime is open
-    policy = "relaxed"                # default | relaxed | freeze (large runs; see CollectorConfig)
+    policy = "relaxed"                # the default; default (Python's own) | freeze
 
 Merging: a higher source replaces a lower one key by key (``limits.max_threads``
 alone, not the whole ``[limits]`` table); ``model_aliases`` merge alias by alias;

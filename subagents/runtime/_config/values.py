@@ -49,6 +49,7 @@ from subagents.runtime._config.defaults import (
     COLLECTOR_POLICIES,
     DEFAULT_CANCEL_TIMEOUT,
     DEFAULT_CLOSE_GRACE_PERIOD,
+    DEFAULT_COLLECTOR_POLICY,
     DEFAULT_COLLECTOR_THRESHOLD,
     DEFAULT_ENV_PASSTHROUGH,
     DEFAULT_FREEZE_EVERY,
@@ -222,22 +223,24 @@ def _threshold_check(_: Any, __: Any, value: Any) -> None:
 
 @attrs.frozen(kw_only=True)
 class CollectorConfig:
-    """What a runtime does to Python's cycle collector while it is open; off by default.
+    """What a runtime does to Python's cycle collector while it is open: ``relaxed`` unless
+    told otherwise.
 
     With thousands of agents alive, each full collection walks every agent's
     tasks, frames and scopes: at 10,000 agents it took about half the run.
-    ``default`` leaves the interpreter's settings alone. ``relaxed`` raises the
-    youngest generation's threshold to ``threshold`` while the runtime is
-    open. ``freeze`` does the same and also calls ``gc.freeze()`` after every
-    ``freeze_every`` spawns, so the objects of agents already started leave
-    the collector's generations; they go back at the runtime's close
-    (``gc.unfreeze()``), and cyclic garbage among them is collected only then.
+    ``relaxed`` (the default) raises the youngest generation's threshold to
+    ``threshold`` while the runtime is open. ``default`` leaves the
+    interpreter's settings alone. ``freeze`` does what ``relaxed`` does and
+    also calls ``gc.freeze()`` after every ``freeze_every`` spawns, so the
+    objects of agents already started leave the collector's generations; they
+    go back at the runtime's close (``gc.unfreeze()``), and cyclic garbage
+    among them is collected only then.
     The collector is the process's: a runtime that applies a policy restores
     the thresholds it found when the last such runtime of the process closes.
     """
 
     policy: CollectorPolicy = attrs.field(
-        default="default",
+        default=DEFAULT_COLLECTOR_POLICY,
         converter=to_lower,
         validator=choice_check("collector.policy", COLLECTOR_POLICIES),
     )
