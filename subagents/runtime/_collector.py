@@ -5,8 +5,10 @@ test suite, a Ray worker hosting one in a thread), so the settings are shared
 and counted: the first runtime that applies a policy saves the thresholds it
 finds, and the last one to close puts them back (and unfreezes what was
 frozen, unless the application had frozen objects itself before the first: those
-stay frozen, as the application left them). While more than one is open, the
-last policy applied holds. All of it
+stay frozen, as the application left them). A policy only ever raises the
+youngest generation's threshold: a higher one, or 0 (automatic collection
+off), is left as the application set it. While more than one is open, the
+highest threshold applied holds. All of it
 is guarded by one lock, since runtimes may run in several threads.
 
 ``gc.freeze()`` moves every object the collector tracks to a permanent
@@ -62,8 +64,11 @@ class CollectorGuard:
                 _saved = gc.get_threshold()
                 _frozen_before = gc.get_freeze_count() > 0
             _holders += 1
-            _, *older = gc.get_threshold()
-            gc.set_threshold(self._config.threshold, *older)
+            youngest, *older = gc.get_threshold()
+            # Only ever raised: a higher threshold the application chose stays, and 0 (the
+            # application switched automatic collection off) is not switched back on.
+            if 0 < youngest < self._config.threshold:
+                gc.set_threshold(self._config.threshold, *older)
         self._entered = True
         return self
 

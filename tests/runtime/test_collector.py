@@ -50,6 +50,17 @@ def test_relaxed_raises_the_youngest_threshold_and_puts_it_back() -> None:
     assert gc.get_threshold() == before
 
 
+@pytest.mark.parametrize("chosen", [0, 200_000])
+def test_a_threshold_the_application_chose_higher_or_off_stays(chosen: int) -> None:
+    # 0 switches automatic collection off: a runtime must not switch it back on, and a
+    # threshold higher than the policy's was a choice too.
+    before = gc.get_threshold()
+    gc.set_threshold(chosen, *before[1:])
+    with CollectorGuard(CollectorConfig(policy="relaxed", threshold=50_000)):
+        assert gc.get_threshold()[0] == chosen
+    assert gc.get_threshold() == (chosen, *before[1:])
+
+
 def test_nested_runtimes_restore_what_the_first_one_found() -> None:
     before = gc.get_threshold()
     outer = CollectorGuard(CollectorConfig(policy="relaxed", threshold=20_000))

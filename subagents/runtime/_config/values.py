@@ -229,7 +229,8 @@ class CollectorConfig:
     With thousands of agents alive, each full collection walks every agent's
     tasks, frames and scopes: at 10,000 agents it took about half the run.
     ``relaxed`` (the default) raises the youngest generation's threshold to
-    ``threshold`` while the runtime is open. ``default`` leaves the
+    ``threshold`` while the runtime is open (never lowers it, nor switches
+    automatic collection back on where the application set it to 0). ``default`` leaves the
     interpreter's settings alone. ``freeze`` does what ``relaxed`` does and
     also calls ``gc.freeze()`` after every ``freeze_every`` spawns, so the
     objects of agents already started leave the collector's generations; they
