@@ -6,7 +6,8 @@ descriptors. The usual soft limit is 1,024 on Linux and 256 on macOS, well
 below the hard limit the system allows (often 524,288 on Linux): past it each
 new agent's transcript could not be opened, and was kept in memory only, so the
 agent could not be resumed. :class:`FileLimitGuard` raises the soft limit to
-the hard one while a runtime is open, as servers that hold many files do.
+the hard one (at most :data:`MOST_OPEN_FILES`) while a runtime is open, as
+servers that hold many files do.
 
 The limit is the process's, and a process may hold several runtimes (a test
 suite, a Ray worker hosting one in a thread), so the change is shared and
@@ -30,8 +31,12 @@ try:
 except ImportError:  # Windows: no rlimits; the C runtime's limit is not ours to change
     resource = None
 
-__all__ = ["FileLimitGuard", "open_files_limit"]
+__all__ = ["MOST_OPEN_FILES", "FileLimitGuard", "open_files_limit"]
 
+#: The highest soft limit a runtime sets. The programs its agents and hooks run inherit
+#: it, and some close every descriptor up to the limit one by one at start: handed a hard
+#: limit in the millions (some containers), they would take seconds to start.
+MOST_OPEN_FILES: Final = 65_536
 #: What macOS accepts at most for one process when its hard limit says "unlimited"
 #: (``OPEN_MAX``; ``kern.maxfilesperproc`` is often 10,240 or more).
 _UNLIMITED_FALLBACK: Final = 10_240
@@ -59,8 +64,9 @@ def _raise_soft() -> tuple[int, int] | None:
     infinity = resource.RLIM_INFINITY
     if soft == infinity or (hard != infinity and soft >= hard):
         return None
-    for target in [hard, _UNLIMITED_FALLBACK] if hard == infinity else [hard]:
-        if target != infinity and target <= soft:
+    wanted = MOST_OPEN_FILES if hard == infinity else min(hard, MOST_OPEN_FILES)
+    for target in (wanted, _UNLIMITED_FALLBACK) if hard == infinity else (wanted,):
+        if target <= soft:
             continue
         try:
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))

@@ -20,7 +20,7 @@ from subagents.runtime import (
     TranscriptsConfig,
     load_config,
 )
-from subagents.runtime._file_limit import FileLimitGuard, open_files_limit
+from subagents.runtime._file_limit import MOST_OPEN_FILES, FileLimitGuard, open_files_limit
 from subagents.runtime._transcripts.load import load_transcript
 from tests.runtime.world import World
 
@@ -48,12 +48,17 @@ def lower_soft(soft: int) -> int:
     return hard
 
 
+def raised(hard: int) -> int:
+    """The soft limit a runtime sets under ``hard``."""
+    return MOST_OPEN_FILES if hard == resource.RLIM_INFINITY else min(hard, MOST_OPEN_FILES)
+
+
 def test_the_guard_raises_the_soft_limit_to_the_hard_one_and_puts_it_back(
     limits: tuple[int, int],
 ) -> None:
     hard = lower_soft(200)
     with FileLimitGuard(True):
-        assert open_files_limit() == (hard, hard)
+        assert open_files_limit() == (raised(hard), hard)
     assert open_files_limit() == (200, hard)
 
 
@@ -71,8 +76,8 @@ def test_nested_guards_restore_what_the_first_found_when_the_last_closes(
     outer, inner = FileLimitGuard(True), FileLimitGuard(True)
     with outer:
         with inner:
-            assert open_files_limit() == (hard, hard)
-        assert open_files_limit() == (hard, hard)  # the outer runtime still needs it
+            assert open_files_limit() == (raised(hard), hard)
+        assert open_files_limit() == (raised(hard), hard)  # the outer runtime still needs it
     assert open_files_limit() == (200, hard)
 
 
@@ -97,6 +102,24 @@ def test_a_refused_raise_leaves_the_limit_and_raises_nothing(
     assert open_files_limit() == (200, hard)
 
 
+def test_a_hard_limit_in_the_millions_is_not_handed_to_the_agents_programs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    state = {"soft": 1_024}
+
+    def getrlimit(which: int) -> tuple[int, int]:
+        return state["soft"], 1_073_741_816  # what some container runtimes set
+
+    def setrlimit(which: int, values: tuple[int, int]) -> None:
+        state["soft"] = values[0]
+
+    monkeypatch.setattr(resource, "getrlimit", getrlimit)
+    monkeypatch.setattr(resource, "setrlimit", setrlimit)
+    with FileLimitGuard(True):
+        assert state["soft"] == MOST_OPEN_FILES
+    assert state["soft"] == 1_024
+
+
 def test_an_unlimited_hard_limit_falls_back_to_what_macos_accepts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -109,7 +132,7 @@ def test_an_unlimited_hard_limit_falls_back_to_what_macos_accepts(
 
     def setrlimit(which: int, values: tuple[int, int]) -> None:
         tried.append(values[0])
-        if values[0] == infinity:  # what macOS says to RLIM_INFINITY as a soft limit
+        if values[0] > 10_240:  # what macOS says past kern.maxfilesperproc
             raise ValueError("current limit exceeds maximum limit")
         state["soft"] = values[0]
 
@@ -117,7 +140,7 @@ def test_an_unlimited_hard_limit_falls_back_to_what_macos_accepts(
     monkeypatch.setattr(resource, "setrlimit", setrlimit)
     with FileLimitGuard(True):
         assert state["soft"] == 10_240
-    assert tried == [infinity, 10_240, 256]
+    assert tried == [MOST_OPEN_FILES, 10_240, 256]
     assert state["soft"] == 256
 
 

@@ -180,7 +180,7 @@ class TranscriptsConfig:
     """Whether transcripts are written, how long they are kept, and what a write error does.
 
     ``raise_file_limit`` raises the process's soft open-file limit to its hard
-    one while a runtime is open (each open agent holds its transcript open; see
+    one (at most 65,536) while a runtime is open (each open agent holds its transcript open; see
     ``FileLimitGuard``), and puts it back when the last such runtime closes.
     """
 
