@@ -3,7 +3,8 @@
 The collector is the process's, and a process may hold several runtimes (a
 test suite, a Ray worker hosting one in a thread), so the settings are shared
 and counted: the first runtime that applies a policy saves the thresholds it
-finds, and the last one to close puts them back (and unfreezes what was
+finds, and the last one to close puts them back unless the application set
+others meanwhile (and unfreezes what was
 frozen, unless the application had frozen objects itself before the first: those
 stay frozen, as the application left them). A policy only ever raises the
 youngest generation's threshold: a higher one, or 0 (automatic collection
@@ -31,6 +32,8 @@ __all__ = ["CollectorGuard", "collector_statistics"]
 _LOCK = threading.Lock()
 #: The thresholds found before the first runtime applied a policy.
 _saved: tuple[int, int, int] | None = None
+#: The youngest threshold a runtime set last (``None``: none was set).
+_set: int | None = None
 #: How many open runtimes apply a policy.
 _holders = 0
 #: Whether any of them froze objects.
@@ -56,7 +59,7 @@ class CollectorGuard:
         return f"<CollectorGuard {self._config.policy} freezes={self.freezes}>"
 
     def __enter__(self) -> CollectorGuard:
-        global _saved, _holders, _frozen_before
+        global _saved, _set, _holders, _frozen_before
         if self._config.policy == "default":
             return self
         with _LOCK:
@@ -69,6 +72,7 @@ class CollectorGuard:
             # application switched automatic collection off) is not switched back on.
             if 0 < youngest < self._config.threshold:
                 gc.set_threshold(self._config.threshold, *older)
+                _set = self._config.threshold
         self._entered = True
         return self
 
@@ -92,16 +96,18 @@ class CollectorGuard:
         self.freezes += 1
 
     def __exit__(self, *exc_info: object) -> None:
-        global _saved, _holders, _frozen
+        global _saved, _set, _holders, _frozen
         if not self._entered:
             return
         self._entered = False
         with _LOCK:
             _holders -= 1
             if _holders == 0:
-                if _saved is not None:
+                # Put back only what is still ours: thresholds the application set
+                # meanwhile stay.
+                if _saved is not None and _set is not None and gc.get_threshold()[0] == _set:
                     gc.set_threshold(*_saved)
-                _saved = None
+                _saved = _set = None
                 if _frozen and not _frozen_before:
                     gc.unfreeze()
                     _frozen = False

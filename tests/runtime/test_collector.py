@@ -61,6 +61,13 @@ def test_a_threshold_the_application_chose_higher_or_off_stays(chosen: int) -> N
     assert gc.get_threshold() == (chosen, *before[1:])
 
 
+def test_thresholds_the_application_set_while_a_runtime_was_open_stay() -> None:
+    before = gc.get_threshold()
+    with CollectorGuard(CollectorConfig(policy="relaxed", threshold=50_000)):
+        gc.set_threshold(3_000, *before[1:])
+    assert gc.get_threshold() == (3_000, *before[1:])
+
+
 def test_nested_runtimes_restore_what_the_first_one_found() -> None:
     before = gc.get_threshold()
     outer = CollectorGuard(CollectorConfig(policy="relaxed", threshold=20_000))
