@@ -4,13 +4,12 @@ The collector is the process's, and a process may hold several runtimes (a
 test suite, a Ray worker hosting one in a thread), so the settings are shared
 and counted: the first runtime that applies a policy saves the thresholds it
 finds, and the last one to close puts them back unless the application set
-others meanwhile (and unfreezes what was
-frozen, unless the application had frozen objects itself before the first: those
-stay frozen, as the application left them). A policy only ever raises the
-youngest generation's threshold: a higher one, or 0 (automatic collection
-off), is left as the application set it. While more than one is open, the
-highest threshold applied holds. All of it
-is guarded by one lock, since runtimes may run in several threads.
+others meanwhile (and unfreezes what was frozen, unless the application had
+frozen objects itself before the first: those stay frozen, as the application
+left them). A policy only ever raises the youngest generation's threshold: a
+higher one, or 0 (automatic collection off), is left as the application set
+it. While more than one is open, the highest threshold applied holds. All of
+it is guarded by one lock, since runtimes may run in several threads.
 
 ``gc.freeze()`` moves every object the collector tracks to a permanent
 generation that no collection walks; it costs no walk itself. Objects frozen

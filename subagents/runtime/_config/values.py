@@ -180,8 +180,9 @@ class TranscriptsConfig:
     """Whether transcripts are written, how long they are kept, and what a write error does.
 
     ``raise_file_limit`` raises the process's soft open-file limit to its hard
-    one (at most 65,536) while a runtime is open (each open agent holds its transcript open; see
-    ``FileLimitGuard``), and puts it back when the last such runtime closes.
+    one (at most 65,536) while a runtime is open, since each open agent holds
+    its transcript open (see ``FileLimitGuard``), and puts it back when the last
+    such runtime closes.
     """
 
     enabled: bool = attrs.field(default=True, validator=flag_check("transcripts.enabled"))
@@ -230,14 +231,15 @@ class CollectorConfig:
     tasks, frames and scopes: at 10,000 agents it took about half the run.
     ``relaxed`` (the default) raises the youngest generation's threshold to
     ``threshold`` while the runtime is open (never lowers it, nor switches
-    automatic collection back on where the application set it to 0). ``default`` leaves the
-    interpreter's settings alone. ``freeze`` does what ``relaxed`` does and
-    also calls ``gc.freeze()`` after every ``freeze_every`` spawns, so the
-    objects of agents already started leave the collector's generations; they
-    go back at the runtime's close (``gc.unfreeze()``), and cyclic garbage
-    among them is collected only then.
+    automatic collection back on where the application set it to 0).
+    ``default`` leaves the interpreter's settings alone. ``freeze`` does what
+    ``relaxed`` does and also calls ``gc.freeze()`` after every
+    ``freeze_every`` spawns, so the objects of agents already started leave
+    the collector's generations; they go back at the runtime's close
+    (``gc.unfreeze()``), and cyclic garbage among them is collected only then.
     The collector is the process's: a runtime that applies a policy restores
-    the thresholds it found when the last such runtime of the process closes.
+    the thresholds it found when the last such runtime of the process closes
+    (unless the application set others meanwhile).
     """
 
     policy: CollectorPolicy = attrs.field(
