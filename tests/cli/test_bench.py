@@ -182,6 +182,7 @@ def test_every_scenario_is_written_with_the_documented_schema(
     for scenario in ("runtime_efficiency_1000", "runtime_efficiency_10000", "runtime_idle_memory"):
         assert {(scenario, impl) for impl in ("subagents", "kernel", "trio")} <= pairs
     assert "| open_runtime path |" in output
+    assert "default [collector] policy (relaxed)" in output  # what the two paths compare
     assert "| runtime_turns_cpu | 30 turns |" in output
     # the transcripts' helper process counted in: never less than this process alone
     by_impl = {

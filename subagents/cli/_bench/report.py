@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Final
 
 from subagents.cli._bench.scenarios import PEER_SCENARIOS, Record
+from subagents.runtime import CollectorConfig
 
 __all__ = [
     "draw_chart",
@@ -217,6 +218,12 @@ def runtime_table(records: Sequence[Record]) -> str:
             f"| {scenario} | {n} | {_turns(ours)} | {_turns(off)} | {_turns(kernel)} "
             f"| {_turns(raw)} | {ratio} | {'; '.join(checks)} |"
         )
+    lines += [
+        "",
+        f"open_runtime with its default [collector] policy ({CollectorConfig().policy}); "
+        "kernel agents with Python's collector settings, as open_supervisor leaves them "
+        "(collector_10000 runs every policy on both paths).",
+    ]
     return "\n".join(lines)
 
 
