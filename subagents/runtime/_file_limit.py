@@ -50,10 +50,7 @@ _holders = 0
 
 def open_files_limit() -> tuple[int, int] | None:
     """The process's soft and hard open-file limits, or ``None`` where there are none."""
-    if resource is None:
-        return None
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    return soft, hard
+    return None if resource is None else resource.getrlimit(resource.RLIMIT_NOFILE)
 
 
 def _raise_soft() -> tuple[int, int] | None:
