@@ -93,15 +93,16 @@ class Record:
     reps: int
 
 
-def make_spec(latency: float) -> AgentSpec:
-    """One spec shared by every agent: tool specs and complete_task are built once."""
+def make_spec(latency: float, turns: int = TURNS) -> AgentSpec:
+    """One spec shared by every agent of ``turns`` turns: tool specs and complete_task
+    are built once."""
     definition = AgentDefinition(
         name=testing.ECHO_WORKER,
         description="Calls Echo nine times, then complete_task.",
         system_prompt="You are a benchmark agent.",
         tools=("Echo", COMPLETE_TASK),
     )
-    provider = testing.echo_worker_provider(latency=latency)
+    provider = testing.echo_worker_provider(latency=latency, turns=turns)
     tools = filter_tools([testing.EchoTool()], ToolPolicy(source="project", depth=1, max_depth=1))
     return AgentSpec(
         definition=definition,
@@ -109,7 +110,7 @@ def make_spec(latency: float) -> AgentSpec:
         model="claude-bench",
         system_prompt=definition.system_prompt,
         tools=tools,
-        limits=Limits(max_turns=TURNS + 1, max_time_seconds=TIMEOUT, grace_period_seconds=1.0),
+        limits=Limits(max_turns=turns + 1, max_time_seconds=TIMEOUT, grace_period_seconds=1.0),
         workspace_root=Path.cwd(),
     )
 
@@ -121,8 +122,10 @@ async def run_agents(
     subscribe: bool = False,
     collector: str = "default",
     cpu: list[float] | None = None,
+    turns: int = TURNS,
 ) -> float:
-    """Run ``agents`` agents to completion as kernel actors; the elapsed wall-clock seconds.
+    """Run ``agents`` agents of ``turns`` turns to completion as kernel actors; the elapsed
+    wall-clock seconds.
 
     ``collector`` is ``default``, ``off`` to show the cycle collector's share, or a
     ``[collector]`` policy (``relaxed``, ``freeze``, see ``CollectorConfig``):
@@ -130,7 +133,7 @@ async def run_agents(
     frames and scopes. ``cpu``, when given, gets the process's CPU seconds of the
     same interval (``time.process_time``).
     """
-    spec = make_spec(latency)
+    spec = make_spec(latency, turns)
     done = trio.Event()
     finished = 0
     failures: list[AgentResult] = []
@@ -138,7 +141,7 @@ async def run_agents(
     def on_result(result: AgentResult) -> None:
         nonlocal finished
         finished += 1
-        if result.terminate_reason is not TerminateReason.GOAL or result.turns != TURNS:
+        if result.terminate_reason is not TerminateReason.GOAL or result.turns != turns:
             failures.append(result)
         if finished == agents:
             done.set()
@@ -229,8 +232,9 @@ async def run_runtime_agents(
     cpu: list[float] | None = None,
     collector: str | None = None,
     helper_cpu: list[float] | None = None,
+    turns: int = TURNS,
 ) -> float:
-    """Run ``agents`` agents of ``TURNS`` turns through ``open_runtime``.
+    """Run ``agents`` agents of ``turns`` turns through ``open_runtime``.
 
     The runtime is the one people embed (agent types from ``root/project``,
     hooks, logs), with its transcripts on or off and its state in
@@ -245,7 +249,7 @@ async def run_runtime_agents(
     config, project, home = _runtime_world(
         root, agents, transcripts=transcripts, collector=collector
     )
-    provider = testing.echo_worker_provider(latency=latency)
+    provider = testing.echo_worker_provider(latency=latency, turns=turns)
     async with open_runtime(
         config, cwd=project, home=home, env={}, provider=provider, tools=[testing.EchoTool()]
     ) as rt:
@@ -265,7 +269,7 @@ async def run_runtime_agents(
     bad = [
         r
         for r in results
-        if r is None or r.terminate_reason is not TerminateReason.GOAL or r.turns != TURNS
+        if r is None or r.terminate_reason is not TerminateReason.GOAL or r.turns != turns
     ]
     if bad:
         first = bad[0]

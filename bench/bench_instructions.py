@@ -15,6 +15,10 @@ imports and the runtime's opening left out:
 - ``subagents``: ``open_runtime`` and ``rt.spawn`` with transcripts on (what
   ``runtime_turns`` measures), and ``no_transcripts`` with them off.
 
+``--split`` counts each path again with agents of 2 turns: the slope
+between the two runs is what one turn costs, and the rest is what an agent
+costs once (its spawn, its result and its close), whatever its turns.
+
 System calls, the transcripts' helper process and cache misses are not
 counted: this is the Python work, the part a change to the runtime moves.
 The cycle collector is off in the children unless ``--collector`` is given
@@ -22,6 +26,7 @@ The cycle collector is off in the children unless ``--collector`` is given
 
     python bench/bench_instructions.py             # 200 and 400 agents
     python bench/bench_instructions.py --quick     # 50 and 100 agents
+    python bench/bench_instructions.py --split     # and per turn against once per agent
     python bench/bench_instructions.py --json instructions.json
 """
 
@@ -55,6 +60,8 @@ PATHS = ("kernel", "subagents", "no_transcripts")
 CHILD_TIMEOUT = 1800.0
 _COLLECTED = re.compile(r"^==\d+== Collected : (\d+)$", re.MULTILINE)
 INSTALL = "install valgrind (Debian: apt install valgrind)"
+#: ``--split``'s short run: agents of this many turns beside those of ``bench_agents.TURNS``.
+SHORT_TURNS = 2
 
 
 class CountError(RuntimeError):
@@ -70,16 +77,35 @@ class PerAgent:
     large: int
     small_count: int
     large_count: int
+    turns: int = bench_agents.TURNS
 
     @property
     def per_agent(self) -> float:
         return (self.large_count - self.small_count) / (self.large - self.small)
 
 
-def run_path(path: str, agents: int, root: Path) -> None:
-    """Run ``agents`` agents of 10 turns on ``path`` (see :data:`PATHS`), in this process."""
+@dataclass(frozen=True)
+class Split:
+    """One path's agent cost split in two, from agents of two lengths: what each turn
+    costs, and what the agent costs once (spawn, result, close)."""
+
+    path: str
+    short: PerAgent
+    long: PerAgent
+
+    @property
+    def per_turn(self) -> float:
+        return (self.long.per_agent - self.short.per_agent) / (self.long.turns - self.short.turns)
+
+    @property
+    def once(self) -> float:
+        return self.long.per_agent - self.long.turns * self.per_turn
+
+
+def run_path(path: str, agents: int, root: Path, turns: int = bench_agents.TURNS) -> None:
+    """Run ``agents`` agents of ``turns`` turns on ``path`` (see :data:`PATHS`), in this process."""
     if path == "kernel":
-        trio.run(functools.partial(bench_agents.run_agents, agents, 0.0))
+        trio.run(functools.partial(bench_agents.run_agents, agents, 0.0, turns=turns))
     elif path in ("subagents", "no_transcripts"):
         trio.run(
             functools.partial(
@@ -87,6 +113,7 @@ def run_path(path: str, agents: int, root: Path) -> None:
                 agents,
                 transcripts=path == "subagents",
                 root=root,
+                turns=turns,
             )
         )
     else:
@@ -105,11 +132,13 @@ def count(
     path: str,
     agents: int,
     *,
+    turns: int = bench_agents.TURNS,
     collector: bool = False,
     valgrind: str | None = None,
     runner: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
 ) -> int:
-    """Instructions of a child process running ``agents`` agents on ``path`` under callgrind."""
+    """Instructions of a child process running ``agents`` agents of ``turns`` turns on
+    ``path`` under callgrind."""
     valgrind = valgrind or shutil.which("valgrind")
     if valgrind is None:
         raise CountError(f"valgrind is not on PATH: {INSTALL}.")
@@ -123,6 +152,7 @@ def count(
             "--child",
             path,
             str(agents),
+            str(turns),
         ]
         if collector:
             command.append("--collector")
@@ -153,17 +183,37 @@ def measure(
     collector: bool = False,
     jobs: int = 2,
     counter: Callable[..., int] = count,
+    turns: Sequence[int] = (bench_agents.TURNS,),
 ) -> list[PerAgent]:
-    """Each path at both sizes (``jobs`` children at a time); its instructions per agent."""
+    """Each path at both sizes (``jobs`` children at a time) for each length of run in
+    ``turns``; its instructions per agent, path by path, then length by length."""
     if not 0 < small < large:
         raise ValueError(f"the sizes must be 0 < small < large (got {small} and {large})")
-    runs = [(path, n) for path in paths for n in (small, large)]
+    runs = [(path, n, t) for path in paths for t in turns for n in (small, large)]
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        counts = list(pool.map(lambda run: counter(*run, collector=collector), runs))
+        counts = list(
+            pool.map(lambda run: counter(run[0], run[1], turns=run[2], collector=collector), runs)
+        )
     by_run = dict(zip(runs, counts, strict=True))
     return [
-        PerAgent(path, small, large, by_run[path, small], by_run[path, large]) for path in paths
+        PerAgent(path, small, large, by_run[path, small, t], by_run[path, large, t], t)
+        for path in paths
+        for t in turns
     ]
+
+
+def split(results: Sequence[PerAgent]) -> list[Split]:
+    """Pair each path's short and long runs (from :func:`measure` with two lengths)."""
+    by_path: dict[str, list[PerAgent]] = {}
+    for result in results:
+        by_path.setdefault(result.path, []).append(result)
+    pairs = []
+    for path, runs in by_path.items():
+        if len({r.turns for r in runs}) != 2:
+            raise ValueError(f"{path} needs runs of two lengths to split (got {len(runs)})")
+        short, long = sorted(runs, key=lambda r: r.turns)
+        pairs.append(Split(path, short, long))
+    return pairs
 
 
 def table(results: Sequence[PerAgent]) -> str:
@@ -182,15 +232,39 @@ def table(results: Sequence[PerAgent]) -> str:
     return "\n".join(lines)
 
 
+def split_table(splits: Sequence[Split]) -> str:
+    """The Markdown table of ``--split``: once per agent and per turn, each against the
+    first path's."""
+    first = splits[0]
+    lines = [
+        f"| path | once per agent (spawn, result, close) | / {first.path} "
+        f"| per turn | / {first.path} |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for row in splits:
+        lines.append(
+            f"| {row.path} | {row.once / 1e3:.0f}k | {row.once / first.once:.2f}x "
+            f"| {row.per_turn / 1e3:.1f}k | {row.per_turn / first.per_turn:.2f}x |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="50 and 100 agents")
     parser.add_argument("--sizes", type=int, nargs=2, metavar=("SMALL", "LARGE"))
     parser.add_argument("--collector", action="store_true", help="keep the cycle collector on")
+    parser.add_argument(
+        "--split",
+        action="store_true",
+        help=f"also count agents of {SHORT_TURNS} turns: once per agent against per turn",
+    )
     parser.add_argument("--only", action="append", choices=PATHS, help="a path (repeatable)")
     parser.add_argument("--jobs", type=int, default=2, help="children at a time (default 2)")
     parser.add_argument("--json", type=Path, help="write the counts here")
-    parser.add_argument("--child", nargs=2, metavar=("PATH", "AGENTS"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--child", nargs=3, metavar=("PATH", "AGENTS", "TURNS"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args(argv)
     if args.child is not None:
         was_enabled = gc.isenabled()
@@ -198,32 +272,51 @@ def main(argv: list[str] | None = None) -> int:
             gc.disable()
         try:
             with tempfile.TemporaryDirectory(prefix="subagents-instructions-") as root:
-                run_path(args.child[0], int(args.child[1]), Path(root))
+                run_path(args.child[0], int(args.child[1]), Path(root), int(args.child[2]))
         finally:
             if was_enabled:
                 gc.enable()
         return 0
     small, large = args.sizes or ((50, 100) if args.quick else (200, 400))
     paths = [path for path in PATHS if not args.only or path in args.only]
+    lengths = (SHORT_TURNS, bench_agents.TURNS) if args.split else (bench_agents.TURNS,)
     print(
         f"instructions per agent: {', '.join(paths)} at {small} and {large} agents "
-        f"x {bench_agents.TURNS} turns, collector {'on' if args.collector else 'off'} ...",
+        f"x {' and '.join(map(str, lengths))} turns, "
+        f"collector {'on' if args.collector else 'off'} ...",
         file=sys.stderr,
         flush=True,
     )
     try:
-        results = measure(paths, small, large, collector=args.collector, jobs=args.jobs)
+        results = measure(
+            paths,
+            small,
+            large,
+            collector=args.collector,
+            jobs=args.jobs,
+            turns=lengths,
+            counter=count,  # looked up now: a test stands in for valgrind here
+        )
     except CountError as exc:
         print(f"bench_instructions: {exc}", file=sys.stderr)
         return 1
-    print(table(results))
+    full = [r for r in results if r.turns == bench_agents.TURNS]
+    print(table(full))
+    splits = split(results) if args.split else []
+    if splits:
+        print()
+        print(split_table(splits))
     if args.json is not None:
         document = {
             "python": platform.python_version(),
             "platform": platform.platform(),
             "collector": args.collector,
             "turns": bench_agents.TURNS,
-            "results": [asdict(r) | {"per_agent": r.per_agent} for r in results],
+            "results": [asdict(r) | {"per_agent": r.per_agent} for r in full],
+            "split": [
+                {"path": s.path, "once": s.once, "per_turn": s.per_turn, "short_turns": SHORT_TURNS}
+                for s in splits
+            ],
         }
         args.json.write_text(json.dumps(document, indent=2) + "\n")
     return 0

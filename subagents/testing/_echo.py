@@ -45,11 +45,18 @@ ECHO_WORKER: Final = "echo-worker"
 ECHO_WORKER_TURNS: Final = 10
 
 
-def echo_worker_provider(*, latency: float = 0.0) -> ScriptedProvider:
-    """A provider that plays :data:`ECHO_WORKER`'s run, each model call ``latency`` seconds."""
-    policy = tool_loop(
-        "Echo", {"text": "ping"}, turns=ECHO_WORKER_TURNS - 1, final="done", complete=True
-    )
+def echo_worker_provider(
+    *, latency: float = 0.0, turns: int = ECHO_WORKER_TURNS
+) -> ScriptedProvider:
+    """A provider that plays :data:`ECHO_WORKER`'s run, each model call ``latency`` seconds.
+
+    ``turns`` (at least 1) shortens or lengthens the run: ``turns - 1`` ``Echo`` calls,
+    then ``complete_task``, so a benchmark can tell what an agent costs once from
+    what each turn costs.
+    """
+    if turns < 1:
+        raise ValueError(f"an echo worker's run has at least 1 turn (got {turns})")
+    policy = tool_loop("Echo", {"text": "ping"}, turns=turns - 1, final="done", complete=True)
     return ScriptedProvider(policy, latency=latency)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -60,6 +61,7 @@ def test_a_count_runs_this_script_as_a_child_under_callgrind(module: ModuleType)
         "--child",
         "subagents",
         "7",
+        "10",
     ]
     assert options["env"]["PYTHONHASHSEED"] == "0"  # the same dict layouts in every child
     assert options["timeout"] == module.CHILD_TIMEOUT
@@ -91,7 +93,8 @@ def test_an_agent_costs_the_difference_between_two_sizes(module: ModuleType) -> 
     slope = {"kernel": 1_500_000, "subagents": 3_300_000}
     asked: list[tuple[str, int, bool]] = []
 
-    def counter(path: str, agents: int, *, collector: bool) -> int:
+    def counter(path: str, agents: int, *, turns: int, collector: bool) -> int:
+        assert turns == 10
         asked.append((path, agents, collector))
         return fixed[path] + slope[path] * agents
 
@@ -109,12 +112,58 @@ def test_an_agent_costs_the_difference_between_two_sizes(module: ModuleType) -> 
         module.measure(["kernel"], 60, 20, counter=counter)
 
 
+def test_split_tells_once_per_agent_from_per_turn(module: ModuleType, tmp_path: Path) -> None:
+    """Agents of 2 and of 10 turns: the slope between them is a turn, the rest once per
+    agent; each against the first path's."""
+    once = {"kernel": 400_000, "subagents": 1_500_000}
+    turn = {"kernel": 115_000, "subagents": 175_000}
+    asked: list[tuple[str, int, int]] = []
+
+    def counter(path: str, agents: int, *, turns: int, collector: bool) -> int:
+        asked.append((path, agents, turns))
+        return 4_000_000_000 + agents * (once[path] + turns * turn[path])
+
+    results = module.measure(
+        ["kernel", "subagents"], 100, 200, counter=counter, jobs=2, turns=(2, 10)
+    )
+    assert sorted(asked) == sorted(
+        (path, n, t) for path in once for n in (100, 200) for t in (2, 10)
+    )
+    splits = module.split(results)
+    assert [(s.path, round(s.once), round(s.per_turn)) for s in splits] == [
+        ("kernel", 400_000, 115_000),
+        ("subagents", 1_500_000, 175_000),
+    ]
+    table = module.split_table(splits)
+    assert "| subagents | 1500k | 3.75x | 175.0k | 1.52x |" in table
+    with pytest.raises(ValueError, match="runs of two lengths"):
+        module.split([r for r in results if r.turns == 10])
+
+
+def test_split_is_written_to_the_json(
+    module: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def counter(path: str, agents: int, *, turns: int, collector: bool) -> int:
+        return 1_000_000_000 + agents * (300_000 + turns * 100_000)
+
+    monkeypatch.setattr(module, "count", counter)
+    out = tmp_path / "counts.json"
+    assert module.main(["--quick", "--split", "--only", "kernel", "--json", str(out)]) == 0
+    document = json.loads(out.read_text())
+    [row] = document["split"]
+    assert row["path"] == "kernel"
+    assert round(row["once"]) == 300_000
+    assert round(row["per_turn"]) == 100_000
+    assert [r["turns"] for r in document["results"]] == [10]
+
+
 @pytest.mark.parametrize("path", ["kernel", "subagents", "no_transcripts"])
 def test_each_path_runs_its_agents_in_the_child(module: ModuleType, path: str) -> None:
     """What a child runs (here in process, with no callgrind): the workload completes,
     and the collector is back on afterwards (the child turns it off for the count)."""
-    assert module.main(["--child", path, "3"]) == 0
+    assert module.main(["--child", path, "3", "10"]) == 0
     assert gc.isenabled()
+    assert module.main(["--child", path, "2", "2"]) == 0  # agents of 2 turns complete too
 
 
 def test_an_unknown_path_is_refused(module: ModuleType, tmp_path: Path) -> None:
