@@ -270,8 +270,14 @@ class _Finish:
     def __call__(
         self, logger: WrappedLogger, method_name: str, event_dict: EventDict
     ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The structlog processor: the finished line, as the sink's one argument."""
+        return (self.line(method_name, event_dict),), {}
+
+    def line(self, method_name: str, event_dict: EventDict) -> dict[str, Any]:
+        """``event_dict`` finished: ``timestamp``, ``level`` and ``event`` first (what a
+        reader scans for), then the rest in order, every secret masked."""
         if "exc_info" in event_dict:
-            event_dict = structlog.processors.format_exc_info(logger, method_name, event_dict)
+            event_dict = structlog.processors.format_exc_info(None, method_name, event_dict)
         event_dict.setdefault("agent_id", None)
         event_dict.setdefault("nickname", None)
         event_dict.setdefault("depth", None)
@@ -280,7 +286,8 @@ class _Finish:
         masks.refresh()
         secrets = masks.secrets
         keys, texts = masks._keys, masks._texts
-        cleaned: dict[str, Any] = {}
+        # Made in the order of the line; the three first are set in place below.
+        cleaned: dict[str, Any] = {"timestamp": None, "level": None, "event": None}
         for key, item in event_dict.items():
             if type(key) is str and key in keys:
                 name, secret_key = keys[key]
@@ -294,9 +301,11 @@ class _Finish:
                 cleaned[name] = item
             else:
                 cleaned[name] = _redact(item, secrets, 1, masks)
+        if "event" not in event_dict:
+            del cleaned["event"]
         cleaned["level"] = _LEVEL_ALIASES.get(method_name, method_name)
         cleaned["timestamp"] = self._clock.now()
-        return (cleaned,), {}
+        return cleaned
 
 
 _LINE_ENCODER: Final = msgspec.json.Encoder(enc_hook=str)
@@ -329,7 +338,6 @@ class LogStatistics:
     file_error: str | None
 
 
-_FIRST_KEYS: Final = ("timestamp", "level", "event")
 _STDERR_SKIP: Final = frozenset(
     {"event", "level", "timestamp", "agent_id", "nickname", "depth", "session_id", "exception"}
 )
@@ -363,9 +371,11 @@ def _readable(event: Mapping[str, Any]) -> str:
 
 def _write_all(fd: int, data: bytes) -> None:
     """Write ``data`` to ``fd``; a file deleted under us is an error, not a silent loss."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+    written = os.write(fd, data)
+    if written < len(data):  # a short write (a signal, a full disk): the rest, in turn
+        view = memoryview(data)[written:]
+        while view:
+            view = view[os.write(fd, view) :]
     if os.fstat(fd).st_nlink == 0:  # writes to a deleted file succeed, and are lost
         raise OSError(errno.ENOENT, "the file or its folder was deleted")
 
@@ -437,12 +447,15 @@ class _Sink:
             self._file_lines += 1
 
     def emit(self, event: dict[str, Any]) -> None:
-        level = _LEVELS.get(str(event.get("level")), 20)
+        """Write a finished line (:meth:`_Finish.line`) at the level it names."""
+        self.write(_LEVELS.get(str(event.get("level")), 20), event)
+
+    def write(self, level: int, event: dict[str, Any]) -> None:
+        """Write a finished line at ``level`` to the file and stderr, as their levels say."""
         with self._lock:
             try:
                 if self._fd is not None and level >= self._file_level:
-                    first = {key: event[key] for key in _FIRST_KEYS if key in event}
-                    self._write_file(_json_line(first | event))
+                    self._write_file(_json_line(event))
                 if level >= self._stderr_level:
                     self._write_stderr(_readable(event))
                     self._stderr_lines += 1
@@ -471,6 +484,44 @@ class _Sink:
         self.emit(event)
 
     debug = info = warning = warn = error = critical = fatal = exception = log = msg
+
+
+# --------------------------------------------------------------------------- the loggers
+
+
+#: Each method name's level: what the sink compares with its levels.
+_METHOD_LEVELS: Final = {
+    name: _LEVELS[_LEVEL_ALIASES.get(name, name)]
+    for name in ("debug", "info", "warning", "warn", "error", "critical", "fatal", "exception")
+}
+
+
+def _straight_to_sink(
+    self: Any, method_name: str, event: str | None = None, **event_kw: Any
+) -> None:
+    """A line from a runtime's bound logger: its context and keywords finished by the
+    one processor and handed to the sink, without structlog's general chain (copying
+    the keywords twice, checking the processor's return, looking the sink's method up).
+
+    structlog documents ``_proxy_to_logger`` as the method a wrapper class replaces.
+    """
+    event_dict = self._context.copy()
+    event_dict.update(event_kw)
+    if event is not None:
+        event_dict["event"] = event
+    finish: _Finish = self._processors[0]
+    self._logger.write(_METHOD_LEVELS.get(method_name, 20), finish.line(method_name, event_dict))
+
+
+#: A filtering bound logger class per lowest level, whose lines go straight to the sink.
+_WRAPPERS: Final = {
+    level: type(
+        f"RuntimeBoundLogger{name.title()}",
+        (structlog.make_filtering_bound_logger(level),),
+        {"_proxy_to_logger": _straight_to_sink, "__slots__": ()},
+    )
+    for name, level in _LEVELS.items()
+}
 
 
 # --------------------------------------------------------------------------- the log
@@ -521,7 +572,7 @@ class RuntimeLog:
         self._sink = _Sink(path=path, file_level=file_no, stderr_level=stderr_no, stderr=stderr)
         lowest = min(stderr_no, file_no) if path is not None else stderr_no
         self._processors: list[Any] = [_Finish(os.environ if env is None else env)]
-        self._wrapper = structlog.make_filtering_bound_logger(lowest)
+        self._wrapper = _WRAPPERS[lowest]
         self._lowest = lowest
         self._context = dict(context or {})
         self._by_type: dict[str, FilteringBoundLogger] = {}

@@ -577,3 +577,78 @@ def test_the_clock_formats_each_second_once_and_every_stamp_in_full(
     ]:
         monkeypatch.setattr(_logging.time, "time", lambda stamp=stamp: stamp)
         assert clock.now() == expected
+
+
+def test_a_short_write_is_finished_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write the OS cuts short (a signal, a nearly full disk) is carried on from where
+    it stopped: the line is whole in the file, once."""
+    import subagents.runtime._logging as logging_module
+
+    real_write = os.write
+    cuts: list[int] = []
+
+    def short_write(fd: int, data: Any) -> int:
+        if len(data) > 20:
+            cuts.append(len(data))
+            return real_write(fd, bytes(data[:7]))
+        return real_write(fd, data)
+
+    with open_log(config_for(tmp_path), "s-1", stderr=io.StringIO(), env={}) as log:
+        monkeypatch.setattr(logging_module.os, "write", short_write)
+        log.for_agent(agent_id="a1", nickname="Ada", depth=0).info("agent spawned", note="x" * 50)
+        monkeypatch.undo()
+    assert cuts  # the write was cut, more than once
+    [line] = lines_of(tmp_path / "state" / "logs" / "s-1.jsonl")
+    assert (line["event"], line["note"]) == ("agent spawned", "x" * 50)
+
+
+def test_every_level_and_form_of_a_call_gives_the_same_line(tmp_path: Path) -> None:
+    """Issue 17, twelfth round: the runtime's loggers hand a line straight to the sink.
+    Every method, ``log()``, %-interpolation, bound context and an exception still make
+    the line structlog's chain made: the three first keys, the level's name, the text."""
+    err = io.StringIO()
+    with open_log(config_for(tmp_path, file_level="debug"), "s-1", stderr=err, env={}) as log:
+        agent = log.for_agent(agent_id="a1", nickname="Ada", depth=2).bind(tool="Read")
+        agent.debug("d")
+        agent.info("i %s of %d", "turn", 3)
+        agent.warning("w")
+        agent.warn("w2")
+        agent.error("e")
+        agent.critical("c")
+        agent.log(20, "via log", n=1)
+        try:
+            raise RuntimeError("boom")
+        except RuntimeError:
+            agent.exception("failed")
+        assert agent.is_enabled_for(10)
+    lines = lines_of(tmp_path / "state" / "logs" / "s-1.jsonl")
+    assert [(line["level"], line["event"]) for line in lines] == [
+        ("debug", "d"),
+        ("info", "i turn of 3"),
+        ("warning", "w"),
+        ("warning", "w2"),
+        ("error", "e"),
+        ("critical", "c"),
+        ("info", "via log"),
+        ("error", "failed"),
+    ]
+    for line in lines:
+        assert list(line)[:3] == ["timestamp", "level", "event"]
+        assert (line["agent_id"], line["nickname"], line["depth"], line["tool"]) == (
+            "a1",
+            "Ada",
+            2,
+            "Read",
+        )
+    assert "RuntimeError: boom" in lines[-1]["exception"]
+    assert "exc_info" not in lines[-1]
+    # stderr (warning and up): the same lines, readable
+    assert [row.split()[1] for row in err.getvalue().splitlines() if row[:1].isdigit()] == [
+        "warning",
+        "warning",
+        "error",
+        "critical",
+        "error",
+    ]
