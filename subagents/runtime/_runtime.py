@@ -993,7 +993,9 @@ class Runtime:
                     problem = exc
                 if problem is not None:
                     record.logger.error("transcript problem", error=str(problem))
-        if written:
+        if len(written) == 1:  # one agent (most closes): no nursery, no task to start and join
+            await self._sync_closed(written[0])
+        elif written:
             async with trio.open_nursery() as nursery:
                 for record in written:
                     nursery.start_soon(self._sync_closed, record)

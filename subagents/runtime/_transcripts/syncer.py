@@ -46,8 +46,8 @@ import socket
 import struct
 import subprocess
 import sys
-from collections.abc import Sequence
-from typing import Final, final
+from collections.abc import Callable, Sequence
+from typing import Final, TypeVar, final
 
 import trio
 
@@ -188,6 +188,54 @@ def helper_available() -> bool:
     )
 
 
+_Answer = TypeVar("_Answer")
+
+
+async def _ask(
+    lock: trio.Lock,
+    sock: socket.socket,
+    send: Callable[[], object],
+    receive: Callable[[], _Answer],
+) -> _Answer:
+    """One request to the helper on ``sock`` and its answer, one at a time (``lock``).
+
+    The request (a few bytes, on a socket nobody else writes to) goes out at once,
+    and the caller sleeps once, until the answer is readable: a round trip is one
+    scheduler pass, not the three that a lock's, a send's and a receive's
+    checkpoints made. A closed socket (the helper stopped) is ``OSError(EPIPE)``.
+    """
+    if lock.locked():
+        await lock.acquire()
+        waited = True
+    else:
+        lock.acquire_nowait()
+        waited = False
+    try:
+        if sock.fileno() == -1:
+            raise _stopped()
+        while True:
+            try:
+                send()
+                break
+            except BlockingIOError:
+                await trio.lowlevel.wait_writable(sock)
+                waited = True
+        while True:
+            try:
+                answer = receive()
+                break
+            except BlockingIOError:
+                await trio.lowlevel.wait_readable(sock)
+                waited = True
+    except trio.ClosedResourceError:
+        raise _stopped() from None
+    finally:
+        lock.release()
+    if not waited:  # answered at once: still a checkpoint, as every Trio call is one
+        await trio.lowlevel.cancel_shielded_checkpoint()
+    return answer
+
+
 @final
 class SyncHelper:
     """The running helper: :meth:`fsync_all` hands it files to sync, :meth:`open_all` has it
@@ -203,12 +251,14 @@ class SyncHelper:
     def __init__(
         self,
         process: trio.Process,
-        channel: trio.socket.SocketType,
-        files: trio.socket.SocketType,
+        channel: socket.socket,
+        files: socket.socket,
     ) -> None:
         self._process = process
         # fsync calls on one channel, new files on the other (served by a thread of
-        # the helper's each), so that neither waits for the other's batch.
+        # the helper's each), so that neither waits for the other's batch. Plain
+        # non-blocking sockets: a request goes out without a yield, and its caller
+        # sleeps once, until the answer is readable (see _ask).
         self._channel = channel
         self._files = files
         self._lock = trio.Lock()
@@ -263,11 +313,7 @@ class SyncHelper:
         finally:
             theirs.close()
             their_files.close()
-        return cls(
-            process,
-            trio.socket.from_stdlib_socket(ours),
-            trio.socket.from_stdlib_socket(our_files),
-        )
+        return cls(process, ours, our_files)
 
     async def fsync_all(self, fds: Sequence[int]) -> list[int]:
         """``fsync`` every file of ``fds``; the ``errno`` of each call (0: done).
@@ -323,15 +369,16 @@ class SyncHelper:
 
     async def _make(self, paths: list[bytes]) -> list[int]:
         request = b"o" + b"\0".join(paths)
-        async with self._files_lock:
-            try:
-                await self._files.sendmsg([request])
-                answer, ancillary, flags, _ = await self._files.recvmsg(
-                    _ANSWER.size + _CODE.size * MAX_FDS_PER_MESSAGE,
-                    socket.CMSG_SPACE(MAX_FDS_PER_MESSAGE * 4),
-                )
-            except trio.ClosedResourceError:
-                raise _stopped() from None
+        files = self._files
+        answer, ancillary, flags, _ = await _ask(
+            self._files_lock,
+            files,
+            lambda: files.sendmsg([request]),
+            lambda: files.recvmsg(
+                _ANSWER.size + _CODE.size * MAX_FDS_PER_MESSAGE,
+                socket.CMSG_SPACE(MAX_FDS_PER_MESSAGE * 4),
+            ),
+        )
         fds: list[int] = []
         for level, kind, payload in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
@@ -349,14 +396,13 @@ class SyncHelper:
 
     async def _one_message(self, fds: Sequence[int]) -> list[int]:
         rights = struct.pack(f"={len(fds)}i", *fds)
-        async with self._lock:
-            try:
-                await self._channel.sendmsg(
-                    [b"s"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)]
-                )
-                answer = await self._channel.recv(_ANSWER.size + _CODE.size * MAX_FDS_PER_MESSAGE)
-            except trio.ClosedResourceError:
-                raise _stopped() from None
+        channel = self._channel
+        answer = await _ask(
+            self._lock,
+            channel,
+            lambda: channel.sendmsg([b"s"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)]),
+            lambda: channel.recv(_ANSWER.size + _CODE.size * MAX_FDS_PER_MESSAGE),
+        )
         if len(answer) < _ANSWER.size:
             raise OSError(errno.EPIPE, "the fsync helper ended")
         (count,) = _ANSWER.unpack_from(answer)
@@ -368,8 +414,10 @@ class SyncHelper:
         """End the helper (its socket closes; killed if it has not ended within
         :data:`STOP_SECONDS`) and reap it. Shielded: it is never left running."""
         with trio.CancelScope(shield=True):
-            self._channel.close()
-            self._files.close()
+            for sock in (self._channel, self._files):
+                if sock.fileno() != -1:
+                    trio.lowlevel.notify_closing(sock)  # a request waiting: ClosedResourceError
+                sock.close()
             with trio.move_on_after(STOP_SECONDS):
                 await self._process.wait()
             if self._process.returncode is None:

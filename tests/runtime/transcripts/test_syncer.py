@@ -10,6 +10,7 @@ without losing a sync, and the helper never outlives its flusher or its process.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import signal
 import subprocess
@@ -24,12 +25,22 @@ import trio.testing
 
 from subagents import testing
 from subagents.actors import Completed
-from subagents.runtime import Message, Origin, ScriptedProvider, load_transcript
+from subagents.runtime import (
+    Message,
+    Origin,
+    ScriptedProvider,
+    TranscriptsConfig,
+    load_transcript,
+)
 from subagents.runtime._transcripts import file as file_module
 from subagents.runtime._transcripts.file import open_append
 from subagents.runtime._transcripts.flusher import TranscriptFlusher
 from subagents.runtime._transcripts.records import MetaRecord
-from subagents.runtime._transcripts.syncer import SyncHelper, helper_available
+from subagents.runtime._transcripts.syncer import (
+    MAX_FDS_PER_MESSAGE,
+    SyncHelper,
+    helper_available,
+)
 from subagents.runtime._transcripts.writer import TranscriptWriter
 from tests.runtime.transcripts.helpers import hold_new_files
 from tests.runtime.world import World
@@ -489,3 +500,111 @@ async def test_a_file_its_writer_made_itself_is_not_made_again_when_the_helper_f
         flusher.stop()
     assert not folder.exists()  # not made again
     assert flusher.opened_files == 1  # the first only
+
+
+# -- one wake a round trip ------------------------------------------------------------
+
+
+class _Steps(trio.abc.Instrument):
+    """Counts the steps of one task (each a scheduler pass it was woken in), or of all."""
+
+    def __init__(self, task: trio.lowlevel.Task | None) -> None:
+        self.task = task
+        self.steps = 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        if self.task is None or task is self.task:
+            self.steps += 1
+
+
+async def _steps_of(call: Callable[[], Awaitable[object]], *, every_task: bool = False) -> int:
+    counter = _Steps(None if every_task else trio.lowlevel.current_task())
+    trio.lowlevel.add_instrument(counter)
+    try:
+        await call()
+    finally:
+        trio.lowlevel.remove_instrument(counter)
+    return counter.steps
+
+
+async def test_a_round_trip_to_the_helper_wakes_its_caller_once(tmp_path: Path) -> None:
+    """Issue 17, twelfth round: a request goes out without a yield and its caller sleeps
+    once, until the answer comes (the lock's, the send's and the receive's checkpoints
+    made three passes of every round trip: a close waited for three, a result too)."""
+    files = [open_append(tmp_path / f"a{i}.jsonl") for i in range(3)]
+    helper = await SyncHelper.start()
+    try:
+        fds = [f.fileno() for f in files]
+        assert await _steps_of(lambda: helper.fsync_all(fds)) == 1
+        many = (fds * MAX_FDS_PER_MESSAGE)[: 2 * MAX_FDS_PER_MESSAGE + 1]  # three messages
+        assert await _steps_of(lambda: helper.fsync_all(many)) == 3
+        path = os.fsencode(tmp_path / "new.jsonl")
+        made: list[int] = []
+
+        async def make() -> None:
+            made.extend(await helper.open_all([path]))
+
+        assert await _steps_of(make) == 1
+        assert made[0] >= 0
+        os.close(made[0])
+    finally:
+        await helper.aclose()
+        for file in files:
+            file.close()
+
+
+async def test_requests_wait_their_turn_on_one_socket(tmp_path: Path) -> None:
+    """Two batches of fsync calls at once share the socket one after the other: each
+    gets its own answer (the second waits for the lock the first holds)."""
+    files = [open_append(tmp_path / f"a{i}.jsonl") for i in range(4)]
+    read_end, write_end = os.pipe()
+    answers: dict[str, list[int]] = {}
+    helper = await SyncHelper.start()
+    try:
+
+        async def sync(name: str, fds: list[int]) -> None:
+            answers[name] = await helper.fsync_all(fds)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(sync, "files", [f.fileno() for f in files])
+            nursery.start_soon(sync, "pipe", [write_end, files[0].fileno()])
+        assert answers == {"files": [0, 0, 0, 0], "pipe": [errno.EINVAL, 0]}
+    finally:
+        await helper.aclose()
+        os.close(read_end)
+        os.close(write_end)
+        for file in files:
+            file.close()
+
+
+async def test_closing_one_agent_waits_once_for_its_closed_line(tmp_path: Path) -> None:
+    """A close of one finished agent: with transcripts, its closing task waits once more
+    than without (its ``closed`` line's ``fsync``), and every task together steps three
+    times more (that wait, and the flusher's two: the request, the answer); the close
+    starts no task of its own for one agent."""
+    provider = ScriptedProvider(lambda request: testing.say("done"))
+    steps: dict[bool, list[int]] = {}
+    every: dict[bool, int] = {}
+    for transcripts in (False, True):
+        world = World(
+            tmp_path / str(transcripts),
+            extra={"transcripts": TranscriptsConfig(enabled=transcripts)},
+        )
+        async with world.open(provider) as rt:
+            handles = [await rt.spawn("general-purpose", "work") for _ in range(3)]
+            await rt.wait([h.agent_id for h in handles], timeout=30, mode="all")
+            paths = [rt.services.records[h.agent_id].transcript_file for h in handles]
+            if transcripts:
+                assert await rt.services.flusher.helper_up()
+            steps[transcripts] = [
+                await _steps_of(functools.partial(rt.close, h.agent_id)) for h in handles[:2]
+            ]
+            every[transcripts] = await _steps_of(
+                functools.partial(rt.close, handles[2].agent_id), every_task=True
+            )
+        if transcripts:
+            for path in paths:
+                assert path is not None
+                assert load_transcript(path).closed is not None
+    assert steps[True] == [s + 1 for s in steps[False]]
+    assert every[True] == every[False] + 3, every
