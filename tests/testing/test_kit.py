@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import trio
+import trio.testing
 from hypothesis import given, settings
 
 from subagents import testing
@@ -142,3 +144,27 @@ def test_the_checker_forgets_finished_agents_and_still_catches_their_stray_event
     assert checker.forget_finished() == 1
     feed("a", RUNNING)  # a forgotten agent's stray status: still a violation
     assert "a: a status before its spawn event" in checker.violations
+
+
+async def test_the_echo_worker_runs_as_many_turns_as_asked(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The benchmarks' agent type, 10 turns by default and any length on request (the
+    instruction count splits an agent's cost with runs of 2 and of 10 turns)."""
+    from subagents import open_runtime
+    from subagents.runtime import RuntimeConfig, TerminateReason
+
+    project, home, state = testing.echo_worker_project(tmp_path)
+    config = RuntimeConfig(state_dir=state)
+    for turns in (1, 2, testing.ECHO_WORKER_TURNS):
+        provider = testing.echo_worker_provider(turns=turns)
+        async with open_runtime(
+            config, cwd=project, home=home, env={}, provider=provider, tools=[testing.EchoTool()]
+        ) as rt:
+            handle = await rt.spawn(testing.ECHO_WORKER, "Ping.")
+            await rt.wait([handle.agent_id], timeout=30)
+            result = rt.result(handle.agent_id)
+        assert result is not None
+        assert (result.terminate_reason, result.turns) == (TerminateReason.GOAL, turns)
+    with pytest.raises(ValueError, match="at least 1 turn"):
+        testing.echo_worker_provider(turns=0)

@@ -199,7 +199,7 @@ async def _ask(
 ) -> _Answer:
     """One request to the helper on ``sock`` and its answer, one at a time (``lock``).
 
-    The request (a few bytes, on a socket nobody else writes to) goes out at once,
+    The request (one message, on a socket no other task writes to) goes out at once,
     and the caller sleeps once, until the answer is readable: a round trip is one
     scheduler pass, not the three that a lock's, a send's and a receive's
     checkpoints made. A closed socket (the helper stopped) is ``OSError(EPIPE)``.
