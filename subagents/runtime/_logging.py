@@ -9,7 +9,7 @@ line at ``logging.file_level`` or above to ``<state_dir>/logs/<session_id>.jsonl
         agent_log = log.for_agent(agent_id="a1b2", nickname="Ada", depth=1)
         agent_log.info("turn started", turn=3)
 
-Loggers are structlog bound loggers built with explicit processors: this
+Loggers are structlog bound loggers of a wrapper class of this module's: this
 module never calls ``structlog.configure``, because the program embedding the
 runtime owns structlog's global configuration. Every line carries
 ``agent_id``, ``nickname`` and ``depth`` (``null`` outside an agent).
@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO, cast, final
 import attrs
 import msgspec
 import structlog
-from structlog.typing import EventDict, FilteringBoundLogger, WrappedLogger
+from structlog.typing import EventDict, FilteringBoundLogger
 
 from subagents._visible import visible
 from subagents.tools import (
@@ -78,6 +78,10 @@ LOG_FILE_SUFFIX: Final = ".jsonl"
 
 _LEVELS: Final = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 _LEVEL_ALIASES: Final = {"warn": "warning", "exception": "error", "fatal": "critical"}
+#: Each logger method's level: what the sink compares with its levels.
+_METHOD_LEVELS: Final = {
+    name: _LEVELS[_LEVEL_ALIASES.get(name, name)] for name in (*_LEVELS, *_LEVEL_ALIASES)
+}
 
 _MAX_DEPTH: Final = 12
 
@@ -224,7 +228,7 @@ def _safe_str(value: object) -> str:
         return _safe_repr(value)
 
 
-# --------------------------------------------------------------------------- the processor
+# --------------------------------------------------------------------------- the finish
 
 
 _PLAIN: Final = frozenset({int, float, bool})
@@ -252,13 +256,13 @@ class _Clock:
 
 @final
 class _Finish:
-    """The one processor every line goes through: it names the agent (``null`` outside
-    one), adds the level and the time, formats a traceback, masks every secret
-    (what :func:`redact` gives, remembered) and hands the line to :class:`_Sink`.
+    """What every line goes through before :class:`_Sink` writes it: it names the agent
+    (``null`` outside one), adds the level and the time, formats a traceback and
+    masks every secret (what :func:`redact` gives, remembered).
 
-    One processor instead of six: a line is a dozen short strings and numbers, and
-    almost every key and short value of a line was masked before, so a line costs
-    a few dictionary lookups, not six calls and a copy each.
+    One step instead of six processors: a line is a dozen short strings and numbers,
+    and almost every key and short value of a line was masked before, so a line
+    costs a few dictionary lookups, not six calls and a copy each.
     """
 
     __slots__ = ("_clock", "_masks")
@@ -266,12 +270,6 @@ class _Finish:
     def __init__(self, env: Mapping[str, str]) -> None:
         self._masks = _Masks(env)
         self._clock = _Clock()
-
-    def __call__(
-        self, logger: WrappedLogger, method_name: str, event_dict: EventDict
-    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """The structlog processor: the finished line, as the sink's one argument."""
-        return (self.line(method_name, event_dict),), {}
 
     def line(self, method_name: str, event_dict: EventDict) -> dict[str, Any]:
         """``event_dict`` finished: ``timestamp``, ``level`` and ``event`` first (what a
@@ -382,7 +380,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 @final
 class _Sink:
-    """The logger structlog wraps: receives finished, redacted lines and writes them out."""
+    """The logger structlog wraps: finishes each line (:class:`_Finish`) and writes it out."""
 
     def __init__(
         self,
@@ -391,7 +389,9 @@ class _Sink:
         file_level: int,
         stderr_level: int,
         stderr: TextIO | None,
+        finish: _Finish,
     ) -> None:
+        self._finish = finish
         self._path = path
         self._file_level = file_level
         self._stderr_level = stderr_level
@@ -446,12 +446,11 @@ class _Sink:
         else:
             self._file_lines += 1
 
-    def emit(self, event: dict[str, Any]) -> None:
-        """Write a finished line (:meth:`_Finish.line`) at the level it names."""
-        self.write(_LEVELS.get(str(event.get("level")), 20), event)
-
-    def write(self, level: int, event: dict[str, Any]) -> None:
-        """Write a finished line at ``level`` to the file and stderr, as their levels say."""
+    def emit(self, method_name: str, event_dict: EventDict) -> None:
+        """Finish the line of a call to ``method_name`` and write it to the file and
+        stderr, as their levels say."""
+        level = _METHOD_LEVELS.get(method_name, 20)
+        event = self._finish.line(method_name, event_dict)
         with self._lock:
             try:
                 if self._fd is not None and level >= self._file_level:
@@ -479,29 +478,16 @@ class _Sink:
             file_error=self._file_error,
         )
 
-    # structlog calls the method named like the log call; every one ends in emit().
-    def msg(self, event: dict[str, Any]) -> None:
-        self.emit(event)
-
-    debug = info = warning = warn = error = critical = fatal = exception = log = msg
-
 
 # --------------------------------------------------------------------------- the loggers
-
-
-#: Each method name's level: what the sink compares with its levels.
-_METHOD_LEVELS: Final = {
-    name: _LEVELS[_LEVEL_ALIASES.get(name, name)]
-    for name in ("debug", "info", "warning", "warn", "error", "critical", "fatal", "exception")
-}
 
 
 def _straight_to_sink(
     self: Any, method_name: str, event: str | None = None, **event_kw: Any
 ) -> None:
-    """A line from a runtime's bound logger: its context and keywords finished by the
-    one processor and handed to the sink, without structlog's general chain (copying
-    the keywords twice, checking the processor's return, looking the sink's method up).
+    """A line from a runtime's bound logger: its context and keywords handed to the sink,
+    without structlog's processor chain (copying the keywords twice, checking each
+    processor's return, looking the sink's method up by name).
 
     structlog documents ``_proxy_to_logger`` as the method a wrapper class replaces.
     """
@@ -509,8 +495,7 @@ def _straight_to_sink(
     event_dict.update(event_kw)
     if event is not None:
         event_dict["event"] = event
-    finish: _Finish = self._processors[0]
-    self._logger.write(_METHOD_LEVELS.get(method_name, 20), finish.line(method_name, event_dict))
+    self._logger.emit(method_name, event_dict)
 
 
 #: A filtering bound logger class per lowest level, whose lines go straight to the sink.
@@ -569,9 +554,14 @@ class RuntimeLog:
     ) -> None:
         file_no = _level(file_level)
         stderr_no = _level(stderr_level)
-        self._sink = _Sink(path=path, file_level=file_no, stderr_level=stderr_no, stderr=stderr)
+        self._sink = _Sink(
+            path=path,
+            file_level=file_no,
+            stderr_level=stderr_no,
+            stderr=stderr,
+            finish=_Finish(os.environ if env is None else env),
+        )
         lowest = min(stderr_no, file_no) if path is not None else stderr_no
-        self._processors: list[Any] = [_Finish(os.environ if env is None else env)]
         self._wrapper = _WRAPPERS[lowest]
         self._lowest = lowest
         self._context = dict(context or {})
@@ -581,7 +571,7 @@ class RuntimeLog:
             FilteringBoundLogger,
             structlog.wrap_logger(
                 self._sink,
-                processors=self._processors,
+                processors=[],  # _straight_to_sink: the sink finishes each line
                 wrapper_class=self._wrapper,
                 context_class=dict,
                 cache_logger_on_first_use=False,
