@@ -7,8 +7,10 @@ import importlib.util
 import io
 import json
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -208,6 +210,42 @@ def test_every_scenario_is_written_with_the_documented_schema(
     assert "| collector_10000 |" in output
     spawn_exit = [r for r in records if r["scenario"] == "spawn_exit"]
     assert all(r["reps"] == 2 for r in spawn_exit)  # spawn_exit_reps, not reps
+
+
+def test_no_runtime_folder_is_deleted_before_the_run_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each open_runtime measurement gets a new folder, and all of them stay until the run
+    ends: on ext4 without a journal, files made right after a mass deletion took 40 times
+    as long to make, which slowed the next repetition's runtime (bench/README.md)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = find_bench_dir()
+    assert folder is not None
+    agents = load_scenarios(folder)["bench_agents"]
+    real = agents.run_runtime_agents
+    roots: list[Path] = []
+
+    async def spy(*args: Any, root: Path, **kwargs: Any) -> float:
+        assert all(earlier.is_dir() for earlier in roots)
+        assert root not in roots
+        assert not any(root.iterdir())
+        roots.append(root)
+        return float(await real(*args, root=root, **kwargs))
+
+    monkeypatch.setattr(agents, "run_runtime_agents", spy)
+    code, output = bench(
+        "--reps",
+        "2",
+        "--only",
+        "runtime_turns",
+        "--only",
+        "runtime_efficiency_1000",
+        "--only",
+        "transcripts_on",
+    )
+    assert code == 0, output
+    assert len(roots) == 2 * 2 + 2 + 2  # on and off, then efficiency, then transcripts_on
+    assert list(tmp_path.iterdir()) == []  # all of them removed at the end
 
 
 def test_a_missing_autogen_is_reported_as_skipped(

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TextIO
+from typing import Any, TextIO, final
 
 import trio
 
@@ -59,6 +59,35 @@ def _record(scenario: str, impl: str, n: int, unit: str, values: Sequence[float]
     return Record(scenario, impl, n, unit, min(values), statistics.median(values), len(values))
 
 
+@final
+class _Scratch:
+    """The run's folders for the runtime's state, one a measurement, kept until the run ends.
+
+    Nothing is deleted between measurements. On an ext4 file system without a
+    journal (the benchmark machine's), the inode allocator steps over every inode
+    freed in the last minute, one at a time: 1,000 new files took 600 ms right
+    after 1,000 were deleted, against 15 ms in a folder with no deletions. The
+    runtime makes its transcript files with those of the whole pass (its helper
+    process), and an agent waits for its file before its first turn ends, so
+    deletions between repetitions slowed the next one's ``open_runtime`` (not its
+    kernel agents). A user's transcripts do not follow a mass deletion; the
+    measurements do not either. A full run keeps about 2 GB here until it ends.
+    """
+
+    def __init__(self) -> None:
+        self._root = tempfile.TemporaryDirectory(prefix="subagents-bench-")
+
+    def __enter__(self) -> _Scratch:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._root.cleanup()
+
+    def folder(self) -> Path:
+        """A new empty folder of this run."""
+        return Path(tempfile.mkdtemp(dir=self._root.name))
+
+
 def run_bench(
     modules: Mapping[str, ModuleType],
     sizes: Sizes,
@@ -67,6 +96,18 @@ def run_bench(
     progress: TextIO | None = None,
 ) -> BenchRun:
     """Run the scenarios (all, or ``only`` these), alternating implementations per repetition."""
+    with _Scratch() as scratch:
+        return _run_scenarios(modules, sizes, scratch, only=only, progress=progress)
+
+
+def _run_scenarios(
+    modules: Mapping[str, ModuleType],
+    sizes: Sizes,
+    scratch: _Scratch,
+    *,
+    only: Iterable[str] | None,
+    progress: TextIO | None,
+) -> BenchRun:
     kernel_mod, agents_mod = modules["bench_kernel"], modules["bench_agents"]
     defs_mod, compare = modules["bench_definitions"], modules["bench_compare"]
     wanted = set(only) if only else set(SCENARIOS)
@@ -165,13 +206,10 @@ def run_bench(
         say(f"  {name} ({n:,} agents x {turns} turns, runtime) ...")
 
         def once(enabled: bool = enabled, n: int = n) -> float:
-            with tempfile.TemporaryDirectory(prefix="subagents-bench-") as tmp:
-                root = Path(tmp)
-                return float(
-                    trio.run(
-                        lambda: agents_mod.run_runtime_agents(n, transcripts=enabled, root=root)
-                    )
-                )
+            root = scratch.folder()
+            return float(
+                trio.run(lambda: agents_mod.run_runtime_agents(n, transcripts=enabled, root=root))
+            )
 
         values = _collect(sizes.agent_reps, once)
         result.records.append(_record(name, "subagents", n * turns, "s", values))
@@ -244,7 +282,7 @@ def run_bench(
             team_v.append(float(seconds))
         result.records.append(_record("team_messages", "trio", sent, "s", ring_v))
         result.records.append(_record("team_messages", "subagents", sent, "s", team_v))
-    _run_runtime(agents_mod, kernel_mod, sizes, wanted, result, say)
+    _run_runtime(agents_mod, kernel_mod, sizes, scratch, wanted, result, say)
     if wanted & set(PEER_SCENARIOS):
         # The same agent workload on the frameworks users would pick instead, each
         # measurement in its own subprocess (bench_peers.py); skipped with a note for
@@ -264,21 +302,21 @@ def run_bench(
         result.notes.extend(notes)
         if records:
             result.versions.update(peers.versions())
-    _run_jobs(modules["bench_jobs"], sizes, wanted, result, say)
+    _run_jobs(modules["bench_jobs"], sizes, scratch, wanted, result, say)
     _run_jobs_ray(modules["bench_jobs_ray"], sizes, wanted, result, say)
     return result
 
 
-def _in_tmp(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> float:
-    """``fn(*args, root=<a fresh temporary folder>, **kwargs)`` in a fresh ``trio.run``."""
-    with tempfile.TemporaryDirectory(prefix="subagents-bench-") as tmp:
-        return float(trio.run(functools.partial(fn, *args, root=Path(tmp), **kwargs)))
+def _in_tmp(scratch: _Scratch, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> float:
+    """``fn(*args, root=<a new folder of the run>, **kwargs)`` in a fresh ``trio.run``."""
+    return float(trio.run(functools.partial(fn, *args, root=scratch.folder(), **kwargs)))
 
 
 def _run_runtime(
     agents_mod: ModuleType,
     kernel_mod: ModuleType,
     sizes: Sizes,
+    scratch: _Scratch,
     wanted: set[str],
     result: BenchRun,
     say: Callable[[str], None],
@@ -300,12 +338,19 @@ def _run_runtime(
             (
                 "subagents",
                 lambda cpu: _in_tmp(
-                    agents_mod.run_runtime_agents, n, transcripts=True, cpu=cpu, helper_cpu=helper
+                    scratch,
+                    agents_mod.run_runtime_agents,
+                    n,
+                    transcripts=True,
+                    cpu=cpu,
+                    helper_cpu=helper,
                 ),
             ),
             (
                 "no_transcripts",
-                lambda cpu: _in_tmp(agents_mod.run_runtime_agents, n, transcripts=False, cpu=cpu),
+                lambda cpu: _in_tmp(
+                    scratch, agents_mod.run_runtime_agents, n, transcripts=False, cpu=cpu
+                ),
             ),
             (
                 "kernel",
@@ -359,7 +404,11 @@ def _run_runtime(
             eff["kernel"].append(_in_trio(agents_mod.run_agents, count, sizes.latency)() / ideal)
             gc.collect()
             ours = _in_tmp(
-                agents_mod.run_runtime_agents, count, transcripts=True, latency=sizes.latency
+                scratch,
+                agents_mod.run_runtime_agents,
+                count,
+                transcripts=True,
+                latency=sizes.latency,
             )
             eff["subagents"].append(ours / ideal)
         for impl, values in eff.items():
@@ -382,6 +431,7 @@ def _run_runtime(
                 col.setdefault(f"kernel{suffix}", []).append(float(trio.run(kernel_run)) / ideal)
                 gc.collect()
                 ours = _in_tmp(
+                    scratch,
                     agents_mod.run_runtime_agents,
                     count,
                     transcripts=True,
@@ -402,7 +452,7 @@ def _run_runtime(
             gc.collect()
             mem["kernel"].append(float(trio.run(kernel_mod.kernel_idle_memory, n)))
             gc.collect()
-            mem["subagents"].append(_in_tmp(agents_mod.runtime_idle_memory, n))
+            mem["subagents"].append(_in_tmp(scratch, agents_mod.runtime_idle_memory, n))
         for impl, values in mem.items():
             result.records.append(_record("runtime_idle_memory", impl, n, "bytes/actor", values))
 
@@ -410,6 +460,7 @@ def _run_runtime(
 def _run_jobs(
     jobs_mod: ModuleType,
     sizes: Sizes,
+    scratch: _Scratch,
     wanted: set[str],
     result: BenchRun,
     say: Callable[[str], None],
@@ -433,7 +484,7 @@ def _run_jobs(
         for rep in range(sizes.agent_reps):
             for impl, fn in runs if rep % 2 == 0 else runs[::-1]:
                 gc.collect()
-                times[impl].append(_in_tmp(fn, rows, latency=0.0, concurrency=concurrency))
+                times[impl].append(_in_tmp(scratch, fn, rows, latency=0.0, concurrency=concurrency))
         for impl, values in times.items():
             result.records.append(_record("jobs_overhead", impl, rows, "s", values))
     if "jobs_local_10000" in wanted:
@@ -445,7 +496,9 @@ def _run_jobs(
         values = []
         for _ in range(sizes.agent_reps):
             gc.collect()
-            elapsed = _in_tmp(jobs_mod.run_job_rows, rows, latency=sizes.latency, concurrency=rows)
+            elapsed = _in_tmp(
+                scratch, jobs_mod.run_job_rows, rows, latency=sizes.latency, concurrency=rows
+            )
             values.append(elapsed / ideal)
         result.records.append(_record("jobs_local_10000", "local", rows, "x ideal", values))
 
