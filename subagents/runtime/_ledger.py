@@ -39,7 +39,15 @@ __all__ = ["RunLedger"]
 class RunLedger:
     """The results of one agent's runs and its transcript writer (``None`` when off)."""
 
-    __slots__ = ("_conversation", "_pending", "last_result", "last_status", "logger", "writer")
+    __slots__ = (
+        "_conversation",
+        "_pending",
+        "_told",
+        "last_result",
+        "last_status",
+        "logger",
+        "writer",
+    )
 
     def __init__(self, conversation: Conversation, logger: FilteringBoundLogger) -> None:
         self._conversation = conversation
@@ -48,6 +56,8 @@ class RunLedger:
         self.last_result: AgentResult | None = None
         self.last_status: FinalStatus | None = None
         self._pending: AgentResult | None = None
+        # The status the last "run finished" line gave, until the kernel's status says it.
+        self._told: FinalStatus | None = None
 
     @property
     def pending(self) -> AgentResult | None:
@@ -97,6 +107,14 @@ class RunLedger:
     def begin(self) -> None:
         """An activation begins: no run result yet."""
         self._pending = None
+        self._told = None
+
+    def told(self, status: str) -> bool:
+        """Whether the last "run finished" line already gave ``status`` (a kernel status
+        kind), the activation's end; asked once, by the status log, which then need
+        not say it again."""
+        told, self._told = self._told, None
+        return told is not None and told == status
 
     def on_result(self, result: AgentResult) -> None:
         """A run's result, as the loop reports it; an earlier run's result is written now."""
@@ -131,7 +149,7 @@ class RunLedger:
             result = AgentResult(terminate_reason=TerminateReason.ABORTED, model=model)
         self._pending = None
         self.last_result = result
-        self.last_status = status
+        self.last_status = self._told = status
         self.logger.info(
             "run finished",
             status=status,

@@ -264,7 +264,7 @@ async def open_runtime(
         trusted = config.project is None or config.project.trusted
         mcp_project = await trio.to_thread.run_sync(read_mcp_json, root, env if trusted else None)
         services.mcp = await stack.enter_async_context(_mcp_servers(config, mcp_project, log))
-        follower = ProgressFollower(log, services.tracker)
+        follower = ProgressFollower(log, services.tracker, told=services.told)
         runtime = Runtime(services, catalog=catalog, bus=bus, follower=follower)
         runtime.job_backends = functools.partial(job_backend, opener=open_runtime)
         services.tools = (

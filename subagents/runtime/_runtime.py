@@ -205,7 +205,9 @@ class Runtime:
         self.services = services
         self.catalog = catalog
         self.bus = bus
-        self._follower = ProgressFollower(services.log) if follower is None else follower
+        self._follower = (
+            ProgressFollower(services.log, told=services.told) if follower is None else follower
+        )
         # The agents' loops feed the follower's tracker directly (AgentRecord.prepare).
         services.tracker = self._follower.tracker
         self._sup: Supervisor | None = None

@@ -91,6 +91,13 @@ class Services:
         self._limits[id(definition)] = (definition, limits)
         return limits
 
+    def told(self, agent_id: str, status: str) -> bool:
+        """Whether agent ``agent_id``'s "run finished" line already gave its activation's end
+        ``status`` (the status log's question, once per end; ``False`` for an actor that is
+        no agent of this runtime)."""
+        record = self.records.get(agent_id)
+        return record is not None and record.ledger.told(status)
+
     @property
     def transcripts_enabled(self) -> bool:
         """Whether agents write transcripts."""

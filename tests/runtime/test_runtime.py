@@ -17,15 +17,19 @@ import trio.testing
 import subagents
 from subagents import testing
 from subagents.actors import (
+    ActorContext,
     AgentLimitReached,
     AgentStartFailed,
+    Bus,
     Completed,
     Errored,
     InvalidConfiguration,
     MailboxFull,
     Running,
     Shutdown,
+    SupervisorConfig,
     kind_of,
+    open_supervisor,
 )
 from subagents.agents import UnknownAgentError
 from subagents.runtime import (
@@ -50,6 +54,8 @@ from subagents.runtime import (
     open_runtime,
     transcript_path,
 )
+from subagents.runtime._logging import RuntimeLog
+from subagents.runtime._progress.follower import ProgressFollower
 from subagents.tools import ApprovalDecision, ApprovalRequest
 from tests.runtime.world import LEAD_TOOLS, World, drain, statuses_of, tool_results
 
@@ -439,7 +445,7 @@ async def test_log_lines_name_the_agent(
     assert events[0] == "runtime opened"
     assert events[-1] == "runtime closed"
     mine = [line for line in lines if line.get("agent_id") == handle.agent_id]
-    assert {"agent spawned", "status changed", "run finished"} <= {line["event"] for line in mine}
+    assert {"agent spawned", "run finished"} <= {line["event"] for line in mine}
     for line in mine:
         assert (line["nickname"], line["depth"], line["session_id"]) == (
             handle.nickname,
@@ -449,28 +455,73 @@ async def test_log_lines_name_the_agent(
 
 
 @pytest.mark.parametrize("level", ["info", "debug"])
-async def test_an_agent_logs_one_line_per_lifecycle_step_and_its_live_statuses_at_debug(
+async def test_an_agent_logs_one_line_per_lifecycle_step_and_its_statuses_at_debug(
     tmp_path: Path, autojump_clock: trio.testing.MockClock, level: str
 ) -> None:
-    """At the default ``info`` an agent's lines are its start, each run's end and its own end
-    (issue 17: a status line per event cost every turn); ``debug`` adds the live statuses."""
+    """At the default ``info`` an agent's lines are its start and each activation's end, said
+    once (issue 17: a status line per event cost every turn, and the kernel's final status
+    said again what "run finished" had just said); ``debug`` adds the kernel's statuses."""
     world = World(tmp_path, extra={"logging": LoggingConfig(file_level=level)})
-    async with world.open(ScriptedProvider([testing.say("done")])) as rt:
-        handle = await rt.spawn("Explore", "Look")
-        await rt.wait([handle.agent_id], timeout=5)
+    gate = trio.Event()
+
+    async def answer(request: Any) -> Any:
+        if "Wait" in str(request.messages[0]):
+            await gate.wait()  # closed while its model call is under way
+        return testing.say("done")
+
+    async with world.open(ScriptedProvider(answer)) as rt:
+        done = await rt.spawn("Explore", "Look")
+        await rt.wait([done.agent_id], timeout=5)
+        closed = await rt.spawn("Explore", "Wait")
+        await trio.testing.wait_all_tasks_blocked()
+        await rt.close(closed.agent_id)
     path = world.state / "logs" / f"{rt.session_id}.jsonl"
     lines = [json.loads(line) for line in path.read_text().splitlines()]
-    mine = [line for line in lines if line.get("agent_id") == handle.agent_id]
-    assert [(line["event"], line.get("status")) for line in mine if line["level"] == "info"] == [
-        ("agent spawned", None),
-        ("run finished", "completed"),
-        ("status changed", "completed"),
+    for handle, end in ((done, "completed"), (closed, "shutdown")):
+        mine = [line for line in lines if line.get("agent_id") == handle.agent_id]
+        info = [(line["event"], line.get("status")) for line in mine if line["level"] == "info"]
+        assert info == [("agent spawned", None), ("run finished", end)]
+        statuses = [
+            (line["level"], line["status"]) for line in mine if line["event"] == "status changed"
+        ]
+        said = [("debug", "pending_init"), ("debug", "running"), ("debug", end)]
+        assert statuses == (said if level == "debug" else [])
+
+
+async def test_an_end_no_run_line_gave_is_logged_at_info(tmp_path: Path) -> None:
+    """The status log says at ``info`` an end that no "run finished" line said: an actor
+    that is no agent of the runtime, or an agent whose line said another status."""
+    path = tmp_path / "log.jsonl"
+    told: list[tuple[str, str]] = []
+
+    def said_completed(agent_id: str, status: str) -> bool:
+        told.append((agent_id, status))
+        return agent_id == "agent-1" and status == "completed"
+
+    with RuntimeLog(path=path, env={}) as log:
+        follower = ProgressFollower(log, told=said_completed)
+        async with open_supervisor(SupervisorConfig(), bus=Bus()) as sup:
+            follower.attach(sup.bus)
+
+            async def behavior(ctx: ActorContext) -> str:
+                return "ok"
+
+            async def fails(ctx: ActorContext) -> str:
+                raise ValueError("boom")
+
+            first = await sup.spawn(behavior, agent_id="agent-1", auto_close=True)
+            other = await sup.spawn(behavior, agent_id="actor-2", auto_close=True)
+            broken = await sup.spawn(fails, agent_id="agent-3", auto_close=True)
+            await sup.wait([first.id, other.id, broken.id], timeout=5)
+        follower.detach()
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    ends = [(line["agent_id"], line["status"]) for line in lines if line["level"] == "info"]
+    assert sorted(ends) == [("actor-2", "completed"), ("agent-3", "errored")]
+    assert sorted(told) == [
+        ("actor-2", "completed"),
+        ("agent-1", "completed"),
+        ("agent-3", "errored"),
     ]
-    statuses = [
-        (line["level"], line["status"]) for line in mine if line["event"] == "status changed"
-    ]
-    live = [("debug", "pending_init"), ("debug", "running")]
-    assert statuses == [*(live if level == "debug" else []), ("info", "completed")]
 
 
 async def test_old_sessions_are_removed_when_the_runtime_closes(tmp_path: Path) -> None:

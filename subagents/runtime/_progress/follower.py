@@ -5,8 +5,9 @@ the bus (:meth:`~subagents.actors.Bus.listen`, ``types``) from before the first
 agent, folds them into a :class:`~subagents.runtime.ProgressTracker` as they are
 published, and logs status changes with the agent's id, nickname and depth: an
 agent's end at ``info``, its live statuses (``pending_init``, ``running``) at
-``debug``. The agent loop's facts (turns, usage, tool calls) do not come through
-the bus: each agent's loop tells the same tracker directly, through a
+``debug``, and so is an end its own "run finished" line already gave
+(``told``). The agent loop's facts (turns, usage, tool calls) do not come
+through the bus: each agent's loop tells the same tracker directly, through a
 :class:`~.facts.ProgressFeed` the runtime makes for it.
 So a turn nobody subscribes to builds no event, the follower does not count as
 a subscriber (``Bus.has_subscribers``), and the tracker is current the moment
@@ -17,6 +18,7 @@ tracker already past it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import final
 
 from subagents.actors import (
@@ -38,10 +40,19 @@ __all__ = ["ProgressFollower"]
 class ProgressFollower:
     """Feeds ``tracker`` (and the status log) from the bus it is attached to."""
 
-    __slots__ = ("_debug", "_listener", "_log", "_status_log", "tracker")
+    __slots__ = ("_debug", "_listener", "_log", "_status_log", "_told", "tracker")
 
-    def __init__(self, log: RuntimeLog, tracker: ProgressTracker | None = None) -> None:
+    def __init__(
+        self,
+        log: RuntimeLog,
+        tracker: ProgressTracker | None = None,
+        *,
+        told: Callable[[str, str], bool] | None = None,
+    ) -> None:
+        """``told(agent_id, status)``: whether the agent's own line already said that its
+        activation ended with ``status`` (the runtime's "run finished"), asked once per end."""
         self._log = log
+        self._told = told
         # One logger for every status line, told the agent per line: the same line as a
         # logger bound to the agent writes (RuntimeLog.for_agent), without making one per event.
         self._status_log = log.logger()
@@ -53,11 +64,15 @@ class ProgressFollower:
         self.tracker.handle(event)
         if type(event) is StatusChanged:
             status = event.status
-            # One line per lifecycle step at info: an agent's end (with its message). Its
-            # start is the "agent spawned" line and each run's end "run finished"; the live
-            # statuses (pending_init, running) are at debug, and below the log's levels they
-            # cost this check, not a call with its keywords.
-            if is_final(status):
+            # One line per lifecycle step at info. An agent's start is its "agent spawned"
+            # line and each activation's end its "run finished" line, which gives the
+            # status: a status line saying it again is at debug, as the live statuses
+            # (pending_init, running) are; an end no line gave (a close, a failed start, an
+            # actor that is not an agent) is at info. Below the log's levels a line costs
+            # this check, not a call with its keywords.
+            if is_final(status) and (
+                self._told is None or not self._told(event.agent_id, kind_of(status))
+            ):
                 write = self._status_log.info
             elif self._debug:
                 write = self._status_log.debug
