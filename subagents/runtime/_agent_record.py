@@ -259,6 +259,8 @@ class AgentRecord:
         """What the start-up waits for, before the kernel registers the agent: the MCP
         tools its definition names (their servers started). A failure is kept, for
         :meth:`prepare` to raise, so that it fails the spawn as any start-up error."""
+        if self.definition.mcp_servers is None and not self.services.mcp.servers:
+            return  # no server to start or ask: no chain of awaits at every spawn
         try:
             self._offered = tuple(await agent_mcp_tools(self.services, self.definition))
         except Exception as exc:
