@@ -137,15 +137,19 @@ async def test_a_start_up_that_cannot_get_its_tools_fails_the_spawn_with_the_age
 
     monkeypatch.setattr(_agent_record, "agent_mcp_tools", broken)
     world = World(tmp_path, limits={"max_threads": 1})
+    # A type that names an MCP server (with none named and none configured, a spawn
+    # has nothing to fetch and asks nothing)
+    world.agent("tooled", mcpServers=["docs"])
     async with world.open(ScriptedProvider([testing.say("done")])) as rt:
         with pytest.raises(AgentStartFailed, match="server gone") as failed:
-            await rt.spawn("Explore", "Look")
+            await rt.spawn("tooled", "Look")
         agent_id = failed.value.agent_id
         assert rt.status(agent_id) == Errored("failed to start: RuntimeError: server gone")
         stats = rt.statistics().supervisor
         assert (stats.failed_spawns, stats.live, stats.tasks) == (1, 0, 0)
-        monkeypatch.undo()
-        handle = await rt.spawn("Explore", "Look")  # the one slot is free again
+        # The one slot is free again. A type that names no server, with none configured,
+        # does not ask for MCP tools at all: the broken fetch is not called.
+        handle = await rt.spawn("Explore", "Look")
         assert await rt.wait([handle.agent_id], timeout=10)
 
 
