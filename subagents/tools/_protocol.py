@@ -49,7 +49,15 @@ class ToolFlags:
         return self.read_only or self.concurrent
 
 
+#: The details of a result that has none, shared: most results carry none, and a copy
+#: and a proxy for each of them cost every tool call two allocations.
+_NO_DETAILS: Final[Mapping[str, object]] = MappingProxyType({})
+
+
 def _freeze_details(details: Mapping[str, object]) -> Mapping[str, object]:
+    """A read-only copy of ``details`` (the shared empty one for none)."""
+    if not details:
+        return _NO_DETAILS
     return MappingProxyType(dict(details))
 
 
@@ -65,7 +73,7 @@ class ToolResult:
     content: str
     is_error: bool = False
     details: Mapping[str, object] = attrs.field(
-        factory=dict, converter=_freeze_details, eq=False, hash=False
+        default=_NO_DETAILS, converter=_freeze_details, eq=False, hash=False
     )
 
     @classmethod

@@ -291,6 +291,18 @@ def test_tool_result_details_are_read_only() -> None:
         result.details["exit_code"] = 1  # type: ignore[index]
     assert ToolResult.ok("a", x=1) == ToolResult.ok("a", x=2)
     assert hash(ToolResult.ok("a"))
+    # a copy: the caller's mapping changing later does not change the result
+    given = {"k": 1}
+    copied = ToolResult("w", details=given)
+    given["k"] = 2
+    assert copied.details == {"k": 1}
+    # none: one shared empty mapping, not two allocations a call, and read-only too
+    empty = ToolResult("x").details
+    assert empty == {}
+    assert ToolResult.ok("y").details is empty
+    assert ToolResult.error("z").details is empty
+    with pytest.raises(TypeError):
+        empty["k"] = 1  # type: ignore[index]
 
 
 def test_read_args_are_frozen_structs() -> None:
