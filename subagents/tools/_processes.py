@@ -30,6 +30,9 @@ __all__ = ["RUN_MARKER_ENV", "ProcessSweep", "kill_group"]
 RUN_MARKER_ENV: Final = "SUBAGENTS_COMMAND_RUN"
 #: Sweeps for marked processes (a process may fork while the previous sweep kills).
 _SWEEPS: Final = 5
+#: Sweeps in which a process may read with an empty environment (an ``execve`` under
+#: way) before it counts as one started with none.
+_EMPTY_SWEEPS: Final = 3
 
 
 def kill_group(pgid: int) -> None:
@@ -38,28 +41,68 @@ def kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def _carries(pid: str, entry: bytes) -> bool:
-    """Whether process ``pid`` has ``entry`` in its environment (``False`` if unreadable)."""
+#: ``PF_KTHREAD`` in ``/proc/<pid>/stat``'s flags: a kernel thread, which has no environment.
+_KERNEL_THREAD: Final = 0x00200000
+
+
+def _environ(pid: str) -> bytes | None:
+    """Process ``pid``'s environment block (``None`` if it cannot be read)."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
-            return entry in f.read().split(b"\0")
+            return f.read()
     except OSError:
+        return None
+
+
+def _carries(pid: str, entry: bytes) -> bool:
+    """Whether process ``pid`` has ``entry`` in its environment (``False`` if unreadable)."""
+    environ = _environ(pid)
+    return environ is not None and entry in environ.split(b"\0")
+
+
+def _between_exec_halves(pid: str) -> bool:
+    """Whether ``pid``, whose environment reads empty, may be inside an ``execve``.
+
+    The kernel puts the new program's environment in place late in ``execve``; read
+    meanwhile (tens of microseconds), ``/proc/<pid>/environ`` is empty. A kernel thread
+    or a zombie reads empty for good, and is told apart by its ``stat``.
+    """
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
         return False
+    return fields[0] not in (b"Z", b"X") and not int(fields[6]) & _KERNEL_THREAD
 
 
 def _kill_marked(entry: bytes) -> None:
-    """``SIGKILL`` every process whose environment holds ``entry`` (Linux; else nothing)."""
+    """``SIGKILL`` every process whose environment holds ``entry`` (Linux; else nothing).
+
+    Sweeps again while a sweep killed something (a process may fork meanwhile) or saw a
+    process that may be in the middle of an ``execve`` (its environment not in place yet:
+    a command ending in ``exec sleep``, say), up to :data:`_SWEEPS` times. An
+    ``execve``'s window is tens of microseconds and a sweep takes longer, so a process
+    whose environment still reads empty after :data:`_EMPTY_SWEEPS` sweeps was started
+    with none, and asks for no further sweep.
+    """
     if not hasattr(os, "pidfd_open"):
         return
     own = str(os.getpid())
+    empty_seen: dict[str, int] = {}
     for _ in range(_SWEEPS):
         try:
             pids = [p for p in os.listdir("/proc") if p.isdigit() and p != own]
         except OSError:
             return
-        found = False
+        again = False
         for pid in pids:
-            if not _carries(pid, entry):
+            environ = _environ(pid)
+            if not environ:
+                if environ is not None and _between_exec_halves(pid):
+                    seen = empty_seen[pid] = empty_seen.get(pid, 0) + 1
+                    again = again or seen < _EMPTY_SWEEPS
+                continue
+            if entry not in environ.split(b"\0"):
                 continue
             try:
                 fd = os.pidfd_open(int(pid))
@@ -69,13 +112,13 @@ def _kill_marked(entry: bytes) -> None:
                 # Checked again once the pidfd pins the process: a pid reused meanwhile
                 # is never signalled.
                 if _carries(pid, entry):
-                    found = True
+                    again = True
                     signal.pidfd_send_signal(fd, signal.SIGKILL)
             except OSError:
                 pass
             finally:
                 os.close(fd)
-        if not found:
+        if not again:
             return
 
 
