@@ -70,9 +70,9 @@ def _between_exec_halves(pid: str) -> bool:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             fields = f.read().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
+        return fields[0] not in (b"Z", b"X") and not int(fields[6]) & _KERNEL_THREAD
+    except (OSError, IndexError, ValueError):
         return False
-    return fields[0] not in (b"Z", b"X") and not int(fields[6]) & _KERNEL_THREAD
 
 
 def _kill_marked(entry: bytes) -> None:

@@ -67,8 +67,8 @@ class ProgressFollower:
             # One line per lifecycle step at info. An agent's start is its "agent spawned"
             # line and each activation's end its "run finished" line, which gives the
             # status: a status line saying it again is at debug, as the live statuses
-            # (pending_init, running) are; an end no line gave (a close, a failed start, an
-            # actor that is not an agent) is at info. Below the log's levels a line costs
+            # (pending_init, running) are; an end no line gave (a failed start, an actor
+            # that is not an agent) is at info. Below the log's levels a line costs
             # this check, not a call with its keywords.
             if is_final(status) and (
                 self._told is None or not self._told(event.agent_id, kind_of(status))
