@@ -49,7 +49,7 @@ from subagents.runtime._hooks.tools import HookSite, hook_tools
 from subagents.runtime._hooks.values import Hook, HookOutcome
 from subagents.runtime._ledger import RunLedger
 from subagents.runtime._loop import AgentSpec
-from subagents.runtime._mcp import agent_mcp_tools
+from subagents.runtime._mcp import agent_mcp_tools, offers_mcp_tools
 from subagents.runtime._messages import Conversation, Message, Origin
 from subagents.runtime._progress.facts import ProgressFeed
 from subagents.runtime._result import AgentResult
@@ -259,8 +259,8 @@ class AgentRecord:
         """What the start-up waits for, before the kernel registers the agent: the MCP
         tools its definition names (their servers started). A failure is kept, for
         :meth:`prepare` to raise, so that it fails the spawn as any start-up error."""
-        if self.definition.mcp_servers is None and not self.services.mcp.servers:
-            return  # no server to start or ask: no chain of awaits at every spawn
+        if not offers_mcp_tools(self.services.mcp, self.definition):
+            return
         try:
             self._offered = tuple(await agent_mcp_tools(self.services, self.definition))
         except Exception as exc:

@@ -33,7 +33,7 @@ from subagents.tools import (
     mcp_server_config,
 )
 
-__all__ = ["agent_mcp_tools", "definition_mcp_tools", "runtime_mcp_servers"]
+__all__ = ["agent_mcp_tools", "definition_mcp_tools", "offers_mcp_tools", "runtime_mcp_servers"]
 
 
 def runtime_mcp_servers(
@@ -59,6 +59,13 @@ def runtime_mcp_servers(
     servers = {server.name: server for server in config.mcp_server_configs()}
     servers.update({server.name: server for server in project.servers})
     return list(servers.values()), []
+
+
+def offers_mcp_tools(mcp: McpServers, definition: AgentDefinition) -> bool:
+    """Whether :func:`definition_mcp_tools` can give an agent of ``definition`` any tool: it
+    names servers of its own, or the runtime has servers. Asked first, a spawn that can get
+    none skips the chain of awaits that would find none."""
+    return definition.mcp_servers is not None or bool(mcp.servers)
 
 
 async def definition_mcp_tools(
