@@ -34,8 +34,9 @@ in a row made 1,000 of them in the Trio thread, one after the other. A new
 writer asks :meth:`TranscriptFlusher.want_open` instead and keeps its first
 lines in memory; a task of the flusher's own has the files of every writer that
 asked in a pass (and in the next ones while they bring more, up to
-:data:`GATHER_PASSES`: a loop of spawns) made together: by the helper process
-once it is up (which hands back the descriptors: no GIL, no Trio thread), else
+:data:`GATHER_PASSES` or :data:`GATHER_SECONDS`: a loop of spawns; fewer,
+:data:`GATHER_PASSES_WAITED`, when a writer waits for its file) made together:
+by the helper process once it is up (which hands back the descriptors: no GIL, no Trio thread), else
 in one worker thread (so no line held back waits for them), and each writer
 then writes its lines with one ``write`` (:meth:`Openable.adopt`). A turn
 completed before its file is made waits for it in its agent's loop, not in the
@@ -64,7 +65,12 @@ import trio
 
 from subagents.runtime._exceptions import TranscriptError
 from subagents.runtime._transcripts.file import forget_folder
-from subagents.runtime._transcripts.syncer import SyncHelper, helper_available, helper_can_make
+from subagents.runtime._transcripts.syncer import (
+    MAX_FDS_PER_MESSAGE,
+    SyncHelper,
+    helper_available,
+    helper_can_make,
+)
 
 __all__ = ["OPEN_WAIT_SECONDS", "Flushable", "Flusher", "Openable", "TranscriptFlusher"]
 
@@ -74,8 +80,14 @@ OPEN_WAIT_SECONDS: Final = 30.0
 #: thread makes them.
 HELPER_START_WAIT_SECONDS: Final = 2.0
 #: Scheduler passes a batch of new files waits for more while each pass brings some (a
-#: loop of spawns brings one a pass, and each batch is a round trip to the helper).
-GATHER_PASSES: Final = 8
+#: loop of spawns brings one a pass, and each batch is a round trip to the helper, which
+#: costs this process tens of microseconds of CPU however few files it carries).
+GATHER_PASSES: Final = 64
+#: The same once a writer waits for its file (a turn completed before it): fewer, so the
+#: agent goes on soon, but a few, so that agents at zero latency still share round trips.
+GATHER_PASSES_WAITED: Final = 8
+#: Seconds a batch of new files waits for more, at most (passes are long in a busy run).
+GATHER_SECONDS: Final = 0.05
 
 
 class Flushable(Protocol):
@@ -354,14 +366,23 @@ class TranscriptFlusher:
         while True:
             if not self._opens:
                 await self._open_lot.park()
-            # Gather while more come (see GATHER_PASSES), until two passes bring none: Trio
-            # may run this task before the spawner in one pass and after it in the next.
+            # Gather while more come (see GATHER_PASSES), until two passes bring none (Trio
+            # may run this task before the spawner in one pass and after it in the next),
+            # a message's worth is wanted, or a writer has waited GATHER_PASSES_WAITED
+            # passes for its file (opened()). No batch is under way meanwhile, so every
+            # writer waiting is waiting for one of these.
             quiet = 0
-            for _ in range(GATHER_PASSES):
+            deadline = trio.current_time() + GATHER_SECONDS
+            for passes in range(1, GATHER_PASSES + 1):
                 wanted = len(self._opens)
                 await trio.lowlevel.checkpoint()
                 quiet = quiet + 1 if len(self._opens) == wanted else 0
-                if quiet == 2:
+                if (
+                    quiet == 2
+                    or (passes >= GATHER_PASSES_WAITED and self._waiting)
+                    or len(self._opens) >= MAX_FDS_PER_MESSAGE
+                    or trio.current_time() >= deadline
+                ):
                     break
             await self._open_all(nursery)
 

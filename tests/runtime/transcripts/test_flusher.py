@@ -39,7 +39,12 @@ from subagents.runtime import (
 from subagents.runtime._exceptions import TranscriptWriteError
 from subagents.runtime._transcripts import writer as writer_module
 from subagents.runtime._transcripts.file import TranscriptFile, open_append
-from subagents.runtime._transcripts.flusher import Flushable, TranscriptFlusher
+from subagents.runtime._transcripts.flusher import (
+    GATHER_PASSES,
+    GATHER_PASSES_WAITED,
+    Flushable,
+    TranscriptFlusher,
+)
 from subagents.runtime._transcripts.records import MetaRecord
 from subagents.runtime._transcripts.syncer import SyncHelper, helper_available
 from subagents.runtime._transcripts.writer import TranscriptWriter
@@ -251,6 +256,92 @@ async def test_files_wanted_one_pass_after_another_are_made_together(
     assert batches[0] >= 6, batches  # one or two files before
     assert len(batches) <= 4, batches
     assert all(_lines(tmp_path / f"a{index}.jsonl") == 1 for index in range(16))
+
+
+def _instant_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The size of every batch of new files the flusher hands to the helper, made at once
+    in this thread instead: batches then end only where the flusher's gathering ends
+    them, not where a round trip to the helper happened to take long."""
+    batches: list[int] = []
+
+    async def instant(
+        self: TranscriptFlusher, helper: SyncHelper, opens: dict[Any, None], nursery: trio.Nursery
+    ) -> dict[Any, None]:
+        batches.append(len(opens))
+        for writer in opens:
+            self._adopt(writer, writer.open_file())
+        return {}
+
+    monkeypatch.setattr(TranscriptFlusher, "_open_in_helper", instant)
+    return batches
+
+
+@pytest.mark.skipif(not helper_available(), reason="no helper process on this platform")
+async def test_a_long_loop_of_spawns_makes_its_files_in_few_round_trips(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each round trip to the helper costs this process tens of microseconds of CPU
+    # whatever it carries: while nobody waits for a file, a batch gathers up to
+    # GATHER_PASSES passes, not the 8 it once did (13 round trips for 100 spawns).
+    flusher = TranscriptFlusher()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        first = TranscriptWriter(tmp_path / "first.jsonl", META, flusher=flusher)
+        await flusher.opened(first)  # the helper is up
+        batches = _instant_batches(monkeypatch)
+        writers = []
+        for index in range(100):
+            writers.append(TranscriptWriter(tmp_path / f"a{index}.jsonl", META, flusher=flusher))
+            await trio.lowlevel.checkpoint()
+        for writer in writers:
+            await flusher.opened(writer)
+        flusher.stop()
+    for writer in (first, *writers):
+        writer.close()
+    assert sum(batches) == 100, batches
+    assert len(batches) <= 3, batches
+    assert all(_lines(tmp_path / f"a{index}.jsonl") == 1 for index in range(100))
+
+
+@pytest.mark.skipif(not helper_available(), reason="no helper process on this platform")
+async def test_a_writer_waiting_for_its_file_ends_the_gathering(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Spawns go on one a pass, but a turn completed before its file was made (opened)
+    # must not wait for the loop to end: the batch goes GATHER_PASSES_WAITED passes after
+    # it began, not GATHER_PASSES.
+    flusher = TranscriptFlusher()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        first = TranscriptWriter(tmp_path / "first.jsonl", META, flusher=flusher)
+        await flusher.opened(first)  # the helper is up
+        batches = _instant_batches(monkeypatch)
+        writers: list[TranscriptWriter] = []
+        done = trio.Event()
+
+        async def spawns() -> None:
+            index = 0
+            while not done.is_set():
+                path = tmp_path / f"a{index}.jsonl"
+                writers.append(TranscriptWriter(path, META, flusher=flusher))
+                index += 1
+                await trio.lowlevel.checkpoint()
+
+        nursery.start_soon(spawns)
+        await trio.lowlevel.checkpoint()
+        await trio.lowlevel.checkpoint()
+        waited = writers[0]
+        await flusher.opened(waited)
+        assert not waited.opening
+        done.set()
+        await trio.testing.wait_all_tasks_blocked()
+        flusher.stop()
+    for writer in (first, *writers):
+        writer.close()
+    assert batches[0] <= GATHER_PASSES_WAITED + 2 < GATHER_PASSES, batches
+    assert sum(batches) == len(writers), batches
 
 
 async def test_a_writer_that_needs_its_file_before_the_pass_ends_makes_it_itself(
