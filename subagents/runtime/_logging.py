@@ -99,19 +99,32 @@ def redact(value: Any, secrets: Iterable[str] = (), *, env: Mapping[str, str] | 
     return _redact(value, known, 0)
 
 
+#: What :func:`_redact` keeps as it is, and what it copies as a list (tuples: an ``X | Y``
+#: union would be built at every call).
+_SCALARS: Final = (bool, int, float)
+_SEQUENCES: Final = (list, tuple, set, frozenset)
+
+
 def _redact(value: Any, secrets: tuple[str, ...], depth: int, masks: _Masks | None = None) -> Any:
-    if value is None or isinstance(value, bool | int | float):
+    if value is None or isinstance(value, _SCALARS):
         return value
     if isinstance(value, str):
         return mask_text(value, secrets) if masks is None else masks.text(value)
     if depth >= _MAX_DEPTH:
         return "[...]"
     # Before Mapping, whose check is an ABC's (slow): no sequence here is a mapping.
-    if isinstance(value, list | tuple | set | frozenset):
-        if masks is not None and all(type(item) is str for item in value):
+    if isinstance(value, _SEQUENCES):
+        if masks is not None:
             # A list of names (an agent's tools): each masked once, then looked up.
             texts = masks._texts
-            return [texts[item] if item in texts else masks.text(item) for item in value]
+            names: list[Any] = []
+            for item in value:
+                if type(item) is not str:
+                    break
+                masked = texts.get(item)
+                names.append(masks.text(item) if masked is None else masked)
+            else:
+                return names
         return [_redact(item, secrets, depth + 1, masks) for item in value]
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
@@ -273,37 +286,43 @@ class _Finish:
 
     def line(self, method_name: str, event_dict: EventDict) -> dict[str, Any]:
         """``event_dict`` finished: ``timestamp``, ``level`` and ``event`` first (what a
-        reader scans for), then the rest in order, every secret masked."""
+        reader scans for), then the rest in order, every secret masked. ``event_dict`` is
+        not changed."""
         if "exc_info" in event_dict:
-            event_dict = structlog.processors.format_exc_info(None, method_name, event_dict)
-        event_dict.setdefault("agent_id", None)
-        event_dict.setdefault("nickname", None)
-        event_dict.setdefault("depth", None)
-        event_dict.pop("timestamp", None)  # the time is the runtime's
+            event_dict = structlog.processors.format_exc_info(None, method_name, dict(event_dict))
         masks = self._masks
         masks.refresh()
-        secrets = masks.secrets
         keys, texts = masks._keys, masks._texts
         # Made in the order of the line; the three first are set in place below.
         cleaned: dict[str, Any] = {"timestamp": None, "level": None, "event": None}
         for key, item in event_dict.items():
-            if type(key) is str and key in keys:
-                name, secret_key = keys[key]
-            else:
-                name, secret_key = masks.key(key if isinstance(key, str) else _safe_repr(key))
+            known = keys.get(key) if type(key) is str else None
+            if known is None:
+                known = masks.key(key if isinstance(key, str) else _safe_repr(key))
+            name, secret_key = known
             if secret_key and item is not None and item != "":
                 cleaned[name] = REDACTED
             elif type(item) is str:
-                cleaned[name] = texts[item] if item in texts else masks.text(item)
+                masked = texts.get(item)
+                cleaned[name] = masks.text(item) if masked is None else masked
             elif item is None or type(item) in _PLAIN:
                 cleaned[name] = item
             else:
-                cleaned[name] = _redact(item, secrets, 1, masks)
+                cleaned[name] = _redact(item, masks.secrets, 1, masks)
         if "event" not in event_dict:
             del cleaned["event"]
+        for name in _AGENT_KEYS:
+            if name not in event_dict:
+                cleaned[name] = None
+        # In place: a ``level`` or ``timestamp`` of the caller's is replaced (the time is
+        # the runtime's).
         cleaned["level"] = _LEVEL_ALIASES.get(method_name, method_name)
         cleaned["timestamp"] = self._clock.now()
         return cleaned
+
+
+#: Every line names the agent (``null`` outside one).
+_AGENT_KEYS: Final = ("agent_id", "nickname", "depth")
 
 
 _LINE_ENCODER: Final = msgspec.json.Encoder(enc_hook=str)
@@ -498,15 +517,49 @@ def _straight_to_sink(
     self._logger.emit(method_name, event_dict)
 
 
+def _interpolated(event: str | None, args: tuple[Any, ...]) -> str | None:
+    """``event % args`` as structlog's level methods make it (one non-empty mapping:
+    named fields)."""
+    if event is None:
+        return None
+    if len(args) == 1 and isinstance(args[0], Mapping) and args[0]:
+        return event % args[0]
+    return event % args
+
+
+def _level_method(name: str) -> Any:
+    """The method of a level a logger writes: its line handed to the sink at once.
+
+    What structlog's level method and :func:`_straight_to_sink` do together, less a
+    call and a second packing of the keywords: two lines an agent at ``info``.
+    """
+
+    def method(self: Any, event: str | None = None, *args: Any, **kw: Any) -> None:
+        if args:
+            event = _interpolated(event, args)
+        if event is None:
+            self._logger.emit(name, {**self._context, **kw})
+        else:
+            self._logger.emit(name, {**self._context, **kw, "event": event})
+
+    method.__name__ = name
+    return method
+
+
+def _wrapper(name: str, level: int) -> type[FilteringBoundLogger]:
+    """The bound logger class whose lowest level is ``level``: its lines go straight to
+    the sink; the methods below it stay structlog's, which do nothing."""
+    base = structlog.make_filtering_bound_logger(level)
+    methods: dict[str, Any] = {"_proxy_to_logger": _straight_to_sink, "__slots__": ()}
+    for method_name, method_level in _METHOD_LEVELS.items():
+        if method_level >= level and method_name != "exception":  # exception calls error
+            methods[method_name] = _level_method(_LEVEL_ALIASES.get(method_name, method_name))
+    methods["msg"] = methods.get("info", base.msg)
+    return type(f"RuntimeBoundLogger{name.title()}", (base,), methods)
+
+
 #: A filtering bound logger class per lowest level, whose lines go straight to the sink.
-_WRAPPERS: Final = {
-    level: type(
-        f"RuntimeBoundLogger{name.title()}",
-        (structlog.make_filtering_bound_logger(level),),
-        {"_proxy_to_logger": _straight_to_sink, "__slots__": ()},
-    )
-    for name, level in _LEVELS.items()
-}
+_WRAPPERS: Final = {level: _wrapper(name, level) for name, level in _LEVELS.items()}
 
 
 # --------------------------------------------------------------------------- the log

@@ -622,6 +622,8 @@ def test_every_level_and_form_of_a_call_gives_the_same_line(tmp_path: Path) -> N
             raise RuntimeError("boom")
         except RuntimeError:
             agent.exception("failed")
+        agent.msg("m %(what)s", {"what": "named"})
+        agent.info("100%% %s", "done")
         assert agent.is_enabled_for(10)
     lines = lines_of(tmp_path / "state" / "logs" / "s-1.jsonl")
     assert [(line["level"], line["event"]) for line in lines] == [
@@ -633,6 +635,8 @@ def test_every_level_and_form_of_a_call_gives_the_same_line(tmp_path: Path) -> N
         ("critical", "c"),
         ("info", "via log"),
         ("error", "failed"),
+        ("info", "m named"),
+        ("info", "100% done"),
     ]
     for line in lines:
         assert list(line)[:3] == ["timestamp", "level", "event"]
@@ -642,8 +646,8 @@ def test_every_level_and_form_of_a_call_gives_the_same_line(tmp_path: Path) -> N
             2,
             "Read",
         )
-    assert "RuntimeError: boom" in lines[-1]["exception"]
-    assert "exc_info" not in lines[-1]
+    assert "RuntimeError: boom" in lines[-3]["exception"]
+    assert "exc_info" not in lines[-3]
     # stderr (warning and up): the same lines, readable
     assert [row.split()[1] for row in err.getvalue().splitlines() if row[:1].isdigit()] == [
         "warning",
@@ -652,3 +656,16 @@ def test_every_level_and_form_of_a_call_gives_the_same_line(tmp_path: Path) -> N
         "critical",
         "error",
     ]
+
+
+def test_lists_of_names_are_masked_item_by_item(tmp_path: Path) -> None:
+    """Issue 17, fourteenth round: a list of strings (an agent's tools) is masked from
+    the masks' memory in one loop; a list holding anything else is redacted item by item."""
+    key = "sk-ant-api03-" + "k" * 40
+    with RuntimeLog(path=tmp_path / "log.jsonl", env={}) as log:
+        agent = log.for_agent(agent_id="a1", nickname="Ada", depth=1)
+        for _ in range(2):  # the second line reads every item's mask from memory
+            agent.info("agent spawned", tools=["Read", key], inputs=("Read", 3, {"token": "t"}))
+    for line in lines_of(tmp_path / "log.jsonl"):
+        assert line["tools"] == ["Read", REDACTED]
+        assert line["inputs"] == ["Read", 3, {"token": REDACTED}]
