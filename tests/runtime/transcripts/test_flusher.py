@@ -9,10 +9,11 @@ turn's completion, and a completed turn survives ``kill -9``), and a result is
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -276,6 +277,25 @@ def _instant_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return batches
 
 
+@contextlib.asynccontextmanager
+async def _flusher_with_helper_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[TranscriptFlusher, trio.Nursery, list[int]]]:
+    """A running flusher whose helper is up (one file made), then its batches counted and
+    made at once (:func:`_instant_batches`); stopped at the end of the block."""
+    flusher = TranscriptFlusher()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        first = TranscriptWriter(tmp_path / "first.jsonl", META, flusher=flusher)
+        await flusher.opened(first)
+        try:
+            yield flusher, nursery, _instant_batches(monkeypatch)
+        finally:
+            flusher.stop()
+    first.close()
+
+
 @pytest.mark.skipif(not helper_available(), reason="no helper process on this platform")
 async def test_a_long_loop_of_spawns_makes_its_files_in_few_round_trips(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -283,21 +303,14 @@ async def test_a_long_loop_of_spawns_makes_its_files_in_few_round_trips(
     # Each round trip to the helper costs this process tens of microseconds of CPU
     # whatever it carries: while nobody waits for a file, a batch gathers up to
     # GATHER_PASSES passes, not the 8 it once did (13 round trips for 100 spawns).
-    flusher = TranscriptFlusher()
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(flusher.run)
-        await trio.testing.wait_all_tasks_blocked()
-        first = TranscriptWriter(tmp_path / "first.jsonl", META, flusher=flusher)
-        await flusher.opened(first)  # the helper is up
-        batches = _instant_batches(monkeypatch)
-        writers = []
+    writers = []
+    async with _flusher_with_helper_up(tmp_path, monkeypatch) as (flusher, _, batches):
         for index in range(100):
             writers.append(TranscriptWriter(tmp_path / f"a{index}.jsonl", META, flusher=flusher))
             await trio.lowlevel.checkpoint()
         for writer in writers:
             await flusher.opened(writer)
-        flusher.stop()
-    for writer in (first, *writers):
+    for writer in writers:
         writer.close()
     assert sum(batches) == 100, batches
     assert len(batches) <= 3, batches
@@ -311,14 +324,8 @@ async def test_a_writer_waiting_for_its_file_ends_the_gathering(
     # Spawns go on one a pass, but a turn completed before its file was made (opened)
     # must not wait for the loop to end: the batch goes GATHER_PASSES_WAITED passes after
     # it began, not GATHER_PASSES.
-    flusher = TranscriptFlusher()
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(flusher.run)
-        await trio.testing.wait_all_tasks_blocked()
-        first = TranscriptWriter(tmp_path / "first.jsonl", META, flusher=flusher)
-        await flusher.opened(first)  # the helper is up
-        batches = _instant_batches(monkeypatch)
-        writers: list[TranscriptWriter] = []
+    writers: list[TranscriptWriter] = []
+    async with _flusher_with_helper_up(tmp_path, monkeypatch) as (flusher, nursery, batches):
         done = trio.Event()
 
         async def spawns() -> None:
@@ -337,8 +344,7 @@ async def test_a_writer_waiting_for_its_file_ends_the_gathering(
         assert not waited.opening
         done.set()
         await trio.testing.wait_all_tasks_blocked()
-        flusher.stop()
-    for writer in (first, *writers):
+    for writer in writers:
         writer.close()
     assert batches[0] <= GATHER_PASSES_WAITED + 2 < GATHER_PASSES, batches
     assert sum(batches) == len(writers), batches
