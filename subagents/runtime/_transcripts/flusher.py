@@ -36,11 +36,11 @@ lines in memory; a task of the flusher's own has the files of every writer that
 asked in a pass (and in the next ones while they bring more, up to
 :data:`GATHER_PASSES` or :data:`GATHER_SECONDS`: a loop of spawns; fewer,
 :data:`GATHER_PASSES_WAITED`, when a writer waits for its file) made together:
-by the helper process once it is up (which hands back the descriptors: no GIL, no Trio thread), else
-in one worker thread (so no line held back waits for them), and each writer
-then writes its lines with one ``write`` (:meth:`Openable.adopt`). A turn
-completed before its file is made waits for it in its agent's loop, not in the
-thread.
+by the helper process once it is up (which hands back the descriptors: no GIL,
+no Trio thread), else in one worker thread (so no line held back waits for
+them), and each writer then writes its lines with one ``write``
+(:meth:`Openable.adopt`). A turn completed before its file is made waits for it
+in its agent's loop, not in the thread.
 A writer that needs its file at once (a result to ``fsync`` in its own thread, its close) calls
 :meth:`TranscriptFlusher.claim_open`: a file not yet under way, or under way in the
 helper, is made in the caller's thread (the helper's descriptor is closed when it
@@ -368,9 +368,9 @@ class TranscriptFlusher:
                 await self._open_lot.park()
             # Gather while more come (see GATHER_PASSES), until two passes bring none (Trio
             # may run this task before the spawner in one pass and after it in the next),
-            # a message's worth is wanted, or a writer has waited GATHER_PASSES_WAITED
-            # passes for its file (opened()). No batch is under way meanwhile, so every
-            # writer waiting is waiting for one of these.
+            # a message's worth is wanted, or GATHER_PASSES_WAITED passes have gone by
+            # and a writer waits for its file (opened()). No batch is under way
+            # meanwhile, so every writer waiting is waiting for one of these.
             quiet = 0
             deadline = trio.current_time() + GATHER_SECONDS
             for passes in range(1, GATHER_PASSES + 1):
