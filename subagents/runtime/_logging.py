@@ -510,11 +510,17 @@ def _straight_to_sink(
 
     structlog documents ``_proxy_to_logger`` as the method a wrapper class replaces.
     """
-    event_dict = self._context.copy()
-    event_dict.update(event_kw)
-    if event is not None:
-        event_dict["event"] = event
-    self._logger.emit(method_name, event_dict)
+    self._logger.emit(method_name, _event_dict(self._context, event, event_kw))
+
+
+def _event_dict(
+    context: Mapping[str, Any], event: str | None, kw: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A call's fields before the finish: the bound context, the call's keywords over it,
+    then ``event`` (none when ``None``)."""
+    if event is None:
+        return {**context, **kw}
+    return {**context, **kw, "event": event}
 
 
 def _interpolated(event: str | None, args: tuple[Any, ...]) -> str | None:
@@ -537,10 +543,7 @@ def _level_method(name: str) -> Any:
     def method(self: Any, event: str | None = None, *args: Any, **kw: Any) -> None:
         if args:
             event = _interpolated(event, args)
-        if event is None:
-            self._logger.emit(name, {**self._context, **kw})
-        else:
-            self._logger.emit(name, {**self._context, **kw, "event": event})
+        self._logger.emit(name, _event_dict(self._context, event, kw))
 
     method.__name__ = name
     return method
@@ -549,12 +552,13 @@ def _level_method(name: str) -> Any:
 def _wrapper(name: str, level: int) -> type[FilteringBoundLogger]:
     """The bound logger class whose lowest level is ``level``: its lines go straight to
     the sink; the methods below it stay structlog's, which do nothing."""
-    base = structlog.make_filtering_bound_logger(level)
     methods: dict[str, Any] = {"_proxy_to_logger": _straight_to_sink, "__slots__": ()}
     for method_name, method_level in _METHOD_LEVELS.items():
         if method_level >= level and method_name != "exception":  # exception calls error
             methods[method_name] = _level_method(_LEVEL_ALIASES.get(method_name, method_name))
-    methods["msg"] = methods.get("info", base.msg)
+    if "info" in methods:
+        methods["msg"] = methods["info"]
+    base = structlog.make_filtering_bound_logger(level)
     return type(f"RuntimeBoundLogger{name.title()}", (base,), methods)
 
 
