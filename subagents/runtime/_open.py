@@ -34,7 +34,12 @@ from subagents.runtime._config.trust import ProjectTrust, restrict_catalog, trus
 from subagents.runtime._config.trusted_folders import load_trust_store, project_folder
 from subagents.runtime._config.values import RuntimeConfig
 from subagents.runtime._exceptions import TranscriptError
-from subagents.runtime._file_limit import FileLimitGuard, open_files_limit
+from subagents.runtime._file_limit import (
+    RESERVE_FROM,
+    FileLimitGuard,
+    open_files_limit,
+    reserve_descriptors,
+)
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._hooks.values import Hook
 from subagents.runtime._job_host import JobToolHost
@@ -231,6 +236,9 @@ async def open_runtime(
         # Each open agent holds its transcript open: room for thousands of them.
         transcripts = config.transcripts
         stack.enter_context(FileLimitGuard(transcripts.enabled and transcripts.raise_file_limit))
+        # ... and the descriptor table grown for them now, not in the middle of their spawns.
+        if transcripts.enabled and config.limits.max_threads >= RESERVE_FROM:
+            await trio.to_thread.run_sync(reserve_descriptors, config.limits.max_threads)
         chosen: Provider
         if provider is None:
             chosen = await stack.enter_async_context(_chosen_provider(config, env))

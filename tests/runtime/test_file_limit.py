@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,11 +21,18 @@ from subagents.runtime import (
     TranscriptsConfig,
     load_config,
 )
-from subagents.runtime._file_limit import MOST_OPEN_FILES, FileLimitGuard, open_files_limit
+from subagents.runtime._file_limit import (
+    MOST_OPEN_FILES,
+    RESERVE_FROM,
+    FileLimitGuard,
+    open_files_limit,
+    reserve_descriptors,
+)
 from subagents.runtime._transcripts.load import load_transcript
 from tests.runtime.world import World
 
 resource = pytest.importorskip("resource", reason="no rlimits on this platform")
+fcntl = pytest.importorskip("fcntl", reason="no descriptor table to grow on this platform")
 NOFILE = resource.RLIMIT_NOFILE
 
 
@@ -219,3 +227,102 @@ async def test_without_the_raise_the_agents_past_the_limit_say_what_to_do(
     problems = [line["error"] for line in lines if line["event"] == "transcript problem"]
     assert problems
     assert all("EMFILE" in problem and "ulimit -n" in problem for problem in problems)
+
+
+# -- the descriptor table, grown at start --------------------------------------------
+
+linux_only = pytest.mark.skipif(
+    sys.platform != "linux", reason="the table's size is read from /proc/self/status"
+)
+
+
+def table_size() -> int:
+    """The slots of this process's descriptor table (Linux's ``FDSize``)."""
+    status = Path("/proc/self/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("FDSize:")))
+
+
+def lowest_free() -> int:
+    fd = os.open(os.devnull, os.O_RDONLY)
+    os.close(fd)
+    return fd
+
+
+def test_few_agents_reserve_nothing() -> None:
+    assert reserve_descriptors(RESERVE_FROM - 1) is None
+
+
+def test_the_reserve_leaves_no_descriptor_open_and_replaces_none(limits: tuple[int, int]) -> None:
+    count = RESERVE_FROM
+    before = open_descriptors()
+    # A descriptor already open at the number the reserve aims for: F_DUPFD moves above
+    # it, where dup2 would have closed it.
+    aimed = lowest_free() + count + 64
+    with open(os.devnull, "rb") as kept:
+        held = fcntl.fcntl(kept.fileno(), fcntl.F_DUPFD_CLOEXEC, aimed)
+        try:
+            assert held == aimed
+            identity = os.fstat(held).st_ino
+            reached = reserve_descriptors(count)
+            assert reached is not None
+            assert reached > aimed
+            assert os.fstat(held).st_ino == identity
+        finally:
+            os.close(held)
+    assert open_descriptors() == before
+
+
+def test_the_reserve_stays_under_the_soft_limit(limits: tuple[int, int]) -> None:
+    soft = open_descriptors() + 20
+    lower_soft(soft)
+    reached = reserve_descriptors(10_000)
+    assert reached is not None
+    assert reached < soft
+
+
+@linux_only
+def test_the_table_is_grown_at_once_in_a_process_with_threads() -> None:
+    # A fresh process: its table has its first size, and a thread shares it (the case
+    # where each later growth would wait for an RCU grace period).
+    script = """
+import threading, sys
+from subagents.runtime._file_limit import FileLimitGuard, reserve_descriptors
+stop = threading.Event()
+thread = threading.Thread(target=stop.wait, args=(30,))
+thread.start()
+def size():
+    status = open("/proc/self/status").read().splitlines()
+    return int(next(line.split()[1] for line in status if line.startswith("FDSize:")))
+with FileLimitGuard(True):
+    before = size()
+    reached = reserve_descriptors(5_000)
+    print(before, reached, size())
+stop.set()
+thread.join()
+"""
+    hard = resource.getrlimit(NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard < 6_000:
+        pytest.skip(f"the hard open-file limit ({hard}) is too low for this test")
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    before, reached, after = map(int, done.stdout.split())
+    assert before < 5_000
+    assert reached >= 5_000
+    assert after > reached
+
+
+@linux_only
+async def test_a_runtime_for_many_agents_grows_the_table_when_it_opens(
+    tmp_path: Path, limits: tuple[int, int]
+) -> None:
+    # Room for more agents than any other test opens: the table cannot have this size yet.
+    hard = resource.getrlimit(NOFILE)[1]
+    agents = min(20_000, raised(hard) - 4 * RESERVE_FROM)
+    if agents < 4_096:
+        pytest.skip(f"the hard open-file limit ({hard}) is too low for this test")
+    assert table_size() < agents
+    world = World(tmp_path)
+    world.limits["max_threads"] = agents
+    async with world.open(ScriptedProvider(lambda request: testing.say("done"))):
+        assert table_size() > agents
