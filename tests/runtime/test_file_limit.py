@@ -22,6 +22,7 @@ from subagents.runtime import (
     load_config,
 )
 from subagents.runtime._file_limit import (
+    _RESERVE_SLACK,
     MOST_OPEN_FILES,
     RESERVE_FROM,
     FileLimitGuard,
@@ -252,21 +253,25 @@ def test_few_agents_reserve_nothing() -> None:
     assert reserve_descriptors(RESERVE_FROM - 1) is None
 
 
-def test_the_reserve_leaves_no_descriptor_open_and_replaces_none(limits: tuple[int, int]) -> None:
+def test_the_reserve_leaves_no_descriptor_open_and_replaces_none(
+    tmp_path: Path, limits: tuple[int, int]
+) -> None:
     count = RESERVE_FROM
     before = open_descriptors()
-    # A descriptor already open at the number the reserve aims for: F_DUPFD moves above
-    # it, where dup2 would have closed it.
-    aimed = lowest_free() + count + 64
-    with open(os.devnull, "rb") as kept:
+    with open(tmp_path / "kept", "wb") as kept:
+        # A descriptor of another file already open at the number the reserve aims for
+        # (its probe takes the lowest free one): F_DUPFD moves above it, where dup2 would
+        # have put /dev/null in its place.
+        aimed = lowest_free() + count + _RESERVE_SLACK
         held = fcntl.fcntl(kept.fileno(), fcntl.F_DUPFD_CLOEXEC, aimed)
         try:
             assert held == aimed
-            identity = os.fstat(held).st_ino
+            identity = os.fstat(held)
             reached = reserve_descriptors(count)
             assert reached is not None
             assert reached > aimed
-            assert os.fstat(held).st_ino == identity
+            after = os.fstat(held)
+            assert (after.st_dev, after.st_ino) == (identity.st_dev, identity.st_ino)
         finally:
             os.close(held)
     assert open_descriptors() == before
