@@ -62,7 +62,6 @@ from subagents.tools import (
     ApprovalRouter,
     Tool,
     ToolSelection,
-    tool_policy,
 )
 
 __all__ = ["AgentHandle", "AgentRecord"]
@@ -315,14 +314,15 @@ class AgentRecord:
             mode=_approval_mode(self.definition),
             parent=parent.router if parent is not None else services.root_approver,
         )
-        policy = tool_policy(
+        policy = services.selections.policy(
             self.definition,
             depth=ctx.depth,
             max_depth=services.config.limits.max_depth,
             background=True if self.background else None,
             job_row=self.job_item is not None,
         )
-        offered = (*services.tools, *fetched)
+        # The runtime's own tuple when the agent has no MCP tools: the cache knows it.
+        offered = (*services.tools, *fetched) if fetched else services.tools
         site = self.site
         self.tools = services.selections.select(
             offered, policy, services.trust, wrap=lambda kept: hook_tools(kept, site)

@@ -113,7 +113,7 @@ def _names(value: Iterable[str]) -> tuple[str, ...]:
     return tuple(value)
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class ToolPolicy:
     """What the filter needs to know about one agent.
 
@@ -164,7 +164,7 @@ def _withheld(value: Mapping[str, str]) -> Mapping[str, str]:
     return types.MappingProxyType(dict(value))
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class TrustPolicy:
     """Which definition sources may be given tools that write or execute.
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 from subagents import testing
+from subagents.agents import AgentDefinition, builtin_agents
 from subagents.runtime import ScriptedProvider
 from subagents.runtime._tool_selection import SelectionCache
-from subagents.tools import ToolPolicy, TrustPolicy, filter_tools
+from subagents.tools import ToolPolicy, TrustPolicy, filter_tools, tool_policy
 from subagents.tools import _filter as filter_module
 from tests.runtime.helpers import SlowTool
 from tests.runtime.world import World
@@ -71,6 +73,49 @@ def test_a_tool_whose_flags_changed_is_filtered_afresh() -> None:
     assert cache.select((tool,), policy, TrustPolicy()).names == ()
     assert cache.select((tool,), policy, TrustPolicy()).names == ()
     assert (cache.hits, cache.misses, len(cache)) == (1, 2, 1)
+
+
+def test_the_same_tuple_offered_again_is_still_checked_for_changed_flags() -> None:
+    """The runtime offers one tuple to every agent: the cache keeps its ids, not its flags."""
+    tool = SlowTool("ReadA")
+    offered = (tool,)
+    cache = SelectionCache()
+    policy = ToolPolicy(source="project", read_only=True)
+    assert cache.select(offered, policy, TrustPolicy()).names == ("ReadA",)
+    assert cache.select(offered, policy, TrustPolicy()).names == ("ReadA",)
+    tool.read_only = False
+    assert cache.select(offered, policy, TrustPolicy()).names == ()
+    assert (cache.hits, cache.misses) == (1, 2)
+
+
+def test_agents_of_one_type_at_one_position_share_one_policy() -> None:
+    explore = next(d for d in builtin_agents() if d.name == "Explore")
+    cache = SelectionCache()
+
+    def policy(definition: AgentDefinition, depth: int = 1, background: bool | None = None):
+        return cache.policy(
+            definition, depth=depth, max_depth=2, background=background, job_row=False
+        )
+
+    first = policy(explore)
+    assert policy(explore) is first
+    assert first == tool_policy(explore, depth=1, max_depth=2)
+    deeper = policy(explore, depth=2)
+    assert deeper is not first
+    assert deeper.depth == 2
+    assert policy(explore, background=True).background is True
+    # Another definition object, even an equal one, has its own entry (its own id).
+    twin = attrs.evolve(explore)
+    assert policy(twin) is not first
+    assert policy(twin) == first
+
+
+def test_the_policies_kept_are_bounded() -> None:
+    explore = next(d for d in builtin_agents() if d.name == "Explore")
+    cache = SelectionCache(capacity=2)
+    for depth in range(5):
+        cache.policy(explore, depth=depth, max_depth=9, background=None, job_row=False)
+        assert len(cache._policies) <= 2
 
 
 def test_the_cache_is_bounded() -> None:
