@@ -35,6 +35,8 @@ import threading
 import types
 from typing import Final, final
 
+import trio
+
 resource: types.ModuleType | None
 try:
     import resource
@@ -51,6 +53,7 @@ __all__ = [
     "MOST_OPEN_FILES",
     "RESERVE_FROM",
     "FileLimitGuard",
+    "grow_table",
     "open_files_limit",
     "reserve_descriptors",
 ]
@@ -101,16 +104,25 @@ def _raise_soft() -> tuple[int, int] | None:
     return None
 
 
-def reserve_descriptors(count: int) -> int | None:
+async def reserve_descriptors(count: int) -> int | None:
+    """Grow the process's descriptor table to hold ``count`` more descriptors, in a worker
+    thread (see the module): the highest descriptor number it reached, or ``None`` when
+    nothing was reserved (``count`` below :data:`RESERVE_FROM`, or see :func:`grow_table`)."""
+    if count < RESERVE_FROM:
+        return None
+    return await trio.to_thread.run_sync(grow_table, count)
+
+
+def grow_table(count: int) -> int | None:
     """Grow the process's descriptor table now to hold ``count`` more descriptors (at most
-    the soft limit): the highest descriptor number it reached, or ``None`` when nothing was
-    reserved (``count`` below :data:`RESERVE_FROM`, no ``fcntl``, or the system refused).
+    the soft limit), blocking: the highest descriptor number it reached, or ``None`` (no
+    ``fcntl``, or the system refused).
 
     The table is grown by duplicating a descriptor to the lowest free number at or above
     the one wanted (``F_DUPFD``, which never replaces an open descriptor) and closing the
-    copy: the table keeps its size. Blocking (see the module): call it in a worker thread.
+    copy: the table keeps its size.
     """
-    if count < RESERVE_FROM or fcntl is None:
+    if fcntl is None:
         return None
     try:
         probe = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)

@@ -35,7 +35,6 @@ from subagents.runtime._config.trusted_folders import load_trust_store, project_
 from subagents.runtime._config.values import RuntimeConfig
 from subagents.runtime._exceptions import TranscriptError
 from subagents.runtime._file_limit import (
-    RESERVE_FROM,
     FileLimitGuard,
     open_files_limit,
     reserve_descriptors,
@@ -237,8 +236,8 @@ async def open_runtime(
         transcripts = config.transcripts
         stack.enter_context(FileLimitGuard(transcripts.enabled and transcripts.raise_file_limit))
         # ... and the descriptor table grown for them now, not in the middle of their spawns.
-        if transcripts.enabled and config.limits.max_threads >= RESERVE_FROM:
-            await trio.to_thread.run_sync(reserve_descriptors, config.limits.max_threads)
+        if transcripts.enabled:
+            await reserve_descriptors(config.limits.max_threads)
         chosen: Provider
         if provider is None:
             chosen = await stack.enter_async_context(_chosen_provider(config, env))

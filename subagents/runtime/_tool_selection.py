@@ -124,7 +124,7 @@ class SelectionCache:
         """:func:`~subagents.tools.tool_policy`, one object per definition and arguments."""
         key: _PolicyKey = (id(definition), depth, max_depth, background, job_row)
         known = self._policies.get(key)
-        if known is not None and known[0] is definition:
+        if known is not None:  # the entry holds the definition: its id is no other's
             return known[1]
         policy = tool_policy(
             definition,

@@ -26,6 +26,7 @@ from subagents.runtime._file_limit import (
     MOST_OPEN_FILES,
     RESERVE_FROM,
     FileLimitGuard,
+    grow_table,
     open_files_limit,
     reserve_descriptors,
 )
@@ -249,8 +250,8 @@ def lowest_free() -> int:
     return fd
 
 
-def test_few_agents_reserve_nothing() -> None:
-    assert reserve_descriptors(RESERVE_FROM - 1) is None
+async def test_few_agents_reserve_nothing() -> None:
+    assert await reserve_descriptors(RESERVE_FROM - 1) is None
 
 
 def test_the_reserve_leaves_no_descriptor_open_and_replaces_none(
@@ -267,7 +268,7 @@ def test_the_reserve_leaves_no_descriptor_open_and_replaces_none(
         try:
             assert held == aimed
             identity = os.fstat(held)
-            reached = reserve_descriptors(count)
+            reached = grow_table(count)
             assert reached is not None
             assert reached > aimed
             after = os.fstat(held)
@@ -280,7 +281,7 @@ def test_the_reserve_leaves_no_descriptor_open_and_replaces_none(
 def test_the_reserve_stays_under_the_soft_limit(limits: tuple[int, int]) -> None:
     soft = open_descriptors() + 20
     lower_soft(soft)
-    reached = reserve_descriptors(10_000)
+    reached = grow_table(10_000)
     assert reached is not None
     assert reached < soft
 
@@ -291,7 +292,7 @@ def test_the_table_is_grown_at_once_in_a_process_with_threads() -> None:
     # where each later growth would wait for an RCU grace period).
     script = """
 import threading, sys
-from subagents.runtime._file_limit import FileLimitGuard, reserve_descriptors
+from subagents.runtime._file_limit import FileLimitGuard, grow_table
 stop = threading.Event()
 thread = threading.Thread(target=stop.wait, args=(30,))
 thread.start()
@@ -300,7 +301,7 @@ def size():
     return int(next(line.split()[1] for line in status if line.startswith("FDSize:")))
 with FileLimitGuard(True):
     before = size()
-    reached = reserve_descriptors(5_000)
+    reached = grow_table(5_000)
     print(before, reached, size())
 stop.set()
 thread.join()
