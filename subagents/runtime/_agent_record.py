@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import io
 import math
+import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, final
 
 import attrs
@@ -55,7 +55,7 @@ from subagents.runtime._progress.facts import ProgressFeed
 from subagents.runtime._result import AgentResult
 from subagents.runtime._services import Services
 from subagents.runtime._transcripts.load import Transcript
-from subagents.runtime._transcripts.records import FinalStatus, MetaRecord, transcript_path
+from subagents.runtime._transcripts.records import FinalStatus, MetaRecord, transcript_file
 from subagents.runtime._transcripts.writer import TranscriptWriter
 from subagents.tools import (
     ApprovalMode,
@@ -94,10 +94,6 @@ def _approval_mode(definition: AgentDefinition) -> ApprovalMode:
     if definition.permission_mode in (PermissionMode.DONT_ASK, PermissionMode.PLAN):
         return ApprovalMode.SUPPRESS
     return ApprovalMode.ROUTE_TO_PARENT
-
-
-def _path_or_none(path: Path | None) -> str | None:
-    return None if path is None else str(path)
 
 
 def _is_cancellation(exc: BaseException) -> bool:
@@ -199,7 +195,8 @@ class AgentRecord:
         self.router: ApprovalRouter | None = None
         self.spec: AgentSpec | None = None
         self.actor: AgentActor | None = None
-        self.transcript_file: Path | None = None
+        #: The transcript's file, as a string (``Runtime.transcript_path`` gives the Path).
+        self.transcript_file: str | None = None
         self.logger: FilteringBoundLogger = services.log.for_type(definition.name)
         self.ledger = RunLedger(conversation, self.logger)
         self.runs = 0
@@ -249,7 +246,7 @@ class AgentRecord:
             parent_id=self.parent_id,
             model=self.model,
             background=self.background,
-            output_file=None if self.transcript_file is None else str(self.transcript_file),
+            output_file=self.transcript_file,
         )
 
     # -- start-up ---------------------------------------------------------------------
@@ -286,12 +283,12 @@ class AgentRecord:
         resumed = self._transcript
         if services.transcripts_enabled:
             self.transcript_file = (
-                resumed.path
+                os.fspath(resumed.path)
                 if resumed is not None
-                else transcript_path(services.config.state_dir, services.session_id, ctx.id)
+                else transcript_file(services.transcripts_folder, ctx.id)
             )
         parent = services.records.get(ctx.parent_id) if ctx.parent_id is not None else None
-        own = _path_or_none(self.transcript_file)
+        own = self.transcript_file
         self.site = HookSite(
             runner=services.hooks,
             agent_hooks=self.agent_hooks,
@@ -303,7 +300,7 @@ class AgentRecord:
             session_id=services.session_id,
             cwd=str(services.cwd),
             # Claude Code's: the parent's transcript; a top-level agent's own (HookPayload).
-            transcript_path=own if parent is None else _path_or_none(parent.transcript_file),
+            transcript_path=own if parent is None else parent.transcript_file,
             agent_transcript_path=own,
             report=self._report_hooks,
         )
@@ -380,7 +377,7 @@ class AgentRecord:
             background=self.background,
             resumed=resumed is not None,
             tools=list(self.tools.names),
-            transcript=None if self.transcript_file is None else str(self.transcript_file),
+            transcript=self.transcript_file,
         )
         if self.tools.unmatched_patterns:
             self.logger.debug(

@@ -17,7 +17,7 @@ behavior returns, so the result is on disk before the final status.
 from __future__ import annotations
 
 import io
-from pathlib import Path
+import os
 from typing import final
 
 import msgspec
@@ -66,7 +66,7 @@ class RunLedger:
 
     def open(
         self,
-        path: Path,
+        path: str | os.PathLike[str],
         meta: MetaRecord,
         *,
         resumed: Transcript | None,

@@ -1061,7 +1061,8 @@ class Runtime:
 
     def transcript_path(self, agent_id: str) -> Path | None:
         """Where the agent's transcript is written (``None`` when transcripts are off)."""
-        return self._record(agent_id).transcript_file
+        file = self._record(agent_id).transcript_file
+        return None if file is None else Path(file)
 
     def progress(self, agent_id: str) -> AgentProgress:
         """The agent's progress: tokens, tool uses, turns, last activities, subtree totals."""
@@ -1234,7 +1235,7 @@ class RuntimeHost:
             record.agent_id,
             record.nickname,
             record.agent_type,
-            output_file=str(output) if background and output is not None else None,
+            output_file=output if background else None,
         )
 
     def _check_depth(self, caller: ToolContext) -> None:

@@ -23,6 +23,7 @@ from subagents.runtime._progress.tracker import ProgressTracker
 from subagents.runtime._providers.base import Provider
 from subagents.runtime._tool_selection import SelectionCache
 from subagents.runtime._transcripts.flusher import TranscriptFlusher
+from subagents.runtime._transcripts.records import transcripts_folder
 from subagents.teams import BoardSeats, TeamDirectory
 from subagents.tools import Approver, McpServers, SecretRedactor, Tool, TrustPolicy
 
@@ -78,6 +79,15 @@ class Services:
     tracker: ProgressTracker = attrs.field(factory=ProgressTracker)
     # Each definition's limits, by identity (the definition kept, so an id is never reused).
     _limits: dict[int, tuple[AgentDefinition, Limits]] = attrs.field(factory=dict, init=False)
+    #: The session's transcripts folder, as a string: each spawn names its file in it
+    #: (empty when transcripts are off).
+    transcripts_folder: str = attrs.field(init=False)
+
+    @transcripts_folder.default
+    def _transcripts_folder(self) -> str:
+        if not self.config.transcripts.enabled:
+            return ""
+        return transcripts_folder(self.config.state_dir, self.session_id)
 
     def limits_for(self, definition: AgentDefinition) -> Limits:
         """The run limits of an agent of ``definition``: its own, unset ones from the

@@ -21,8 +21,10 @@ T = TypeVar("T")
 #: Folders this process made (or found) for transcripts: a new file in one of them
 #: needs no ``mkdir``, which costs a failed system call, an exception and a ``stat``
 #: per agent when the folder is there. Bounded: cleared once it holds this many.
+#: Kept as strings: a spawn names its file by a string and makes no ``Path`` (a
+#: ``Path``'s parent and hash cost a dozen Python calls an agent).
 _KNOWN_FOLDERS_MAX: Final = 1024
-_known_folders: set[Path] = set()
+_known_folders: set[str] = set()
 
 
 class TranscriptFile(Protocol):
@@ -37,18 +39,18 @@ def _private(path: str, flags: int) -> int:
     return os.open(path, flags, 0o600)
 
 
-def open_append(path: Path) -> TranscriptFile:
+def open_append(path: str | os.PathLike[str]) -> TranscriptFile:
     """The default opener: ``path`` unbuffered, in append mode, created private to its owner."""
     return open(path, "ab", buffering=0, opener=_private)
 
 
-def in_folder(path: Path, make: Callable[[], T]) -> T:
+def in_folder(path: str | os.PathLike[str], make: Callable[[], T]) -> T:
     """``make()``, once ``path``'s folder exists (made private to its owner if it is not).
 
     A folder made before is not asked about again; if it went away meanwhile (the file
     cannot be made: ``FileNotFoundError``), it is made again and ``make`` tried once more.
     """
-    folder = path.parent
+    folder = os.path.dirname(os.fspath(path))
     if folder in _known_folders:
         try:
             return make()
@@ -58,19 +60,20 @@ def in_folder(path: Path, make: Callable[[], T]) -> T:
     return make()
 
 
-def ensure_folder(folder: Path) -> None:
+def ensure_folder(folder: str | os.PathLike[str]) -> None:
     """Make ``folder`` (private to its owner) unless this process made or found it before."""
-    if folder in _known_folders:
+    name = os.fspath(folder)
+    if name in _known_folders:
         return
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    Path(name or ".").mkdir(parents=True, exist_ok=True, mode=0o700)
     if len(_known_folders) >= _KNOWN_FOLDERS_MAX:
         _known_folders.clear()
-    _known_folders.add(folder)
+    _known_folders.add(name)
 
 
-def forget_folder(folder: Path) -> None:
+def forget_folder(folder: str | os.PathLike[str]) -> None:
     """``folder`` went away: the next file in it makes it again."""
-    _known_folders.discard(folder)
+    _known_folders.discard(os.fspath(folder))
 
 
 def needs_newline(path: Path) -> bool:

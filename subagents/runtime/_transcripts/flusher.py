@@ -58,7 +58,6 @@ import os
 import sys
 import threading
 from collections.abc import Awaitable
-from pathlib import Path
 from typing import Final, Protocol, final
 
 import trio
@@ -346,7 +345,7 @@ class TranscriptFlusher:
                 continue
             if fd < 0:
                 if -fd == errno.ENOENT:  # its folder went away: the worker makes it again
-                    forget_folder(Path(os.fsdecode(path)).parent)
+                    forget_folder(os.path.dirname(os.fsdecode(path)))
                 rest[writer] = None
                 continue
             try:

@@ -16,7 +16,6 @@ Writing is in :mod:`subagents.runtime._transcripts.writer`, reading back in
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 from pathlib import Path
@@ -40,7 +39,9 @@ __all__ = [
     "MetaRecord",
     "ResultRecord",
     "TranscriptRecord",
+    "transcript_file",
     "transcript_path",
+    "transcripts_folder",
 ]
 
 #: The version of the line format, written in every meta record.
@@ -211,12 +212,18 @@ def check_name(kind: str, value: str) -> str:
 
 def transcript_path(state_dir: str | os.PathLike[str], session_id: str, agent_id: str) -> Path:
     """``<state_dir>/sessions/<session_id>/subagents/agent-<agent_id>.jsonl``."""
-    agent = check_name("Agent id", agent_id)
-    return _transcripts_folder(os.fspath(state_dir), session_id).joinpath(f"agent-{agent}.jsonl")
+    return Path(transcript_file(transcripts_folder(state_dir, session_id), agent_id))
 
 
-@functools.lru_cache(maxsize=16)
-def _transcripts_folder(state_dir: str, session_id: str) -> Path:
-    """The folder of a session's transcripts, made once: every spawn of the session names
-    a file in it, and parsing its five parts again cost most of a spawn's path (9 us)."""
-    return Path(state_dir, "sessions", check_name("Session id", session_id), "subagents")
+def transcripts_folder(state_dir: str | os.PathLike[str], session_id: str) -> str:
+    """The folder of a session's transcripts, as a string (a runtime makes it once)."""
+    return os.path.join(
+        os.fspath(state_dir), "sessions", check_name("Session id", session_id), "subagents"
+    )
+
+
+def transcript_file(folder: str, agent_id: str) -> str:
+    """Agent ``agent_id``'s transcript in ``folder`` (:func:`transcripts_folder`), as a string:
+    what a spawn names its writer's file by, with no ``Path`` made (a ``Path``'s parsing,
+    parent, hash and string cost a spawn two dozen Python calls)."""
+    return f"{folder}{os.sep}agent-{check_name('Agent id', agent_id)}.jsonl"

@@ -60,7 +60,6 @@ from typing import TYPE_CHECKING, Final, final
 import attrs
 import msgspec
 
-from subagents._paths import as_path
 from subagents.runtime._config.defaults import DiskErrorPolicy
 from subagents.runtime._exceptions import TranscriptError, TranscriptWriteError
 from subagents.runtime._messages import Conversation, Message, ToolResultBlock, ToolUseBlock
@@ -175,11 +174,12 @@ class TranscriptWriter:
         "_held",
         "_max_buffered",
         "_meta",
+        "_name",
         "_next_seq",
         "_on_report",
         "_opener",
         "_opening",
-        "_path",
+        "_path_value",
         "_pending",
         "_policy",
         "_runs",
@@ -213,7 +213,10 @@ class TranscriptWriter:
             raise TranscriptError(
                 f"max_buffered_lines must be at least 2 (got {max_buffered_lines!r})."
             )
-        self._path = as_path(path)
+        # The path as a string: a spawn names its file by one, and the Path is made only
+        # when asked for (``path``, an error), not per agent.
+        self._name = os.fspath(path)
+        self._path_value: Path | None = path if isinstance(path, Path) else None
         self._meta = msgspec.structs.replace(
             meta, time=time.time(), pid=os.getpid(), host=this_host()
         )
@@ -249,7 +252,7 @@ class TranscriptWriter:
             self._early = [line]
             return
         try:
-            self._file = self._open() if lock is not None else in_folder(self._path, self._open)
+            self._file = self._open() if lock is not None else in_folder(self._name, self._open)
         except OSError as exc:
             self._fault(exc, _META, line)
         else:
@@ -326,10 +329,12 @@ class TranscriptWriter:
 
     def open_file(self) -> TranscriptFile:
         """Make the file and its folder (in the flusher's worker thread: no state is touched)."""
-        file = in_folder(self._path, lambda: self._opener(self._path))
-        lock_file(file, self._path)
+        # No state touched in the thread: the Path made here is not kept.
+        path = self._path_value or Path(self._name)
+        file = in_folder(self._name, lambda: self._opener(path))
+        lock_file(file, path)
         try:
-            if not _created_empty(file) and needs_newline(self._path):
+            if not _created_empty(file) and needs_newline(path):
                 write_all(file, b"\n")
         except BaseException:
             file.close()
@@ -342,8 +347,8 @@ class TranscriptWriter:
         writer must make it itself (an injected opener, a resume's claim)."""
         if self._opener is not open_append or self._held is not None:
             return None
-        ensure_folder(self._path.parent)
-        return os.fsencode(self._path)
+        ensure_folder(os.path.dirname(self._name))
+        return os.fsencode(self._name)
 
     def from_descriptor(self, fd: int, /) -> TranscriptFile | None:
         """The file the helper made at :meth:`helper_path`, as ``open_file`` would give it:
@@ -609,6 +614,14 @@ class TranscriptWriter:
         return f"<TranscriptWriter {self._path} {state}, {self._written} lines written>"
 
     # -- internals ------------------------------------------------------------------
+
+    @property
+    def _path(self) -> Path:
+        """The file as a ``Path``, made at the first need (in the Trio thread)."""
+        path = self._path_value
+        if path is None:
+            path = self._path_value = Path(self._name)
+        return path
 
     def _open(self) -> TranscriptFile:
         """The file opened and locked, ended by a newline if torn.

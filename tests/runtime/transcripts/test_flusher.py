@@ -596,9 +596,9 @@ async def test_in_a_runtime_a_turn_costs_one_write_and_a_slow_tools_call_is_on_d
             await gate.started.wait()
             await trio.testing.wait_all_tasks_blocked()
         # The long call is under way: the model's message that asked for it is on disk.
-        record = rt.services.records[handle.agent_id]
-        assert record.transcript_file is not None
-        loaded = load_transcript(record.transcript_file)
+        path = rt.transcript_path(handle.agent_id)
+        assert path is not None
+        loaded = load_transcript(path)
         assert loaded.messages[-1].message.tool_uses[0].input == {"text": "wait"}
         gate.release.set()
         await rt.wait([handle.agent_id], timeout=30)
@@ -630,19 +630,19 @@ async def test_in_a_runtime_a_turn_is_on_disk_before_it_is_announced_and_the_thr
         assert rt.progress(handle.agent_id).turns == 1
         with pytest.raises(trio.WouldBlock):
             turns.receive_nowait()
-        record = rt.services.records[handle.agent_id]
-        assert record.transcript_file is not None
-        assert not record.transcript_file.exists()
+        path = rt.transcript_path(handle.agent_id)
+        assert path is not None
+        assert not path.exists()
         release.set()
         with trio.fail_after(30):
             first = await turns.receive()
             # announced once the turn is on disk (the loop may be further on by now)
             assert isinstance(first, TurnCompleted)
-            assert len(load_transcript(record.transcript_file).messages) >= 3
+            assert len(load_transcript(path).messages) >= 3
             await rt.wait([handle.agent_id], timeout=30)
         turns.close()
     assert rt.status(handle.agent_id) == Completed("ok")
-    loaded = load_transcript(record.transcript_file)
+    loaded = load_transcript(path)
     assert [m.message.role for m in loaded.messages] == ["user", "assistant", "user", "assistant"]
 
 

@@ -45,7 +45,9 @@ from subagents.runtime._transcripts.records import (
     MessageRecord,
     MetaRecord,
     ResultRecord,
+    transcript_file,
     transcript_path,
+    transcripts_folder,
 )
 from subagents.runtime._transcripts.retention import clean_old_transcripts
 from subagents.runtime._transcripts.writer import TranscriptWriter
@@ -502,6 +504,17 @@ def test_ids_that_are_not_one_path_component_are_refused(tmp_path: Path, bad: st
         transcript_path(tmp_path, bad, "a1")
     with pytest.raises(TranscriptError, match="cannot name a transcript"):
         find_transcript(tmp_path, bad)
+    with pytest.raises(TranscriptError, match="cannot name a transcript"):
+        transcript_file(transcripts_folder(tmp_path, "s1"), bad)
+
+
+def test_the_name_a_spawn_gives_its_file_is_the_public_path(tmp_path: Path) -> None:
+    """A spawn names its writer's file by a string (no Path made per agent): the same file
+    ``transcript_path`` and ``Runtime.transcript_path`` give."""
+    folder = transcripts_folder(tmp_path / "state", "s1")
+    name = transcript_file(folder, "a1")
+    assert name == str(tmp_path / "state" / "sessions" / "s1" / "subagents" / "agent-a1.jsonl")
+    assert Path(name) == transcript_path(tmp_path / "state", "s1", "a1")
 
 
 def test_find_searches_every_session_and_prefers_the_newest(tmp_path: Path) -> None:
