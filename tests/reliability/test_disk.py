@@ -263,6 +263,46 @@ async def test_an_unusable_state_dir_under_stop_refuses_each_agent_with_a_clear_
         assert messages(old_path)  # still loads
 
 
+async def test_on_the_real_clock_an_unusable_state_dir_under_stop_refuses_each_spawn_unasked(
+    tmp_path: Path,
+) -> None:
+    """The same on the path users take, where new files are made at the end of the pass
+    by the flusher's helper: under ``stop`` a writer makes its file at once, so an agent
+    whose transcript cannot be written is refused at its spawn, before its model is asked
+    anything (its file made later, the agent started, called the model, then stopped)."""
+    world = make_world(tmp_path, "stop")
+    world.state.mkdir(parents=True)
+    (world.state / "sessions").write_bytes(b"in the way\n")
+    model = provider()
+    async with world.open(model, tools=[SlowTool("Note")]) as rt:
+        for agent_type in ("short", "long"):
+            with pytest.raises(AgentStartFailed, match=r"Could not write the transcript.*ENOTDIR"):
+                await rt.spawn(agent_type, "Go.")
+        stats = rt.statistics()
+        assert (stats.supervisor.live, stats.supervisor.failed_spawns) == (0, 2)
+        assert stats.transcripts_open == 0
+    assert model.calls == 0
+
+
+async def test_on_the_real_clock_an_unusable_state_dir_under_memory_runs_every_agent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under ``memory`` the fast path keeps batching: the files the helper cannot make
+    are reported once per agent, and every agent finishes in memory."""
+    world = make_world(tmp_path, "memory")
+    world.state.mkdir(parents=True)
+    (world.state / "sessions").write_bytes(b"in the way\n")
+    quick = ScriptedProvider(
+        policies={"short": testing.tool_loop("Note", {"text": "n"}, turns=1, final="done")}
+    )
+    async with world.open(quick, tools=[SlowTool("Note")]) as rt:
+        handles = [await rt.spawn("short", "Go.") for _ in range(3)]
+        await settle(rt, *handles)
+        statuses = [rt.status(h.agent_id) for h in handles]
+    assert statuses == [Completed("done")] * 3
+    assert problems(capsys.readouterr().err) == {h.nickname: 1 for h in handles}
+
+
 # -- a disk that fills up ------------------------------------------------------------------
 
 

@@ -28,7 +28,11 @@ before then is on disk before the loop goes on all the same: the loop awaits
 Trio thread) before it publishes the turn's completion; a result to ``fsync``
 waits for the file the same way, and a close makes it at once
 (``TranscriptFlusher.claim_open``). With a model that takes any time to answer,
-the file is there long before the first turn ends.
+the file is there long before the first turn ends. Under the ``"stop"`` policy
+the file is made at once, in the caller's thread: an agent whose transcript
+cannot be written is refused at its spawn, before its model is asked anything,
+as on a virtual clock (made at the end of the pass, the agent would have made
+a model call before it stopped).
 
 The writer is synchronous on purpose: a line is one small ``write`` (and one
 ``fstat`` that notices a deleted file), which costs less than a trip to a
@@ -245,9 +249,16 @@ class TranscriptWriter:
         self._held = lock
         # A new file is made by the flusher at the end of the pass (see its "New files"):
         # until then the lines wait in ``_early``, and a need for the file makes it at once.
+        # Under "stop" it is made now: an agent whose file cannot be made is refused at its
+        # spawn, before its model is asked anything, not stopped after a call.
         self._early: list[bytes] | None = None
         self._opening = False
-        if lock is None and flusher is not None and flusher.want_open(self):
+        if (
+            lock is None
+            and flusher is not None
+            and on_disk_error == "memory"
+            and flusher.want_open(self)
+        ):
             self._opening = True
             self._early = [line]
             return

@@ -521,17 +521,18 @@ async def test_a_writer_the_worker_has_not_reached_makes_its_file_itself(tmp_pat
 async def test_a_file_the_flusher_cannot_make_follows_the_writers_policy(
     tmp_path: Path, policy: str
 ) -> None:
+    """Under ``memory`` the flusher makes the file at the end of the pass, and a failure
+    keeps the lines in memory; under ``stop`` the writer makes its file at once, so the
+    failure stops it before anything else is done (an agent's spawn is refused before its
+    model is asked anything)."""
     path = tmp_path / "a1.jsonl"
     reports: list[TranscriptWriteError] = []
 
     def refused(p: Path) -> TranscriptFile:
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(p))
 
-    flusher = TranscriptFlusher()
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(flusher.run)
-        await trio.testing.wait_all_tasks_blocked()
-        writer = TranscriptWriter(
+    def make() -> TranscriptWriter:
+        return TranscriptWriter(
             path,
             META,
             flusher=flusher,
@@ -539,15 +540,25 @@ async def test_a_file_the_flusher_cannot_make_follows_the_writers_policy(
             on_disk_error=policy,  # type: ignore[arg-type]
             on_report=reports.append,
         )
+
+    flusher = TranscriptFlusher()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        if policy == "stop":
+            with pytest.raises(TranscriptWriteError, match="Permission denied"):
+                make()
+            flusher.stop()
+            assert flusher.opened_files == 0  # never handed to the flusher
+            assert not path.exists()
+            return
+        writer = make()
+        assert writer.opening  # the flusher makes it, with the pass's other files
         writer.append_message(Message.user("task", origin=Origin.TASK))
         await flusher.opened(writer)
-        if policy == "memory":
-            assert writer.in_memory
-            assert len(writer.buffered()) == 2  # the meta line and the task, kept
-            assert [r.errno for r in reports] == [errno.EACCES]
-        else:
-            with pytest.raises(TranscriptWriteError, match="Permission denied"):
-                writer.append_message(Message.user("more", origin=Origin.INPUT))
+        assert writer.in_memory
+        assert len(writer.buffered()) == 2  # the meta line and the task, kept
+        assert [r.errno for r in reports] == [errno.EACCES]
         flusher.stop()
     writer.close()
     assert not path.exists()
