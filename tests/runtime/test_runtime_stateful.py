@@ -42,7 +42,8 @@ from subagents.actors import (
 from subagents.runtime import AgentHandle, Runtime, ScriptedProvider, load_transcript
 from subagents.testing import ScriptedBehavior
 from tests.runtime.helpers import SlowTool
-from tests.runtime.world import HookLog, World
+from tests.runtime.operations import run_operations
+from tests.runtime.world import World
 
 MAX_THREADS = 3
 _KIND = {
@@ -226,42 +227,17 @@ def _check_settled(rt: Runtime, model: Model) -> None:
 
 
 async def _scenario(root: Path, ops: list[Any]) -> None:
-    world = World(root, limits={"max_threads": MAX_THREADS})
-    world.agent("worker", tools="Note")
-    bus = Bus()
-    checker = testing.InvariantChecker(max_threads=MAX_THREADS, state_dir=world.state)
-    hooks = HookLog()
     model = Model()
-    agents: list[str] = []
-    provider = ScriptedProvider(testing.DirectivePolicy(tool="Note", arguments={"text": "n"}))
-    with bus.subscribe(policy="block", capacity=100_000) as events:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(checker.follow, events)
-            with trio.CancelScope() as scope:
-                async with world.open(
-                    provider, bus=bus, hooks=hooks.hooks(), tools=[SlowTool("Note")]
-                ) as rt:
-                    for op in ops:
-                        if isinstance(op, testing.Cancel):
-                            scope.cancel()
-                            await trio.sleep(1)
-                        await _step(rt, op, agents, model)
-                        await trio.testing.wait_all_tasks_blocked()
-                        _check_settled(rt, model)
-                        checker.check_statistics(rt.supervisor.statistics())
-            await trio.testing.wait_all_tasks_blocked()
-            checker.check_after_exit(rt.supervisor.statistics())
-            events.close()
-    checker.assert_ok()
-    for agent in agents:
-        assert is_final(checker.final_statuses()[agent])
-        assert hooks.count("SubagentStart", agent) == hooks.count("SubagentStop", agent)
-        path = rt.transcript_path(agent)
-        assert path is not None
-        transcript = load_transcript(path)
-        assert transcript.problems == ()
-        assert list(transcript.conversation()) == list(rt.conversation(agent))
-    assert rt.statistics().transcripts_open == 0
+
+    async def step(
+        rt: Runtime, op: Any, agents: list[str], checker: testing.InvariantChecker
+    ) -> None:
+        await _step(rt, op, agents, model)
+        await trio.testing.wait_all_tasks_blocked()
+        _check_settled(rt, model)
+        checker.check_statistics(rt.supervisor.statistics())
+
+    await run_operations(root, ops, step, max_threads=MAX_THREADS)
 
 
 @settings(

@@ -37,12 +37,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from subagents import SubagentsError, testing
-from subagents.actors import Bus, is_final
-from subagents.runtime import AgentHandle, ScriptedProvider, load_transcript
+from subagents.runtime import AgentHandle, Runtime, ScriptedProvider
 from subagents.runtime._transcripts.flusher import TranscriptFlusher
 from subagents.runtime._transcripts.syncer import helper_available
 from tests.runtime.helpers import SlowTool
-from tests.runtime.world import HookLog, World
+from tests.runtime.operations import run_operations
+from tests.runtime.world import World
 
 MAX_THREADS = 4
 _counter = itertools.count()
@@ -69,49 +69,20 @@ async def _pause(flusher: TranscriptFlusher, pause: int | str | None) -> None:
         await trio.lowlevel.checkpoint()
 
 
-async def _scenario(root: Path, ops: list[Any], pauses: list[int | str | None]) -> list[str]:
-    world = World(root, limits={"max_threads": MAX_THREADS})
-    world.agent("worker", tools="Note")
-    bus = Bus()
-    checker = testing.InvariantChecker(max_threads=MAX_THREADS, state_dir=world.state)
-    hooks = HookLog()
-    agents: list[str] = []
-    provider = ScriptedProvider(testing.DirectivePolicy(tool="Note", arguments={"text": "n"}))
-    with bus.subscribe(policy="block", capacity=100_000) as events:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(checker.follow, events)
-            with trio.CancelScope() as scope:
-                async with world.open(
-                    provider, bus=bus, hooks=hooks.hooks(), tools=[SlowTool("Note")]
-                ) as rt:
-                    for op, pause in zip(ops, itertools.cycle(pauses), strict=False):
-                        if isinstance(op, testing.Cancel):
-                            scope.cancel()
-                            await trio.lowlevel.checkpoint()
-                        outcome = await testing.apply_operation(rt, op, agents, agent_type="worker")
-                        # A refusal is a typed error the caller can act on, never a crash.
-                        assert (
-                            outcome is None
-                            or not isinstance(outcome, Exception)
-                            or (isinstance(outcome, SubagentsError))
-                        ), outcome
-                        if isinstance(op, testing.Spawn) and isinstance(outcome, AgentHandle):
-                            assert rt.transcript_path(outcome.agent_id) is not None
-                        await _pause(rt.services.flusher, pause)
-            await trio.testing.wait_all_tasks_blocked()
-            checker.check_after_exit(rt.supervisor.statistics())
-            events.close()
-    checker.assert_ok()
-    for agent in agents:
-        assert is_final(checker.final_statuses()[agent])
-        assert hooks.count("SubagentStart", agent) == hooks.count("SubagentStop", agent)
-        path = rt.transcript_path(agent)
-        assert path is not None
-        transcript = load_transcript(path)
-        assert transcript.problems == (), (agent, transcript.problems)
-        assert list(transcript.conversation()) == list(rt.conversation(agent))
-    assert rt.statistics().transcripts_open == 0
-    return agents
+async def _scenario(root: Path, ops: list[Any], pauses: list[int | str | None]) -> None:
+    between = itertools.cycle(pauses)
+
+    async def step(
+        rt: Runtime, op: Any, agents: list[str], checker: testing.InvariantChecker
+    ) -> None:
+        outcome = await testing.apply_operation(rt, op, agents, agent_type="worker")
+        # A refusal is a typed error the caller can act on, never a crash.
+        assert not isinstance(outcome, Exception) or isinstance(outcome, SubagentsError), outcome
+        if isinstance(outcome, AgentHandle):
+            assert rt.transcript_path(outcome.agent_id) is not None
+        await _pause(rt.services.flusher, next(between))
+
+    await run_operations(root, ops, step, max_threads=MAX_THREADS)
 
 
 @settings(

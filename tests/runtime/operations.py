@@ -1,0 +1,67 @@
+"""Random operation sequences run against a whole runtime: the set-up and the checks at the
+end that the property tests share (``test_runtime_stateful.py`` on a virtual clock,
+``transcripts/test_flusher_properties.py`` on the real one)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import trio
+import trio.testing
+
+from subagents import testing
+from subagents.actors import Bus, is_final
+from subagents.runtime import Runtime, ScriptedProvider, load_transcript
+from tests.runtime.helpers import SlowTool
+from tests.runtime.world import HookLog, World
+
+#: One operation done, as a test does it: the runtime, the operation, the agents so far
+#: (ids, oldest first; a spawn adds one) and the checker reading every event.
+Step = Callable[[Runtime, Any, list[str], testing.InvariantChecker], Awaitable[None]]
+
+
+async def run_operations(root: Path, ops: list[Any], step: Step, *, max_threads: int) -> Runtime:
+    """Run ``ops`` on a runtime of ``worker`` agents (``DirectivePolicy`` on a ``Note`` tool)
+    in ``root``, each by ``step``; a ``Cancel`` cancels the runtime's scope first.
+
+    Throughout, :class:`~subagents.testing.InvariantChecker` reads every event as it is
+    published. After the runtime's block (left normally or by cancellation): nothing
+    left running, the checker's invariants hold, every agent is final with as many
+    ``SubagentStop`` as ``SubagentStart`` hooks, its transcript loads without a problem
+    into the conversation the runtime holds, and no transcript is left open.
+    """
+    world = World(root, limits={"max_threads": max_threads})
+    world.agent("worker", tools="Note")
+    bus = Bus()
+    checker = testing.InvariantChecker(max_threads=max_threads, state_dir=world.state)
+    hooks = HookLog()
+    agents: list[str] = []
+    provider = ScriptedProvider(testing.DirectivePolicy(tool="Note", arguments={"text": "n"}))
+    with bus.subscribe(policy="block", capacity=100_000) as events:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(checker.follow, events)
+            with trio.CancelScope() as scope:
+                async with world.open(
+                    provider, bus=bus, hooks=hooks.hooks(), tools=[SlowTool("Note")]
+                ) as rt:
+                    for op in ops:
+                        if isinstance(op, testing.Cancel):
+                            scope.cancel()
+                            await trio.lowlevel.checkpoint()
+                        await step(rt, op, agents, checker)
+            await trio.testing.wait_all_tasks_blocked()
+            checker.check_after_exit(rt.supervisor.statistics())
+            events.close()
+    checker.assert_ok()
+    for agent in agents:
+        assert is_final(checker.final_statuses()[agent])
+        assert hooks.count("SubagentStart", agent) == hooks.count("SubagentStop", agent)
+        path = rt.transcript_path(agent)
+        assert path is not None
+        transcript = load_transcript(path)
+        assert transcript.problems == (), (agent, transcript.problems)
+        assert list(transcript.conversation()) == list(rt.conversation(agent))
+    assert rt.statistics().transcripts_open == 0
+    return rt
