@@ -31,7 +31,7 @@ from __future__ import annotations
 import io
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, final
 
 import attrs
@@ -303,6 +303,7 @@ class AgentRecord:
             transcript_path=own if parent is None else parent.transcript_file,
             agent_transcript_path=own,
             report=self._report_hooks,
+            ready=None if own is None else self._transcript_written,
         )
         if parent is not None:
             parent.children[ctx.id] = None
@@ -405,7 +406,11 @@ class AgentRecord:
         try:
             await Publisher.for_actor(ctx).publish(ActivationStarted, activation=self.runs)
             async with subagent_run_hooks(
-                site.runner, self._run_payload, agent_hooks=site.agent_hooks, nickname=ctx.nickname
+                site.runner,
+                self._run_payload,
+                agent_hooks=site.agent_hooks,
+                nickname=ctx.nickname,
+                ready=site.ready,
             ) as fired:
                 if fired.start.results:
                     self._report_hooks(fired.start)
@@ -482,6 +487,12 @@ class AgentRecord:
         if not outcome.blocked or not outcome.reason:
             return None
         return outcome.reason
+
+    def _transcript_written(self) -> Awaitable[None] | None:
+        """Before a hook fires: the agent's transcript with every line so far (a hook is
+        given its path and may read it)."""
+        writer = self.ledger.writer
+        return None if writer is None else writer.written()
 
     def _run_payload(self, event: HookEvent) -> HookPayload:
         site = self.site

@@ -20,7 +20,7 @@ gets its tools unwrapped: nothing is paid per call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, final
 
 import attrs
@@ -43,7 +43,9 @@ class HookSite:
     ``transcript_path`` is the parent's transcript (the agent's own for a
     top-level agent), ``agent_transcript_path`` the agent's own: see
     :class:`~subagents.runtime.HookPayload`. ``report`` receives every outcome
-    (the runtime logs its ``user_messages``).
+    (the runtime logs its ``user_messages``). ``ready``, when given, is called
+    before any hook fires, and what it returns awaited: the agent's transcript
+    written so far, so a hook that reads the file finds every line.
     """
 
     runner: HookRunner
@@ -58,6 +60,9 @@ class HookSite:
     transcript_path: str | None
     agent_transcript_path: str | None
     report: Callable[[HookOutcome], object] = attrs.field(eq=False, repr=False)
+    ready: Callable[[], Awaitable[None] | None] | None = attrs.field(
+        default=None, eq=False, repr=False
+    )
 
     def wants(self, event: HookEvent) -> bool:
         """Whether any hook (global or the agent's) is registered for ``event``."""
@@ -79,7 +84,9 @@ class HookSite:
         )
 
     async def fire(self, event: HookEvent, payload: HookPayload, deadline: float) -> HookOutcome:
-        """Fire ``event`` and report its outcome."""
+        """Fire ``event`` (once the agent's transcript is ready) and report its outcome."""
+        if self.ready is not None and (waiting := self.ready()) is not None:
+            await waiting
         outcome = await self.runner.fire(
             event, payload, agent_hooks=self.agent_hooks, deadline=deadline, nickname=self.nickname
         )

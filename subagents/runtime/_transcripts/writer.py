@@ -429,6 +429,15 @@ class TranscriptWriter:
             return None
         return self._flusher.opened(self)
 
+    def written(self) -> Awaitable[None] | None:
+        """What to await before someone reads the file (a hook given its path): the line
+        held back for its turn is written now, and the file, if still being made, is waited
+        for (without blocking the thread); ``None`` when every line so far is in the file."""
+        self.flush()
+        if not self._opening or self._flusher is None:
+            return None
+        return self._flusher.opened(self)
+
     def _claim(self) -> None:
         """The file is needed now: have it made (or waited for) before going on."""
         if self._opening and self._flusher is not None:

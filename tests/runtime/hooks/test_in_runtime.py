@@ -360,3 +360,31 @@ async def test_a_stop_hook_fires_for_the_top_level_agent_and_may_block_it(tmp_pa
     assert [(p["agent_id"], p["hook_event_name"]) for p in payloads] == [(lead_id, "Stop")] * 2
     assert [p["stop_hook_active"] for p in payloads] == [False, True]
     assert recorder.requests[-1][1][-1].text == "Check the work."
+
+
+async def test_a_hook_finds_the_agents_transcript_as_written_so_far(tmp_path: Path) -> None:
+    """A hook is given the agent's transcript path, and reading it finds every line so far:
+    at ``SubagentStart`` the task, at ``PreToolUse`` the model's message asking for the
+    call. On the real clock the runtime makes new files at the end of the scheduler pass
+    and writes a turn's call with its results; a hook waits for both, as a reader would."""
+    seen: list[tuple[str, list[str], str | None]] = []
+
+    async def read(payload: HookPayload) -> None:
+        assert payload.agent_transcript_path is not None
+        transcript = load_transcript(payload.agent_transcript_path)
+        assert transcript.problems == ()
+        last = transcript.messages[-1].message
+        call = last.tool_uses[0].name if last.tool_uses else None
+        seen.append((payload.hook_event_name, [m.message.role for m in transcript.messages], call))
+
+    world = World(tmp_path)
+    world.agent("worker", tools="Note")
+    provider = ScriptedProvider([testing.call("Note", text="a"), testing.say("Done.")])
+    hooks = [Hook(event, function=read) for event in ("SubagentStart", "PreToolUse")]
+    async with world.open(provider, tools=[SlowTool("Note")], hooks=hooks) as rt:
+        agent = (await rt.spawn("worker", "Note it.")).agent_id
+        await rt.wait([agent], timeout=30)
+    assert seen == [
+        ("SubagentStart", ["user"], None),
+        ("PreToolUse", ["user", "assistant"], "Note"),
+    ]
