@@ -517,6 +517,35 @@ async def test_a_writer_the_worker_has_not_reached_makes_its_file_itself(tmp_pat
     assert flusher.opened_files == 1  # the first only
 
 
+async def test_written_puts_every_line_so_far_in_the_file(tmp_path: Path) -> None:
+    """What a hook waits for before it reads the file: the line held back for its turn
+    written, and the file the flusher is making made; then nothing is left to wait for."""
+    path = tmp_path / "a1.jsonl"
+    flusher = TranscriptFlusher()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        writer = TranscriptWriter(path, META, flusher=flusher)
+        writer.append_message(Message.user("task", origin=Origin.TASK))
+        writer.append_message(CALL)  # held back, to go with its results
+        assert not path.exists()
+        waiting = writer.written()
+        assert waiting is not None  # the file is still being made
+        with trio.fail_after(30):
+            await waiting
+        loaded = load_transcript(path)
+        assert [m.message.role for m in loaded.messages] == ["user", "assistant"]
+        assert writer.written() is None
+        writer.append_message(RESULTS)
+        flusher.stop()
+    writer.close()
+    assert [m.message.role for m in load_transcript(path).messages] == [
+        "user",
+        "assistant",
+        "user",
+    ]
+
+
 @pytest.mark.parametrize("policy", ["memory", "stop"])
 async def test_a_file_the_flusher_cannot_make_follows_the_writers_policy(
     tmp_path: Path, policy: str
