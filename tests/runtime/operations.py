@@ -8,12 +8,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import trio
 import trio.testing
 
-from subagents import testing
+from subagents import SubagentsError, testing
 from subagents.actors import Bus, is_final
-from subagents.runtime import Runtime, ScriptedProvider, load_transcript
+from subagents.runtime import HookPayload, Runtime, ScriptedProvider, load_transcript
 from tests.runtime.helpers import SlowTool
 from tests.runtime.world import HookLog, World
 
@@ -22,21 +23,41 @@ from tests.runtime.world import HookLog, World
 Step = Callable[[Runtime, Any, list[str], testing.InvariantChecker], Awaitable[None]]
 
 
+@attrs.define(eq=False)
+class ReadingHooks(HookLog):
+    """``SubagentStart`` and ``SubagentStop`` hooks that read the agent's transcript, as a
+    hook script may: each firing whose file was missing or not whole is kept in ``unread``."""
+
+    unread: list[tuple[str, str, str]] = attrs.field(factory=list)
+
+    async def __call__(self, payload: HookPayload) -> None:
+        await super().__call__(payload)
+        path = payload.agent_transcript_path
+        try:
+            assert path is not None, "no transcript path"
+            problems = load_transcript(path).problems
+        except (SubagentsError, AssertionError) as exc:
+            problems = (str(exc),)
+        if problems:
+            self.unread.append((payload.hook_event_name, payload.agent_id, str(problems[0])))
+
+
 async def run_operations(root: Path, ops: list[Any], step: Step, *, max_threads: int) -> Runtime:
     """Run ``ops`` on a runtime of ``worker`` agents (``DirectivePolicy`` on a ``Note`` tool)
     in ``root``, each by ``step``; a ``Cancel`` cancels the runtime's scope first.
 
     Throughout, :class:`~subagents.testing.InvariantChecker` reads every event as it is
-    published. After the runtime's block (left normally or by cancellation): nothing
-    left running, the checker's invariants hold, every agent is final with as many
-    ``SubagentStop`` as ``SubagentStart`` hooks, its transcript loads without a problem
-    into the conversation the runtime holds, and no transcript is left open.
+    published, and every hook reads the agent's transcript. After the runtime's block
+    (left normally or by cancellation): nothing left running, the checker's invariants
+    hold, every hook found its agent's transcript whole, every agent is final with as
+    many ``SubagentStop`` as ``SubagentStart`` hooks, its transcript loads without a
+    problem into the conversation the runtime holds, and no transcript is left open.
     """
     world = World(root, limits={"max_threads": max_threads})
     world.agent("worker", tools="Note")
     bus = Bus()
     checker = testing.InvariantChecker(max_threads=max_threads, state_dir=world.state)
-    hooks = HookLog()
+    hooks = ReadingHooks()
     agents: list[str] = []
     provider = ScriptedProvider(testing.DirectivePolicy(tool="Note", arguments={"text": "n"}))
     with bus.subscribe(policy="block", capacity=100_000) as events:
@@ -55,6 +76,7 @@ async def run_operations(root: Path, ops: list[Any], step: Step, *, max_threads:
             checker.check_after_exit(rt.supervisor.statistics())
             events.close()
     checker.assert_ok()
+    assert hooks.unread == []
     for agent in agents:
         assert is_final(checker.final_statuses()[agent])
         assert hooks.count("SubagentStart", agent) == hooks.count("SubagentStop", agent)
