@@ -278,6 +278,19 @@ def _instant_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 @contextlib.asynccontextmanager
+async def _running_flusher() -> AsyncIterator[TranscriptFlusher]:
+    """A flusher whose task runs (and has parked) for the block; stopped at its end."""
+    flusher = TranscriptFlusher()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        try:
+            yield flusher
+        finally:
+            flusher.stop()
+
+
+@contextlib.asynccontextmanager
 async def _flusher_with_helper_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[tuple[TranscriptFlusher, trio.Nursery, list[int]]]:
@@ -354,10 +367,7 @@ async def test_a_writer_that_needs_its_file_before_the_pass_ends_makes_it_itself
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "a1.jsonl"
-    flusher = TranscriptFlusher()
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(flusher.run)
-        await trio.testing.wait_all_tasks_blocked()
+    async with _running_flusher() as flusher:
         writer = TranscriptWriter(path, META, flusher=flusher)
         writer.append_message(Message.user("task", origin=Origin.TASK))
         # a result written and fsync-ed now (a cancelled run's): the file is made here
@@ -366,7 +376,6 @@ async def test_a_writer_that_needs_its_file_before_the_pass_ends_makes_it_itself
         assert [r.run for r in load_transcript(path).results] == [1]
         writer.close()
         await trio.testing.wait_all_tasks_blocked()
-        flusher.stop()
     assert flusher.opened_files == 0  # the flusher never made it a second time
 
 
@@ -521,10 +530,7 @@ async def test_written_puts_every_line_so_far_in_the_file(tmp_path: Path) -> Non
     """What a hook waits for before it reads the file: the line held back for its turn
     written, and the file the flusher is making made; then nothing is left to wait for."""
     path = tmp_path / "a1.jsonl"
-    flusher = TranscriptFlusher()
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(flusher.run)
-        await trio.testing.wait_all_tasks_blocked()
+    async with _running_flusher() as flusher:
         writer = TranscriptWriter(path, META, flusher=flusher)
         writer.append_message(Message.user("task", origin=Origin.TASK))
         writer.append_message(CALL)  # held back, to go with its results
@@ -537,7 +543,6 @@ async def test_written_puts_every_line_so_far_in_the_file(tmp_path: Path) -> Non
         assert [m.message.role for m in loaded.messages] == ["user", "assistant"]
         assert writer.written() is None
         writer.append_message(RESULTS)
-        flusher.stop()
     writer.close()
     assert [m.message.role for m in load_transcript(path).messages] == [
         "user",
