@@ -410,7 +410,7 @@ class AgentRecord:
                 self._run_payload,
                 agent_hooks=site.agent_hooks,
                 nickname=ctx.nickname,
-                ready=site.ready,
+                ready=site.settle,
             ) as fired:
                 if fired.start.results:
                     self._report_hooks(fired.start)

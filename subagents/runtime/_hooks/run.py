@@ -117,7 +117,7 @@ def subagent_run_hooks(
     agent_hooks: Sequence[Hook] = (),
     nickname: str = "",
     stop_grace: float = DEFAULT_STOP_HOOKS_GRACE,
-    ready: Callable[[], Awaitable[None] | None] | None = None,
+    ready: Callable[[], Awaitable[None]] | None = None,
 ) -> contextlib.AbstractAsyncContextManager[SubagentRunHooks]:
     """Fire ``SubagentStart`` once on entry and ``SubagentStop`` once each time the agent stops.
 
@@ -137,9 +137,9 @@ def subagent_run_hooks(
     its hooks get at most ``stop_grace`` seconds, otherwise their own timeouts.
     With none of those hooks registered (a runner's hooks are fixed when it is
     made) the block costs nothing: no scope, no closure, nothing fired.
-    ``ready``, when given, is called before hooks fire and what it returns awaited
-    (the agent's transcript written so far: :class:`~._hooks.tools.HookSite`); not
-    for the stop hooks of a run ended by cancellation, which have ``stop_grace``.
+    ``ready``, when given, is awaited before hooks fire (the agent's transcript
+    written so far: :meth:`~._hooks.tools.HookSite.settle`); not before the stop
+    hooks of a run ended by cancellation, which have ``stop_grace``.
     """
     for event in _RUN_EVENTS:
         if runner.has_hooks(event, agent_hooks):
@@ -158,20 +158,16 @@ async def _run_hooks(
     agent_hooks: Sequence[Hook],
     nickname: str,
     stop_grace: float,
-    ready: Callable[[], Awaitable[None] | None] | None,
+    ready: Callable[[], Awaitable[None]] | None,
 ) -> AsyncIterator[SubagentRunHooks]:
-    async def be_ready() -> None:
-        if ready is not None and (waiting := ready()) is not None:
-            await waiting
-
     async def fire_stop(urgent: bool = False) -> HookOutcome:
         if not (
             runner.has_hooks(HookEvent.SUBAGENT_STOP, agent_hooks)
             or runner.has_hooks(HookEvent.STOP, agent_hooks)
         ):
             return _NOTHING_AT_STOP  # no hook: no payload to build
-        if not urgent:
-            await be_ready()
+        if ready is not None and not urgent:
+            await ready()
         deadline = trio.current_time() + stop_grace if urgent else math.inf
         payload = payload_factory(HookEvent.SUBAGENT_STOP)
         if run.blocked:
@@ -203,7 +199,8 @@ async def _run_hooks(
 
     try:
         if runner.has_hooks(HookEvent.SUBAGENT_START, agent_hooks):
-            await be_ready()
+            if ready is not None:
+                await ready()
             run.start = await runner.fire(
                 HookEvent.SUBAGENT_START,
                 payload_factory(HookEvent.SUBAGENT_START),

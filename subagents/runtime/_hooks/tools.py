@@ -83,10 +83,14 @@ class HookSite:
             **fields,
         )
 
-    async def fire(self, event: HookEvent, payload: HookPayload, deadline: float) -> HookOutcome:
-        """Fire ``event`` (once the agent's transcript is ready) and report its outcome."""
+    async def settle(self) -> None:
+        """Wait for what ``ready`` returns, if anything: what a hook of the agent awaits first."""
         if self.ready is not None and (waiting := self.ready()) is not None:
             await waiting
+
+    async def fire(self, event: HookEvent, payload: HookPayload, deadline: float) -> HookOutcome:
+        """Fire ``event`` (once the agent's transcript is ready) and report its outcome."""
+        await self.settle()
         outcome = await self.runner.fire(
             event, payload, agent_hooks=self.agent_hooks, deadline=deadline, nickname=self.nickname
         )
