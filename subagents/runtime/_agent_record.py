@@ -31,7 +31,7 @@ from __future__ import annotations
 import io
 import math
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, final
 
 import attrs
@@ -410,7 +410,7 @@ class AgentRecord:
                 self._run_payload,
                 agent_hooks=site.agent_hooks,
                 nickname=ctx.nickname,
-                ready=site.settle,
+                ready=site.ready,
             ) as fired:
                 if fired.start.results:
                     self._report_hooks(fired.start)
@@ -488,11 +488,12 @@ class AgentRecord:
             return None
         return outcome.reason
 
-    def _transcript_written(self) -> Awaitable[None] | None:
+    async def _transcript_written(self) -> None:
         """Before a hook fires: the agent's transcript with every line so far (a hook is
         given its path and may read it)."""
         writer = self.ledger.writer
-        return None if writer is None else writer.written()
+        if writer is not None and (waiting := writer.written()) is not None:
+            await waiting
 
     def _run_payload(self, event: HookEvent) -> HookPayload:
         site = self.site

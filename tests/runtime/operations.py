@@ -33,11 +33,12 @@ class ReadingHooks(HookLog):
     async def __call__(self, payload: HookPayload) -> None:
         await super().__call__(payload)
         path = payload.agent_transcript_path
-        try:
-            assert path is not None, "no transcript path"
-            problems = load_transcript(path).problems
-        except (SubagentsError, AssertionError) as exc:
-            problems = (str(exc),)
+        problems: tuple[object, ...] = ("no transcript path",)
+        if path is not None:
+            try:
+                problems = load_transcript(path).problems
+            except SubagentsError as exc:
+                problems = (str(exc),)
         if problems:
             self.unread.append((payload.hook_event_name, payload.agent_id, str(problems[0])))
 

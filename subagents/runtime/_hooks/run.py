@@ -138,7 +138,7 @@ def subagent_run_hooks(
     With none of those hooks registered (a runner's hooks are fixed when it is
     made) the block costs nothing: no scope, no closure, nothing fired.
     ``ready``, when given, is awaited before hooks fire (the agent's transcript
-    written so far: :meth:`~._hooks.tools.HookSite.settle`); not before the stop
+    written so far: :class:`~._hooks.tools.HookSite`); not before the stop
     hooks of a run ended by cancellation, which have ``stop_grace``.
     """
     for event in _RUN_EVENTS:

@@ -43,9 +43,9 @@ class HookSite:
     ``transcript_path`` is the parent's transcript (the agent's own for a
     top-level agent), ``agent_transcript_path`` the agent's own: see
     :class:`~subagents.runtime.HookPayload`. ``report`` receives every outcome
-    (the runtime logs its ``user_messages``). ``ready``, when given, is called
-    before any hook fires, and what it returns awaited: the agent's transcript
-    written so far, so a hook that reads the file finds every line.
+    (the runtime logs its ``user_messages``). ``ready``, when given, is awaited
+    before any hook fires: the agent's transcript written so far, so a hook that
+    reads the file finds every line.
     """
 
     runner: HookRunner
@@ -60,9 +60,7 @@ class HookSite:
     transcript_path: str | None
     agent_transcript_path: str | None
     report: Callable[[HookOutcome], object] = attrs.field(eq=False, repr=False)
-    ready: Callable[[], Awaitable[None] | None] | None = attrs.field(
-        default=None, eq=False, repr=False
-    )
+    ready: Callable[[], Awaitable[None]] | None = attrs.field(default=None, eq=False, repr=False)
 
     def wants(self, event: HookEvent) -> bool:
         """Whether any hook (global or the agent's) is registered for ``event``."""
@@ -83,14 +81,10 @@ class HookSite:
             **fields,
         )
 
-    async def settle(self) -> None:
-        """Wait for what ``ready`` returns, if anything: what a hook of the agent awaits first."""
-        if self.ready is not None and (waiting := self.ready()) is not None:
-            await waiting
-
     async def fire(self, event: HookEvent, payload: HookPayload, deadline: float) -> HookOutcome:
         """Fire ``event`` (once the agent's transcript is ready) and report its outcome."""
-        await self.settle()
+        if self.ready is not None:
+            await self.ready()
         outcome = await self.runner.fire(
             event, payload, agent_hooks=self.agent_hooks, deadline=deadline, nickname=self.nickname
         )

@@ -425,15 +425,17 @@ class TranscriptWriter:
         if not self._unsettled:
             return None
         self._unsettled = False
-        if not self._opening or self._flusher is None:
-            return None
-        return self._flusher.opened(self)
+        return self._being_made()
 
     def written(self) -> Awaitable[None] | None:
         """What to await before someone reads the file (a hook given its path): the line
         held back for its turn is written now, and the file, if still being made, is waited
         for (without blocking the thread); ``None`` when every line so far is in the file."""
         self.flush()
+        return self._being_made()
+
+    def _being_made(self) -> Awaitable[None] | None:
+        """The wait for the file the flusher is making, or ``None`` when it is not."""
         if not self._opening or self._flusher is None:
             return None
         return self._flusher.opened(self)
