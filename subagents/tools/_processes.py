@@ -19,20 +19,28 @@ import contextlib
 import os
 import secrets
 import signal
+import time
 from collections.abc import Mapping
 from typing import Final
 
 import attrs
+import trio
 
 __all__ = ["RUN_MARKER_ENV", "ProcessSweep", "kill_group"]
 
 #: The environment variable that marks every process a command starts.
 RUN_MARKER_ENV: Final = "SUBAGENTS_COMMAND_RUN"
-#: Sweeps for marked processes (a process may fork while the previous sweep kills).
+#: Sweeps that kill something before the sweep gives up (a process may fork while
+#: the previous sweep kills).
 _SWEEPS: Final = 5
-#: Sweeps in which a process may read with an empty environment (an ``execve`` under
-#: way) before it counts as one started with none.
-_EMPTY_SWEEPS: Final = 3
+#: How long (real seconds) the sweep waits for processes in the middle of an ``execve``
+#: to put their new environment in place. That takes tens of microseconds, or
+#: milliseconds on a loaded machine; a program loaded from a stalled disk may take
+#: longer, and is then left alone.
+_EXEC_WAIT_SECONDS: Final = 1.0
+#: The first and the longest pause between two sweeps that wait for an ``execve``.
+_FIRST_PAUSE_SECONDS: Final = 0.0002
+_LONGEST_PAUSE_SECONDS: Final = 0.01
 
 
 def kill_group(pgid: int) -> None:
@@ -43,6 +51,11 @@ def kill_group(pgid: int) -> None:
 
 #: ``PF_KTHREAD`` in ``/proc/<pid>/stat``'s flags: a kernel thread, which has no environment.
 _KERNEL_THREAD: Final = 0x00200000
+#: Where, in ``/proc/<pid>/stat``'s fields after the command's name, the state, the
+#: flags and the end of the environment block are.
+_STATE_FIELD: Final = 0
+_FLAGS_FIELD: Final = 6
+_ENV_END_FIELD: Final = 48
 
 
 def _environ(pid: str) -> bytes | None:
@@ -61,65 +74,100 @@ def _carries(pid: str, entry: bytes) -> bool:
 
 
 def _between_exec_halves(pid: str) -> bool:
-    """Whether ``pid``, whose environment reads empty, may be inside an ``execve``.
+    """Whether ``pid``, whose environment reads empty, is inside an ``execve``.
 
-    The kernel puts the new program's environment in place late in ``execve``; read
-    meanwhile (tens of microseconds), ``/proc/<pid>/environ`` is empty. A kernel thread
-    or a zombie reads empty for good, and is told apart by its ``stat``.
+    ``execve`` swaps in the new program's memory first and records where its
+    environment lies later; meanwhile ``/proc/<pid>/environ`` reads empty and the
+    environment's end in ``/proc/<pid>/stat`` is 0. A process started with an empty
+    environment has that end set, and a kernel thread or a zombie has no memory at all:
+    they are told apart here, so only a real ``execve`` makes the sweep wait.
     """
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             fields = f.read().rsplit(b")", 1)[1].split()
-        return fields[0] not in (b"Z", b"X") and not int(fields[6]) & _KERNEL_THREAD
+        return (
+            fields[_STATE_FIELD] not in (b"Z", b"X")
+            and not int(fields[_FLAGS_FIELD]) & _KERNEL_THREAD
+            and fields[_ENV_END_FIELD] == b"0"
+        )
     except (OSError, IndexError, ValueError):
         return False
+
+
+def _processes(own: str) -> list[str] | None:
+    """Every process's pid but ``own`` (``None`` if ``/proc`` cannot be listed)."""
+    try:
+        return [p for p in os.listdir("/proc") if p.isdigit() and p != own]
+    except OSError:
+        return None
+
+
+def _sweep(pids: list[str], entry: bytes, signalled: set[str]) -> tuple[bool, list[str]]:
+    """Kill each of ``pids`` that carries ``entry``, and add it to ``signalled``.
+
+    Returns whether it killed one not in ``signalled`` before (one killed by an earlier
+    sweep may still be dying), and the pids met in the middle of an ``execve``.
+    """
+    killed = False
+    mid_exec: list[str] = []
+    for pid in pids:
+        environ = _environ(pid)
+        if not environ:
+            if environ is not None and _between_exec_halves(pid):
+                mid_exec.append(pid)
+            continue
+        if entry not in environ.split(b"\0"):
+            continue
+        try:
+            fd = os.pidfd_open(int(pid))
+        except OSError:
+            continue
+        try:
+            # Checked again once the pidfd pins the process: a pid reused meanwhile
+            # is never signalled.
+            if _carries(pid, entry):
+                killed = killed or pid not in signalled
+                signalled.add(pid)
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return killed, mid_exec
 
 
 def _kill_marked(entry: bytes) -> None:
     """``SIGKILL`` every process whose environment holds ``entry`` (Linux; else nothing).
 
-    Sweeps again while a sweep killed something (a process may fork meanwhile) or saw a
-    process that may be in the middle of an ``execve`` (its environment not in place yet:
-    a command ending in ``exec sleep``, say), up to :data:`_SWEEPS` times. An
-    ``execve``'s window is tens of microseconds and a sweep takes longer, so a process
-    whose environment still reads empty after :data:`_EMPTY_SWEEPS` sweeps was started
-    with none, and asks for no further sweep.
+    Sweeps all of ``/proc`` again at once while a sweep killed a process it had not
+    killed before (a process may fork meanwhile), up to :data:`_SWEEPS` times. A
+    process in the middle of an ``execve`` shows no environment yet (a command ending
+    in ``exec sleep``, say): the processes a sweep met so are read again after a short
+    pause, until each has its environment or :data:`_EXEC_WAIT_SECONDS` have passed.
+    Only those are waited for, so other programs starting all the time (a build) do
+    not hold the sweep up. This
+    blocks: run it in a worker thread.
     """
     if not hasattr(os, "pidfd_open"):
         return
     own = str(os.getpid())
-    empty_seen: dict[str, int] = {}
-    for _ in range(_SWEEPS):
-        try:
-            pids = [p for p in os.listdir("/proc") if p.isdigit() and p != own]
-        except OSError:
+    deadline = time.monotonic() + _EXEC_WAIT_SECONDS
+    pause = _FIRST_PAUSE_SECONDS
+    kills = 0
+    signalled: set[str] = set()
+    pids = _processes(own)
+    while pids is not None:
+        killed, mid_exec = _sweep(pids, entry, signalled)
+        if killed and kills < _SWEEPS:
+            kills += 1
+            pids = _processes(own)
+            continue
+        now = time.monotonic()
+        if not mid_exec or now >= deadline:
             return
-        again = False
-        for pid in pids:
-            environ = _environ(pid)
-            if not environ:
-                if environ is not None and _between_exec_halves(pid):
-                    seen = empty_seen[pid] = empty_seen.get(pid, 0) + 1
-                    again = again or seen < _EMPTY_SWEEPS
-                continue
-            if entry not in environ.split(b"\0"):
-                continue
-            try:
-                fd = os.pidfd_open(int(pid))
-            except OSError:
-                continue
-            try:
-                # Checked again once the pidfd pins the process: a pid reused meanwhile
-                # is never signalled.
-                if _carries(pid, entry):
-                    again = True
-                    signal.pidfd_send_signal(fd, signal.SIGKILL)
-            except OSError:
-                pass
-            finally:
-                os.close(fd)
-        if not again:
-            return
+        time.sleep(min(pause, deadline - now))
+        pause = min(pause * 2, _LONGEST_PAUSE_SECONDS)
+        pids = mid_exec
 
 
 @attrs.frozen
@@ -132,8 +180,12 @@ class ProcessSweep:
         """``env`` with this command's marker added."""
         return {**env, RUN_MARKER_ENV: self.marker}
 
-    def kill(self, pgid: int | None = None) -> None:
-        """``SIGKILL`` process group ``pgid`` (if given), then every marked process."""
+    async def kill(self, pgid: int | None = None) -> None:
+        """``SIGKILL`` process group ``pgid`` (if given), then every marked process.
+
+        The sweep reads ``/proc`` and may wait for an ``execve``, so it runs in a
+        worker thread; it is not abandoned when cancelled, and returns when done.
+        """
         if pgid is not None:
             kill_group(pgid)
-        _kill_marked(f"{RUN_MARKER_ENV}={self.marker}".encode())
+        await trio.to_thread.run_sync(_kill_marked, f"{RUN_MARKER_ENV}={self.marker}".encode())

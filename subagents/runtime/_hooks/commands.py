@@ -427,7 +427,7 @@ async def run_hook_command(
                 await proc.wait()
             timed_out = waiting.cancelled_caught
             # Background children left behind (or, on timeout, everything) go now.
-            sweep.kill(proc.pid)
+            await sweep.kill(proc.pid)
             feeding.cancel()
             with trio.move_on_after(_REAP_TIMEOUT):
                 await proc.wait()
@@ -441,7 +441,7 @@ async def run_hook_command(
                 kill_group(proc.pid)
                 with trio.move_on_after(_REAP_TIMEOUT):
                     await proc.wait()
-            sweep.kill()
+            await sweep.kill()
             for stream in (stdin, stdout, stderr):
                 await stream.aclose()
     return CommandRun(

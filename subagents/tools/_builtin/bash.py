@@ -191,7 +191,7 @@ async def run_command(
                 await proc.wait()
             timed_out = deadline.cancelled_caught
             # Leftover background children (or, on timeout, everything) go now.
-            sweep.kill(proc.pid)
+            await sweep.kill(proc.pid)
             with trio.move_on_after(_REAP_TIMEOUT):
                 await proc.wait()
             with trio.move_on_after(kill_grace):
@@ -203,7 +203,7 @@ async def run_command(
                 kill_group(proc.pid)
                 with trio.move_on_after(_REAP_TIMEOUT):
                     await proc.wait()
-            sweep.kill()
+            await sweep.kill()
             await stdout.aclose()
     output, truncated = buffer.result(redactor)
     return CommandOutcome(
