@@ -9,7 +9,9 @@ carries the marker, which finds the ones that left the group (``setsid``,
 ``nohup``, a daemon's double fork). Each is signalled through a pidfd after
 the marker was checked again, so a pid reused meanwhile is never killed.
 
-A process that starts over with a new environment (``env -i``) or that
+A process caught inside an ``execve`` has no environment to read yet; the
+sweep reads it again until it has (see :func:`_kill_marked`). A process that
+starts over with a new environment (``env -i``), overwrites its own, or that
 another user owns is not found: this is cleanup, not a sandbox.
 """
 
