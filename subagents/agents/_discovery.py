@@ -99,6 +99,9 @@ class AgentCatalog:
     overrides: tuple[Override, ...] = ()
     aliases: ModelAliases = attrs.field(factory=ModelAliases)
     searched: tuple[SearchedPlace, ...] = ()
+    #: What the project's files asked for that discovery left out because its folder
+    #: is not trusted (``discover_agents(trusted_project=False)``), for the trust notice.
+    withheld: tuple[str, ...] = ()
 
     def names(self) -> tuple[str, ...]:
         """The agent types that can be spawned."""
@@ -220,6 +223,7 @@ def discover_agents(
     plugin_dirs: Sequence[Path] = (),
     include_builtins: bool = True,
     aliases: ModelAliases | None = None,
+    trusted_project: bool = True,
 ) -> AgentCatalog:
     """Load every scope and return the catalog of winning definitions.
 
@@ -229,7 +233,10 @@ def discover_agents(
     adds plugin folders; ``agents_json`` is the ``--agents`` string.
     ``aliases`` starts the model alias table (default: the built-in one), to
     which each scope's ``config.json`` ``modelAliases`` are applied, project
-    last. Never raises for the content of a file: see each report.
+    last. With ``trusted_project`` false (a folder the user has not trusted),
+    the project's ``.claude/settings.json`` enables no plugin; the catalog's
+    ``withheld`` says what it would have. Never raises for the content of a
+    file: see each report.
     """
     cwd = (Path(cwd) if cwd is not None else Path.cwd()).resolve()
     home = Path(home) if home is not None else Path.home()
@@ -256,9 +263,11 @@ def discover_agents(
         collector.add_reports(load_plugin(root, aliases=table))
     installed = home / ".claude" / "plugins" / "installed_plugins.json"
     searched.append(SearchedPlace(AgentSource.PLUGIN, installed, installed.is_file()))
-    enabled, notes = enabled_plugins(home, _project_roots(cwd, home))
-    collector.add_reports(notes)
-    for plugin in enabled:
+    installed_plugins = enabled_plugins(
+        home, _project_roots(cwd, home), trusted_project=trusted_project
+    )
+    collector.add_reports(installed_plugins.notes)
+    for plugin in installed_plugins.enabled:
         collector.add_reports(load_plugin(plugin.root, aliases=table, name=plugin.name))
 
     scopes = (
@@ -296,6 +305,7 @@ def discover_agents(
         overrides=tuple(collector.overrides),
         aliases=table,
         searched=tuple(searched),
+        withheld=tuple(f"the plugin {p} its settings enable" for p in installed_plugins.withheld),
     )
 
 

@@ -17,7 +17,10 @@ one install).
 
 A repository's own ``.claude/settings.json`` may enable or disable a plugin
 the user installed, as in Claude Code, but cannot install one: only a folder
-``installed_plugins.json`` or the cache names is loaded.
+``installed_plugins.json`` or the cache names is loaded. It does so only once
+the user trusts the folder (Claude Code reads a project's settings only after
+its trust dialog): until then the user's settings alone decide, and the plugins
+the project would have enabled are named, for the trust notice.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from subagents.agents._definition import AgentSource
 from subagents.agents._diagnostics import Diagnostic, DiagnosticCode, FileKind, FileReport, Severity
 from subagents.agents._parse import Parsed, parse_json
 
-__all__ = ["EnabledPlugin", "enabled_plugins"]
+__all__ = ["EnabledPlugin", "InstalledPlugins", "enabled_plugins"]
 
 #: Settings files are small; a bigger one is reported, not read.
 _MAX_SETTINGS_BYTES = 1 << 20
@@ -71,16 +74,18 @@ def _read_json(path: Path, notes: list[FileReport]) -> Any:
     return parsed.data
 
 
-def _settings_files(home: Path, project_dirs: Sequence[Path]) -> list[Path]:
-    files = [home / ".claude" / "settings.json"]
-    for folder in project_dirs:
-        files += [folder / ".claude" / "settings.json", folder / ".claude" / "settings.local.json"]
-    return files
+def _project_settings_files(project_dirs: Sequence[Path]) -> list[Path]:
+    return [
+        folder / ".claude" / name
+        for folder in project_dirs
+        for name in ("settings.json", "settings.local.json")
+    ]
 
 
-def _enabled(home: Path, project_dirs: Sequence[Path], notes: list[FileReport]) -> dict[str, bool]:
+def _enabled(files: Sequence[Path], notes: list[FileReport]) -> dict[str, bool]:
+    """Plugin id -> enabled, from ``enabledPlugins`` of ``files`` (the later winning)."""
     enabled: dict[str, bool] = {}
-    for path in _settings_files(home, project_dirs):
+    for path in files:
         data = _read_json(path, notes)
         table = data.get("enabledPlugins") if isinstance(data, Mapping) else None
         if table is None:
@@ -125,16 +130,34 @@ def _cached(home: Path, name: str, marketplace: str) -> Path | None:
     return versions[-1] if versions else None
 
 
+@attrs.frozen
+class InstalledPlugins:
+    """What :func:`enabled_plugins` found: the plugins to load, notes on the files read,
+    and the ids an untrusted project's settings would have enabled (not loaded)."""
+
+    enabled: tuple[EnabledPlugin, ...]
+    notes: tuple[FileReport, ...]
+    withheld: tuple[str, ...] = ()
+
+
 def enabled_plugins(
-    home: Path, project_dirs: Sequence[Path] = ()
-) -> tuple[tuple[EnabledPlugin, ...], tuple[FileReport, ...]]:
+    home: Path, project_dirs: Sequence[Path] = (), *, trusted_project: bool = True
+) -> InstalledPlugins:
     """The plugins Claude Code would load for a session in ``project_dirs`` (nearest last).
 
-    Returns them in id order, and notes: an enabled plugin that is not
-    installed, installed plugins that are not enabled, unreadable files.
+    Returns them in id order, with notes: an enabled plugin that is not
+    installed, installed plugins that are not enabled, unreadable files. With
+    ``trusted_project`` false the project's settings are read only to name, in
+    ``withheld``, the plugins they would have enabled.
     """
     notes: list[FileReport] = []
-    enabled = _enabled(home, project_dirs, notes)
+    enabled = _enabled([home / ".claude" / "settings.json"], notes)
+    project = _enabled(_project_settings_files(project_dirs), notes)
+    withheld: tuple[str, ...] = ()
+    if trusted_project:
+        enabled.update(project)
+    else:
+        withheld = tuple(sorted(p for p, on in project.items() if on and not enabled.get(p)))
     installed_file = home / _PLUGINS / "installed_plugins.json"
     data = _read_json(installed_file, notes)
     records = data.get("plugins") if isinstance(data, Mapping) else None
@@ -163,4 +186,4 @@ def enabled_plugins(
                 f"installed but not enabled (enabledPlugins), so not loaded: {', '.join(idle)}",
             )
         )
-    return tuple(found), tuple(notes)
+    return InstalledPlugins(tuple(found), tuple(notes), withheld)

@@ -117,14 +117,19 @@ def _setup(
         config = load_config(cwd=root, home=home_dir, env=env, trust_project=trust_project)
     trusted, from_store = _trusted(given, config, root, home_dir, trust_project)
     catalog = discover_agents(
-        cwd=root, home=home_dir, agents_json=agents_json, aliases=config.alias_table()
+        cwd=root,
+        home=home_dir,
+        agents_json=agents_json,
+        aliases=config.alias_table(),
+        trusted_project=trusted,
     )
     ignored: tuple[str, ...] = ()
     if config.project is not None and not config.project.trusted:
         ignored = config.project.ignored
     if not trusted:
         restriction = restrict_catalog(catalog)
-        catalog, ignored = restriction.catalog, (*ignored, *restriction.ignored)
+        catalog = restriction.catalog
+        ignored = (*ignored, *catalog.withheld, *restriction.ignored)
     project = ProjectTrust(project_folder(root), trusted, ignored)
     config = attrs.evolve(config, project=project)
     return _Setup(config, catalog, root, home_dir, from_store)

@@ -217,6 +217,31 @@ def test_project_settings_enable_and_disable_installed_plugins(
     assert any(m.startswith("ghost@acme is enabled in settings but not installed") for m in notes)
 
 
+def test_an_untrusted_projects_settings_enable_and_disable_no_plugin(
+    write, home: Path, project: Path
+) -> None:
+    """Until the user trusts the folder the user's settings alone decide; what the
+    project would have enabled is named for the trust notice."""
+    review = _install(write, home, "review-kit", ["reviewer"])
+    deploy = _install(write, home, "deploy", ["shipper"])
+    _record(write, home, {"review-kit@acme": review, "deploy@acme": deploy})
+    write(home / ".claude/settings.json", json.dumps({"enabledPlugins": {"review-kit@acme": True}}))
+    write(
+        project / ".claude/settings.json",
+        json.dumps({"enabledPlugins": {"deploy@acme": True, "review-kit@acme": True}}),
+    )
+    write(
+        project / ".claude/settings.local.json",
+        json.dumps({"enabledPlugins": {"review-kit@acme": False}}),
+    )
+    catalog = discover_agents(cwd=project, home=home, include_builtins=False, trusted_project=False)
+    assert catalog.names() == ("review-kit:reviewer",)
+    assert catalog.withheld == ("the plugin deploy@acme its settings enable",)
+    trusted = discover_agents(cwd=project, home=home, include_builtins=False)
+    assert trusted.names() == ("deploy:shipper",)
+    assert trusted.withheld == ()
+
+
 def test_an_enabled_plugin_without_a_record_loads_its_newest_cached_copy(
     write, home: Path, project: Path
 ) -> None:

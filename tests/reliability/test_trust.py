@@ -24,12 +24,14 @@ import attrs
 import pytest
 import trio
 
+from subagents import testing
 from subagents.agents import ApprovalMode, discover_agents
 from subagents.cli import main
 from subagents.cli._run import agents_json, wait_final
 from subagents.demo import survey_policies
 from subagents.runtime import (
     ScriptedProvider,
+    check_project_trust,
     load_config,
     load_trust_store,
     open_runtime,
@@ -385,6 +387,39 @@ async def test_open_runtime_withholds_write_and_exec_from_an_untrusted_repositor
         assert trust.trusts("plugin")
     async with open_runtime(cwd=repo.root, home=repo.home, env={}, trust_project=True) as rt:
         assert rt.services.trust.trusts("project")
+
+
+async def test_an_untrusted_repositorys_settings_cannot_enable_a_plugin_whose_hooks_run(
+    repo: Repo,
+) -> None:
+    """A plugin the user has in Claude Code's cache but did not enable: the repository's
+    ``.claude/settings.json`` enabling it is data until the folder is trusted, so its
+    agent is not loaded, its hook never runs, and the trust notice names it."""
+    canary = repo.root.parent / "canary-plugin-hook"
+    agents = repo.home / ".claude" / "plugins" / "cache" / "mk" / "plug" / "1.0" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "a.md").write_text(
+        "---\nname: a\ndescription: A plugin agent.\nhooks:\n  SubagentStart:\n"
+        f"    - hooks:\n        - type: command\n          command: touch {canary}\n---\nGo.\n"
+    )
+    (repo.root / ".claude" / "settings.json").write_text(
+        json.dumps({"enabledPlugins": {"plug@mk": True}})
+    )
+    provider = ScriptedProvider([testing.say("done")])
+    async with open_runtime(cwd=repo.root, home=repo.home, env={}, provider=provider) as rt:
+        assert "plug:a" not in rt.catalog
+        assert rt.config.project is not None
+        assert "the plugin plug@mk its settings enable" in rt.config.project.ignored
+    check = check_project_trust(cwd=repo.root, home=repo.home, env={})
+    assert "the plugin plug@mk its settings enable" in check.ignored
+    # Trusted, the repository's settings count, as in Claude Code: the hook runs.
+    provider = ScriptedProvider([testing.say("done")])
+    async with open_runtime(
+        cwd=repo.root, home=repo.home, env={}, provider=provider, trust_project=True
+    ) as rt:
+        agent = await rt.spawn("plug:a", "Go.")
+        await rt.wait([agent.agent_id], timeout=30)
+    assert canary.exists()
 
 
 def test_a_corrupt_trust_store_is_reported_and_trusts_nothing(

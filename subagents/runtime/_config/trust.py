@@ -17,7 +17,8 @@ tool calls without asking anyone), and the runtime's trust policy withholds
 the tools that write or execute from them (:func:`untrusted_folder_reason`
 is the rule ``subagents agents show`` names). The user's own definitions
 (``~/.claude/agents``) and the plugins the user installed are the user's,
-and keep the tools they list.
+and keep the tools they list; but only the user's settings enable a plugin
+until the folder is trusted (``discover_agents(trusted_project=False)``).
 """
 
 from __future__ import annotations

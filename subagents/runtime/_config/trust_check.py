@@ -3,7 +3,7 @@
 The command line asks this before it opens a runtime, to prompt on a terminal
 (or print a one-line notice) only when the project has something that an
 untrusted folder has ignored: hooks, a state_dir, retention, an agent's hooks
-or auto-approval.
+or auto-approval, a plugin its settings enable.
 """
 
 from __future__ import annotations
@@ -38,10 +38,15 @@ def check_project_trust(
     root = Path(os.path.abspath(cwd))
     config = load_config(cwd=root, home=home_dir, env=env, trust_project=False)
     catalog = discover_agents(
-        cwd=root, home=home_dir, agents_json=agents_json, aliases=config.alias_table()
+        cwd=root,
+        home=home_dir,
+        agents_json=agents_json,
+        aliases=config.alias_table(),
+        trusted_project=False,
     )
     ignored = (
         *(config.project.ignored if config.project else ()),
+        *catalog.withheld,
         *restrict_catalog(catalog).ignored,
     )
     folder = project_folder(root)
