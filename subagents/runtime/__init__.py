@@ -104,6 +104,8 @@ from subagents.runtime._config.values import (
 )
 from subagents.runtime._events import (
     ActivationStarted,
+    ApprovalDecided,
+    ApprovalRequested,
     GracePeriodEnded,
     GracePeriodStarted,
     Publisher,
@@ -449,6 +451,8 @@ __all__ = [
     "TurnCompleted",
     "ToolCallStarted",
     "ToolCallEnded",
+    "ApprovalRequested",
+    "ApprovalDecided",
     "TextChunk",
     "ThoughtChunk",
     "UsageReported",

@@ -15,6 +15,8 @@ from subagents.runtime._providers.base import Usage
 
 __all__ = [
     "ActivationStarted",
+    "ApprovalDecided",
+    "ApprovalRequested",
     "GracePeriodEnded",
     "GracePeriodStarted",
     "Publisher",
@@ -76,6 +78,28 @@ class ToolCallEnded(Event, frozen=True, kw_only=True, tag="tool_call_ended"):
     tool_name: str
     is_error: bool
     duration: float
+
+
+class ApprovalRequested(Event, frozen=True, kw_only=True, tag="approval_requested"):
+    """A tool call of the agent waits for approval (it climbs the agent tree to the
+    embedder's callback or the CLI prompt); ``summary`` is its arguments, maybe cut."""
+
+    turn: int
+    tool_use_id: str | None
+    tool_name: str
+    summary: str
+
+
+class ApprovalDecided(Event, frozen=True, kw_only=True, tag="approval_decided"):
+    """The answer to the agent's :class:`ApprovalRequested` of the same ``tool_use_id``
+    (not published when the run stops first)."""
+
+    turn: int
+    tool_use_id: str | None
+    tool_name: str
+    approved: bool
+    timed_out: bool
+    reason: str
 
 
 class TextChunk(Event, frozen=True, kw_only=True, tag="text_chunk"):

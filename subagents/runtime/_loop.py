@@ -45,6 +45,7 @@ import trio
 from subagents._paths import as_path
 from subagents.actors import Event
 from subagents.agents import AgentDefinition
+from subagents.runtime._approvals import announced
 from subagents.runtime._complete_task import (
     COMPLETE_TASK,
     CompleteTask,
@@ -836,7 +837,7 @@ class _Run:
                     publisher.depth,
                     spec.workspace_root,
                     self._deadline,
-                    spec.approver,
+                    announced(spec.approver, publisher, self.turns),
                     call.id,
                     spec.redactor,
                     turn,

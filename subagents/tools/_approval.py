@@ -41,7 +41,8 @@ class ApprovalRequest:
     must show in full before it approves (empty when the request was built
     from a summary alone). ``deadline`` is on the Trio clock (``math.inf`` for
     none); ``route`` lists the agents the request has passed through, the
-    caller first.
+    caller first; ``tool_use_id`` is the call's id in the conversation, when
+    it has one.
     """
 
     agent_id: str
@@ -50,6 +51,7 @@ class ApprovalRequest:
     deadline: float = math.inf
     route: tuple[str, ...] = ()
     arguments: Mapping[str, Any] = attrs.field(factory=dict, hash=False)
+    tool_use_id: str | None = None
 
 
 @attrs.frozen

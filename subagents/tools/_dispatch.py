@@ -89,6 +89,7 @@ async def _ask_approval(tool: Tool, args: msgspec.Struct, ctx: ToolContext) -> A
         summary=summarize_arguments(args),
         deadline=ctx.deadline,
         arguments=msgspec.to_builtins(args),
+        tool_use_id=ctx.tool_use_id,
     )
     with trio.move_on_at(request.deadline):
         try:

@@ -595,6 +595,74 @@ async def test_approval_requests_reach_the_embedders_callback(
     assert "denied (not today)" in results[0].content
 
 
+async def test_the_bus_announces_each_approval_request_and_its_answer(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """DESIGN.md's "approval requested" event, and the answer after it: a UI sees a call
+    wait for a person, between the call's start and its end."""
+
+    @subagents.tool(needs_approval=True)
+    def deploy(env: str) -> str:
+        """Deploy to ``env``."""
+        return f"deployed to {env}"
+
+    world = World(tmp_path)
+    world.agent("shell", tools="deploy")
+    published_when_asked: list[int] = []
+
+    async def callback(request: ApprovalRequest) -> ApprovalDecision:
+        published_when_asked.append(rt.statistics().bus.published)
+        if "staging" in request.summary:
+            return ApprovalDecision.approve()
+        return ApprovalDecision.deny("not today")
+
+    provider = ScriptedProvider(
+        [
+            testing.call("deploy", env="staging"),
+            testing.call("deploy", env="production"),
+            testing.say("done"),
+        ]
+    )
+    kinds = (
+        subagents.runtime.ToolCallStarted,
+        subagents.runtime.ApprovalRequested,
+        subagents.runtime.ApprovalDecided,
+        subagents.runtime.ToolCallEnded,
+    )
+    async with world.open(provider, approval_callback=callback, tools=[deploy]) as rt:
+        with rt.subscribe(types=list(kinds), policy="block", capacity=100) as sub:
+            agent = (await rt.spawn("shell", "Clean up")).agent_id
+            await rt.wait([agent], timeout=10)
+            events = drain(sub)
+    trail = [
+        (type(e).__name__, e.turn, getattr(e, "approved", None))  # type: ignore[attr-defined]
+        for e in events
+    ]
+    assert trail == [
+        ("ToolCallStarted", 1, None),
+        ("ApprovalRequested", 1, None),
+        ("ApprovalDecided", 1, True),
+        ("ToolCallEnded", 1, None),
+        ("ToolCallStarted", 2, None),
+        ("ApprovalRequested", 2, None),
+        ("ApprovalDecided", 2, False),
+        ("ToolCallEnded", 2, None),
+    ]
+    # One call's events share its id.
+    assert len({e.tool_use_id for e in events[:4]}) == 1  # type: ignore[attr-defined]
+    assert events[0].tool_use_id is not None  # type: ignore[attr-defined]
+    requested = [e for e in events if isinstance(e, subagents.runtime.ApprovalRequested)]
+    assert all(e.agent_id == agent and e.tool_name == "deploy" for e in requested)
+    assert "production" in requested[1].summary
+    denied = events[6]
+    assert isinstance(denied, subagents.runtime.ApprovalDecided)
+    assert (denied.reason, denied.timed_out, denied.turn) == ("not today", False, 2)
+    # Each request was on the bus before the callback was asked, its answer after.
+    decided = [e for e in events if isinstance(e, subagents.runtime.ApprovalDecided)]
+    for asked_at, request, answer in zip(published_when_asked, requested, decided, strict=True):
+        assert request.seq <= asked_at < answer.seq
+
+
 async def test_errors_and_results_reach_the_status_and_the_transcript(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
