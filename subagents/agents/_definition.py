@@ -84,8 +84,9 @@ class ApprovalMode(enum.Enum):
     ROUTE_TO_PARENT = "route_to_parent"
     #: Never ask anyone: requests are denied (read-only agents).
     SUPPRESS = "suppress"
-    #: Approve without asking (sandboxed or bypass-permissions agents); the seeds
-    #: spell it ``auto_approve_in_sandbox``, which the loaders accept too.
+    #: Approve without asking (bypass-permissions agents). The seeds'
+    #: ``auto_approve_in_sandbox`` is read as :attr:`ROUTE_TO_PARENT`, with a
+    #: warning: subagents runs no OS sandbox to approve inside of.
     AUTO_APPROVE = "auto_approve"
 
 

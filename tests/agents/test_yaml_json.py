@@ -191,7 +191,11 @@ def test_json_agent_file_has_line_numbers(write, tmp_path: Path) -> None:
     path.write_text(fixed)
     report = load_file(path)
     (d,) = report.definitions
-    assert d.approval_mode is ApprovalMode.AUTO_APPROVE
+    # No OS sandbox here: nothing is approved unasked on that ground, and it says so.
+    assert d.approval_mode is ApprovalMode.ROUTE_TO_PARENT
+    (warning,) = [w for w in report.warnings if w.field == "approvalMode"]
+    assert warning.line == 7
+    assert "no OS sandbox" in warning.message
     assert d.run_limits.max_turns == 3
 
 

@@ -38,11 +38,14 @@ __all__ = ["Interpreter"]
 # A turn count written as text ("7"): plain ASCII digits, short enough for int().
 _DIGITS = re.compile(r"[0-9]{1,18}")
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+_IN_SANDBOX = "auto_approve_in_sandbox"
 _APPROVAL_VALUES = {
     "route_to_parent": ApprovalMode.ROUTE_TO_PARENT,
     "suppress": ApprovalMode.SUPPRESS,
     "auto_approve": ApprovalMode.AUTO_APPROVE,
-    "auto_approve_in_sandbox": ApprovalMode.AUTO_APPROVE,
+    # The seeds' spelling: approve what runs inside an OS sandbox. subagents has none,
+    # so nothing is approved unasked on that ground (see field_approval_mode).
+    _IN_SANDBOX: ApprovalMode.ROUTE_TO_PARENT,
 }
 
 
@@ -294,7 +297,16 @@ class Interpreter:
         mode = self.check([key], lambda: as_choice(value, _APPROVAL_VALUES))
         if mode is not INVALID:
             self.set("approval_mode", mode, [key])
-            self.applied([key], f"approval mode {mode.value}")
+            if value == _IN_SANDBOX:
+                self.warn(
+                    DiagnosticCode.IGNORED,
+                    [key],
+                    f"{_IN_SANDBOX}: subagents runs no OS sandbox, so calls that need "
+                    "approval are asked for (route_to_parent); write auto_approve to "
+                    "approve them without asking",
+                )
+            else:
+                self.applied([key], f"approval mode {mode.value}")
 
     def set_max_turns(self, keys: list[str | int], value: Any) -> None:
         """Read a turn limit at ``keys`` (``maxTurns``, or ``runConfig.maxTurns``)."""
