@@ -74,18 +74,45 @@ def _variables(
     return variables
 
 
-def memory_file(definition: AgentDefinition, *, home: Path, project_root: Path) -> Path | None:
-    """Where this agent's ``MEMORY.md`` lives, or ``None`` if it has no memory."""
+def _memory_place(
+    definition: AgentDefinition, *, home: Path, project_root: Path
+) -> tuple[Path, tuple[str, ...]] | None:
+    """The folder a ``MEMORY.md`` is under (home or project) and the names below it."""
     if definition.memory is None:
         return None
     folder = _UNSAFE_PATH_CHARS.sub("-", definition.name).lstrip(".") or "agent"
     if definition.memory is MemoryScope.USER:
-        base = Path(home) / ".claude" / "agent-memory"
-    elif definition.memory is MemoryScope.PROJECT:
-        base = Path(project_root) / ".claude" / "agent-memory"
-    else:
-        base = Path(project_root) / ".claude" / "agent-memory-local"
-    return base / folder / "MEMORY.md"
+        return Path(home), (".claude", "agent-memory", folder, "MEMORY.md")
+    kind = "agent-memory" if definition.memory is MemoryScope.PROJECT else "agent-memory-local"
+    return Path(project_root), (".claude", kind, folder, "MEMORY.md")
+
+
+def memory_file(definition: AgentDefinition, *, home: Path, project_root: Path) -> Path | None:
+    """Where this agent's ``MEMORY.md`` lives, or ``None`` if it has no memory."""
+    place = _memory_place(definition, home=home, project_root=project_root)
+    return None if place is None else place[0].joinpath(*place[1])
+
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | _CLOEXEC
+_BELOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
+
+
+def _open_below(root: Path, names: tuple[str, ...]) -> int:
+    """Open ``root/names...`` for reading through no symlink below ``root``.
+
+    Each folder is opened from the one above it with ``O_NOFOLLOW``, then the file:
+    a link anywhere below ``root`` (``ELOOP``, ``ENOTDIR``) raises ``OSError``.
+    """
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+    try:
+        for name in names[:-1]:
+            below = os.open(name, _BELOW, dir_fd=fd)
+            os.close(fd)
+            fd = below
+        return os.open(names[-1], _READ | os.O_NOFOLLOW, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def read_memory(
@@ -100,14 +127,20 @@ def read_memory(
     A project's memory folder is repository content: a FIFO there would block the
     agent's start for ever and a link to ``/dev/zero`` would never end, so only a
     regular file is read, opened without blocking, and at most
-    :data:`MEMORY_BYTES` of it.
+    :data:`MEMORY_BYTES` of it. A link to ``/proc/self/environ`` or ``~/.ssh``
+    would put the runtime's secrets in the prompt sent to the model, so a
+    project's (or local) memory is read through no symlink below the project
+    root: one there counts as no memory. The user's own memory may be a link.
     """
-    path = memory_file(definition, home=home, project_root=project_root)
-    if path is None:
+    place = _memory_place(definition, home=home, project_root=project_root)
+    if place is None:
         return None
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    root, names = place
     try:
-        fd = os.open(path, flags)
+        if definition.memory is MemoryScope.USER:
+            fd = os.open(root.joinpath(*names), _READ)
+        else:
+            fd = _open_below(root, names)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as handle:

@@ -212,3 +212,60 @@ def test_a_memory_file_that_is_a_fifo_or_endless_does_not_block_the_agents_start
     read()
     assert results[-1] is not None
     assert len(results[-1]) <= MEMORY_BYTES
+
+
+@pytest.mark.parametrize("link", ["file", "folder", "memory-root"])
+async def test_a_project_memory_that_links_out_of_the_repository_never_reaches_the_model(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, link: str
+) -> None:
+    """A repository's ``MEMORY.md`` (or a folder above it) linked to ``/proc/self/environ``
+    or ``~/.ssh`` would put the runtime's secrets in the system prompt, folder untrusted.
+    Below the project root no link is followed; the user's own memory may be one."""
+    from subagents.runtime import open_runtime
+
+    secret = tmp_path / "outside" / "agent-memory" / "keeper" / "MEMORY.md"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("SECRET-CANARY sk-ant-do-not-send\n")
+    repo, home = tmp_path / "repo", tmp_path / "home"
+    (repo / ".git").mkdir(parents=True)
+    agents = repo / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    for name, scope in (("keeper", "project"), ("mine", "user")):
+        (agents / f"{name}.md").write_text(
+            f"---\nname: {name}\ndescription: Keeps notes.\nmemory: {scope}\n---\nNotes.\n"
+        )
+    memory = repo / ".claude" / "agent-memory"
+    if link == "file":
+        (memory / "keeper").mkdir(parents=True)
+        (memory / "keeper" / "MEMORY.md").symlink_to(secret)
+    elif link == "folder":
+        memory.mkdir()
+        (memory / "keeper").symlink_to(secret.parent, target_is_directory=True)
+    else:
+        memory.symlink_to(secret.parents[1], target_is_directory=True)
+    own = home / ".claude" / "agent-memory" / "mine"
+    own.mkdir(parents=True)
+    (own / "MEMORY.md").symlink_to(tmp_path / "notes.md")
+    (tmp_path / "notes.md").write_text("the user's own notes\n")
+    systems: list[str] = []
+
+    def model(request: ModelRequest) -> Reply:
+        systems.append(request.system)
+        return testing.say("ok")
+
+    provider = ScriptedProvider(policies={"*": model})
+    async with open_runtime(cwd=repo, home=home, env={}, provider=provider) as rt:
+        for name in ("keeper", "mine"):
+            agent = await rt.spawn(name, "Go.")
+            await rt.wait([agent.agent_id], timeout=10)
+    prompts = "\n".join(systems)
+    assert "SECRET-CANARY" not in prompts
+    assert "the user's own notes" in prompts
+    # The same memory as a regular file in the repository is read.
+    if link == "file":
+        (memory / "keeper" / "MEMORY.md").unlink()
+        (memory / "keeper" / "MEMORY.md").write_text("the repository's notes\n")
+        async with open_runtime(cwd=repo, home=home, env={}, provider=provider) as rt:
+            agent = await rt.spawn("keeper", "Go.")
+            await rt.wait([agent.agent_id], timeout=10)
+        assert "the repository's notes" in systems[-1]
