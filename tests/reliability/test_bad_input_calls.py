@@ -72,6 +72,7 @@ from subagents.runtime import (
     ScriptedToolCall,
     ToolResultBlock,
     TranscriptError,
+    load_transcript,
 )
 from subagents.tools import (
     ApprovalDecision,
@@ -560,3 +561,31 @@ async def test_a_bad_grace_is_refused_for_a_closed_agent(
         await rt.close(agent)
         with pytest.raises(InvalidConfiguration, match="grace"):
             await rt.close(agent, grace="5")  # type: ignore[arg-type]
+
+
+async def test_a_lone_surrogate_a_model_writes_costs_no_transcript_line(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """JSON's ``"\\ud800"`` decodes to a lone surrogate, which msgspec will not encode.
+    It ended the agent as ``Errored`` and lost its messages, or (in its final answer)
+    the whole transcript: now the agent completes and every line is on disk, with
+    U+FFFD in its place, so the agent can be resumed."""
+    lone = json.loads('"x\\ud800y"')
+
+    def policy(request: ModelRequest) -> Reply:
+        if request.turn == 0:
+            return testing.call("Grep", pattern=lone)
+        return testing.say("done " + lone)
+
+    async with World(tmp_path).open(ScriptedProvider(policies={"*": policy})) as rt:
+        agent = (await rt.spawn("general-purpose", "Go.")).agent_id
+        status = (await rt.wait([agent], timeout=10)).statuses[agent]
+        path = rt.transcript_path(agent)
+    assert isinstance(status, Completed)
+    assert path is not None
+    transcript = load_transcript(path)
+    messages = [record.message for record in transcript.messages]
+    assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert messages[1].tool_uses[0].input["pattern"] == "x\ufffdy"
+    assert messages[-1].text == "done x\ufffdy"
+    assert transcript.results[-1].status == "completed"

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Final, Self, final
 
 import msgspec
 
+from subagents._unicode import valid_json, valid_text
 from subagents.runtime._config.defaults import (
     API_KEY_ENV,
     BASE_URL_ENV,
@@ -413,15 +414,17 @@ class _Assembler:
         kind = delta.type
         sink = self._sink
         if kind == "text_delta":
-            partial.parts.append(delta.text)
+            text = valid_text(delta.text)
+            partial.parts.append(text)
             if sink is not None:
-                sink(TextDelta(delta.text))
+                sink(TextDelta(text))
         elif kind == "input_json_delta":
             partial.parts.append(delta.partial_json)
         elif kind == "thinking_delta":
-            partial.parts.append(delta.thinking)
+            thinking = valid_text(delta.thinking)
+            partial.parts.append(thinking)
             if sink is not None:
-                sink(ThinkingDelta(delta.thinking))
+                sink(ThinkingDelta(thinking))
         elif kind == "signature_delta":
             partial.signature = delta.signature
 
@@ -480,4 +483,4 @@ def _arguments(text: str) -> tuple[dict[str, Any], str | None]:
         return {}, f"invalid JSON: {exc}"
     if not isinstance(value, dict):
         return {}, f"expected a JSON object, got {type(value).__name__}"
-    return value, None
+    return valid_json(value), None

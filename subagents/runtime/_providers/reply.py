@@ -15,6 +15,7 @@ from typing import Any, Final, TypeAlias, final
 import attrs
 import msgspec
 
+from subagents._unicode import valid_json, valid_text
 from subagents.runtime._complete_task import COMPLETE_TASK
 from subagents.runtime._exceptions import ProviderError
 from subagents.runtime._messages import Block, TextBlock, ThinkingBlock
@@ -89,11 +90,13 @@ class _Prepared:
     __slots__ = ("calls", "head", "output_tokens", "stop_reason")
 
     def __init__(self, reply: Reply) -> None:
+        # What a model writes is cleaned where it comes in, as the Anthropic provider
+        # does: a lone surrogate in a script plays as U+FFFD (subagents._unicode).
         head: list[Block] = []
         if reply.thinking:
-            head.append(ThinkingBlock(reply.thinking, _SIGNATURE))
+            head.append(ThinkingBlock(valid_text(reply.thinking), _SIGNATURE))
         if reply.text:
-            head.append(TextBlock(reply.text))
+            head.append(TextBlock(valid_text(reply.text)))
         self.head = tuple(head)
         calls: list[tuple[str | None, str, dict[str, Any], str | None]] = []
         written = len(reply.text) + len(reply.thinking)
@@ -103,6 +106,7 @@ class _Prepared:
                 written += len(arguments)
                 arguments, problem = _parse_arguments(arguments)
             else:
+                arguments = valid_json(arguments)
                 written += len(_encoder.encode(arguments))
             written += len(call.name)
             calls.append((call.id, call.name, dict(arguments), problem))
@@ -125,4 +129,4 @@ def _parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
         return {}, f"invalid JSON: {exc}"
     if not isinstance(value, dict):
         return {}, f"expected a JSON object, got {type(value).__name__}"
-    return value, None
+    return valid_json(value), None

@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING, Final, final
 import attrs
 import msgspec
 
+from subagents._unicode import valid_json
 from subagents.runtime._config.defaults import DiskErrorPolicy
 from subagents.runtime._exceptions import TranscriptError, TranscriptWriteError
 from subagents.runtime._messages import Conversation, Message, ToolResultBlock, ToolUseBlock
@@ -105,7 +106,12 @@ _encoder = msgspec.json.Encoder()
 
 
 def _line(record: TranscriptRecord) -> bytes:
-    return _encoder.encode(record) + b"\n"
+    try:
+        return _encoder.encode(record) + b"\n"
+    except UnicodeEncodeError:
+        # A lone surrogate a model wrote (or code put in a message): the line is
+        # kept, each one replaced (subagents._unicode), rather than lost with its agent.
+        return _encoder.encode(valid_json(msgspec.to_builtins(record))) + b"\n"
 
 
 def _created_empty(file: TranscriptFile) -> bool:

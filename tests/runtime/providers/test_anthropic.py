@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 import httpx2
+import msgspec
 import pytest
 import trio
 
@@ -259,6 +260,32 @@ async def test_malformed_tool_input_is_reported_not_raised() -> None:
     assert response.content == (ToolUseBlock("toolu_9", "Note", {}),)
     assert "invalid JSON" in response.invalid_tool_inputs["toolu_9"]
     assert response.stop_reason == "max_tokens"
+
+
+async def test_a_lone_surrogate_the_model_writes_is_replaced_where_it_comes_in() -> None:
+    """JSON may escape half of a UTF-16 pair; decoded, no UTF-8 encoder takes it (the
+    transcript, the next request). Text, thinking and tool input arrive cleaned."""
+    content = [
+        testing.thinking("Hmm \ud83d."),
+        testing.text("Hi \ud800 there"),
+        testing.tool_use("toolu_7", "Note", '{"text": "a\\ud800b", "k\\udfff": ["\\udc00"]}'),
+    ]
+    events: list[object] = []
+    async with (
+        testing.open_loopback_anthropic(
+            [testing.SSEReply(testing.message_events(content, chunk=3))]
+        ) as server,
+        provider(server) as anthropic,
+    ):
+        response = await anthropic.stream(request(), events.append)
+    assert response.content == (
+        ThinkingBlock("Hmm \ufffd.", "sig-loopback"),
+        Text("Hi \ufffd there"),
+        ToolUseBlock("toolu_7", "Note", {"text": "a\ufffdb", "k\ufffd": ["\ufffd"]}),
+    )
+    assert response.invalid_tool_inputs == {}
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hi \ufffd there"
+    msgspec.json.encode(response.content)  # the transcript's encoder takes it
 
 
 async def test_the_provider_must_be_opened() -> None:

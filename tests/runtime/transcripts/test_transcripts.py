@@ -176,6 +176,28 @@ def test_every_line_is_a_tagged_record_carrying_the_agent_id(tmp_path: Path) -> 
     assert records[1]["message"]["content"][0] == {"type": "text", "text": "Find the entry point."}
 
 
+def test_a_line_with_a_lone_surrogate_is_written_with_u_fffd_in_its_place(
+    tmp_path: Path,
+) -> None:
+    """A provider of one's own may hand on a lone surrogate (JSON's ``"\\ud800"``), which
+    msgspec will not encode: the line is written cleaned, not lost with its agent."""
+    lone = "x\ud800y"
+    messages = [
+        MESSAGES[0],
+        Message("assistant", (TextBlock(lone), ToolUseBlock("tu-1", "Grep", {lone: [lone]}))),
+    ]
+    result = AgentResult(terminate_reason=TerminateReason.GOAL, text=lone, output={"k": lone})
+    path = write_agent(tmp_path, messages=messages, results=(result,))
+    transcript = load_transcript(path)
+    written = transcript.messages[-1].message
+    assert written.text == "x\ufffdy"
+    assert written.tool_uses[0].input == {"x\ufffdy": ["x\ufffdy"]}
+    assert (transcript.results[-1].text, transcript.results[-1].output) == (
+        "x\ufffdy",
+        {"k": "x\ufffdy"},
+    )
+
+
 def test_the_user_prompt_is_in_the_rebuilt_conversation(tmp_path: Path) -> None:
     path = write_agent(tmp_path, messages=MESSAGES[:1])
     conversation = load_transcript(path).conversation()
