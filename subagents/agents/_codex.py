@@ -208,6 +208,10 @@ def parse_codex(
         return _error(path, source, DiagnosticCode.SYNTAX, f"not valid TOML: {exc}", line)
     except RecursionError:
         return _error(path, source, DiagnosticCode.TOO_LARGE, "the TOML nests too deeply", 1)
+    except ValueError as exc:
+        # int() of a number with thousands of digits, and the like.
+        msg = f"a TOML value cannot be read ({exc}); shorten or remove it"
+        return _error(path, source, DiagnosticCode.TOO_LARGE, msg, 1)
     if not any(key in data for key in _REQUIRED):
         note = Diagnostic(
             Severity.NOTE,

@@ -101,6 +101,25 @@ def test_missing_required_fields_and_broken_toml() -> None:
     assert not deep.ok
 
 
+def test_a_huge_number_is_a_diagnostic_and_the_other_agents_still_load(
+    write, home: Path, project: Path
+) -> None:
+    # tomllib raises a plain ValueError past Python's int digit limit (4300 digits).
+    report = parse_codex('name = "x"\nx = ' + "1" * 5000 + "\n")
+    assert report.definitions == ()
+    (error,) = report.errors
+    assert error.code is DiagnosticCode.TOO_LARGE
+    assert "cannot be read" in error.message
+    folder = project / ".codex/agents"
+    write(folder / "huge.toml", 'name = "huge"\nx = ' + "1" * 5000 + "\n")
+    write(folder / "reviewer.toml", REVIEWER)
+    catalog = discover_agents(cwd=project, home=home)
+    assert catalog.get("reviewer").name == "reviewer"
+    (huge,) = [r for r in catalog.reports if r.path == folder / "huge.toml"]
+    assert huge.definitions == ()
+    assert huge.errors[0].code is DiagnosticCode.TOO_LARGE
+
+
 def test_a_toml_file_that_is_not_an_agent_is_said_so(write, tmp_path: Path) -> None:
     path = write(tmp_path / "config.toml", 'model = "gpt-5"\n[agents]\nmax_threads = 4\n')
     assert load_file(path).kind is FileKind.NOT_AN_AGENT

@@ -92,7 +92,7 @@ def parse_env(kind: _EnvKind, text: str) -> Any:
         if stripped.startswith("["):
             try:
                 return json.loads(stripped)
-            except ValueError:
+            except (ValueError, RecursionError):  # the value then fails its check, by name
                 return text
         return [item.strip() for item in stripped.split(",") if item.strip()]
     return text

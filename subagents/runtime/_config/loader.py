@@ -222,6 +222,17 @@ class _Loader:
                 line=int(match[1]) if match else None,
                 hint="Fix the syntax at that line (see https://toml.io).",
             ) from None
+        except (ValueError, RecursionError) as exc:
+            # A number with thousands of digits, or arrays nested thousands deep.
+            detail = str(exc) if isinstance(exc, ValueError) else "it nests too deeply"
+            raise ConfigError(
+                str(path),
+                "",
+                "valid TOML",
+                reason=f"a TOML value cannot be read: {detail}",
+                path=path,
+                hint="Shorten or flatten that value, or remove it.",
+            ) from None
         dropped: tuple[str, ...] = ()
         if not trusted:
             raw, dropped = without_untrusted_keys(raw)
@@ -310,7 +321,7 @@ class _Loader:
             if kind == "json":
                 try:
                     table = json.loads(text)
-                except ValueError:
+                except (ValueError, RecursionError):
                     table = None
                 if not isinstance(table, dict):
                     raise shape_error(origin, key, "a JSON object", text)

@@ -153,7 +153,7 @@ def load_trust_store(home: str | os.PathLike[str]) -> TrustStore:
         )
     try:
         stored = msgspec.json.decode(data, type=_StoreFile)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:
         return TrustStore(
             path,
             problem=f"{path} is not a valid trust store ({exc}); no folder is trusted. "

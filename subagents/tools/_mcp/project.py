@@ -215,7 +215,8 @@ def read_mcp_json(root: Path, environ: Mapping[str, str] | None = None) -> McpPr
         return McpProject()
     try:
         data = msgspec.json.decode(read_small_file(path, _MAX_BYTES))
-    except (OSError, FileRefused, msgspec.DecodeError) as exc:
+    except (OSError, FileRefused, msgspec.DecodeError, ValueError, RecursionError) as exc:
+        # RecursionError: arrays or objects nested thousands deep.
         return McpProject(problems=(f"{path}: not read ({exc}); fix or remove the file",))
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):

@@ -390,6 +390,24 @@ def test_toml_syntax_error_names_file_and_line(dirs: Dirs) -> None:
     assert str(error).startswith(f"{dirs.project_file}: line 3: invalid TOML")
 
 
+@pytest.mark.parametrize(
+    ("text", "detail"),
+    [
+        ("model = 'x'\nx = " + "1" * 5000 + "\n", "digits"),  # plain ValueError in tomllib
+        ("x = " + "[" * 100_000 + "]" * 100_000 + "\n", "nests too deeply"),  # RecursionError
+    ],
+)
+def test_an_unreadable_toml_value_is_a_config_error_naming_the_file(
+    dirs: Dirs, text: str, detail: str
+) -> None:
+    write(dirs.project_file, text)
+    for trusted in (True, False):
+        error = error_of(dirs, trust_project=trusted)
+        assert error.path == dirs.project_file
+        assert str(error).startswith(f"{dirs.project_file}: a TOML value cannot be read")
+        assert detail in str(error)
+
+
 def test_unreadable_or_undecodable_files(dirs: Dirs) -> None:
     dirs.user_file.mkdir()
     assert "cannot read the file" in str(error_of(dirs))

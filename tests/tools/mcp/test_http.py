@@ -223,6 +223,23 @@ def test_a_bad_http_entry_is_one_problem_line(
     assert "\n" not in problem
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 60_000 + "]" * 60_000,  # RecursionError in msgspec, under the size cap
+        "{" + '"a":{' * 40_000 + "}" * 40_001,  # 240 KB
+    ],
+)
+def test_a_deeply_nested_mcp_json_is_a_problem_not_a_crash(tmp_path: Path, text: str) -> None:
+    (tmp_path / ".mcp.json").write_text(text)
+    for environ in (None, {}):  # untrusted and trusted
+        project = read_mcp_json(tmp_path, environ)
+        assert project.servers == ()
+        (problem,) = project.problems
+        assert problem.startswith(f"{tmp_path / '.mcp.json'}: not read")
+        assert "fix or remove the file" in problem
+
+
 def test_a_config_is_either_stdio_or_http() -> None:
     with pytest.raises(ValueError, match="either a 'command'"):
         McpServerConfig(name="x")
