@@ -25,6 +25,7 @@ the project would have enabled are named, for the trust notice.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,8 @@ __all__ = ["EnabledPlugin", "InstalledPlugins", "enabled_plugins"]
 #: Settings files are small; a bigger one is reported, not read.
 _MAX_SETTINGS_BYTES = 1 << 20
 _PLUGINS = Path(".claude") / "plugins"
+#: A plugin's or marketplace's name as a folder of the cache: no separator, not ``..``.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
 @attrs.frozen
@@ -120,9 +123,16 @@ def _install_path(
 
 
 def _cached(home: Path, name: str, marketplace: str) -> Path | None:
-    """The newest copy of a plugin in Claude Code's cache, when no record names it."""
-    folder = home / _PLUGINS / "cache" / marketplace / name
-    if not folder.is_dir() or not folder.resolve().is_relative_to((home / _PLUGINS).resolve()):
+    """The newest copy of a plugin in Claude Code's cache, when no record names it.
+
+    Both names must be plain folder names: an id like ``x@../marketplaces/m`` would
+    reach a marketplace clone, whose plugins were never installed.
+    """
+    if not (_PLAIN_NAME.fullmatch(name) and _PLAIN_NAME.fullmatch(marketplace)):
+        return None
+    cache = home / _PLUGINS / "cache"
+    folder = cache / marketplace / name
+    if not folder.is_dir() or not folder.resolve().is_relative_to(cache.resolve()):
         return None
     if (folder / ".claude-plugin").is_dir() or (folder / "agents").is_dir():
         return folder

@@ -422,6 +422,24 @@ async def test_an_untrusted_repositorys_settings_cannot_enable_a_plugin_whose_ho
     assert canary.exists()
 
 
+def test_a_plugin_id_cannot_climb_from_the_cache_to_a_marketplace_clone(repo: Repo) -> None:
+    """Only an installed plugin (in the cache, or recorded) loads: an id whose marketplace
+    part climbs out of the cache would load a clone's plugin nobody installed, as the
+    user's own, even from a trusted project's settings."""
+    clone = repo.home / ".claude" / "plugins" / "marketplaces" / "m" / "plugins" / "x"
+    (clone / "agents").mkdir(parents=True)
+    (clone / "agents" / "a.md").write_text("---\nname: a\ndescription: x\n---\nGo.\n")
+    (repo.home / ".claude" / "plugins" / "cache").mkdir()  # any installed plugin made it
+    (repo.root / ".claude" / "settings.json").write_text(
+        json.dumps({"enabledPlugins": {"x@../marketplaces/m/plugins": True}})
+    )
+    catalog = discover_agents(cwd=repo.root, home=repo.home, trusted_project=True)
+    assert "x:a" not in catalog
+    notes = [d.message for r in catalog.reports for d in r.diagnostics]
+    assert any("x@../marketplaces/m/plugins is enabled in settings but not installed" in n
+               for n in notes)  # fmt: skip
+
+
 def test_a_corrupt_trust_store_is_reported_and_trusts_nothing(
     repo: Repo, capsys: pytest.CaptureFixture[str]
 ) -> None:
