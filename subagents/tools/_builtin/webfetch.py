@@ -23,6 +23,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+import zlib
 from collections.abc import Callable
 from typing import Annotated, Final, final
 
@@ -68,6 +69,25 @@ class WebFetchArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 
 class FetchRefused(Exception):
     """A URL or a redirect hop that may not be fetched; the message says why."""
+
+
+#: What WebFetch asks pages to be compressed with: what it inflates itself.
+_ACCEPT_ENCODING: Final = "gzip, deflate"
+#: zlib's ``wbits`` for a gzip or a zlib header, whichever comes.
+_GZIP_OR_ZLIB: Final = 32 + zlib.MAX_WBITS
+
+
+def _inflater(encoding: str) -> zlib._Decompress | None:
+    """A decompressor for a ``Content-Encoding`` (``None``: the body is as sent)."""
+    token = encoding.strip().lower()
+    if token in ("", "identity"):
+        return None
+    if token in ("gzip", "x-gzip", "deflate"):
+        return zlib.decompressobj(_GZIP_OR_ZLIB)
+    raise FetchRefused(
+        f"the server sent the page encoded as {encoding.strip()!r}, which WebFetch does not "
+        f"decode (it asks for {_ACCEPT_ENCODING})"
+    )
 
 
 def format_web_content(url: str, prompt: str, text: str) -> str:
@@ -194,16 +214,34 @@ class WebFetchTool:
         pinned = url.copy_with(host=addresses[0])
         extensions = {"sni_hostname": host} if url.scheme == "https" else {}
         host_header = host if url.port is None else f"{host}:{url.port}"
-        return client.build_request(
-            "GET", pinned, headers={"Host": host_header}, extensions=extensions
-        )
+        headers = {"Host": host_header, "Accept-Encoding": _ACCEPT_ENCODING}
+        return client.build_request("GET", pinned, headers=headers, extensions=extensions)
 
     async def _read(self, response: httpx2.Response) -> tuple[bytes, bool]:
+        """The body, at most :attr:`max_bytes` of it, and whether it was cut.
+
+        A compressed body is inflated here, never more than the bytes still wanted:
+        left to the client, each network chunk would be inflated whole, and 64 KB
+        of gzip can hold 64 MB (a page made to exhaust memory).
+        """
+        inflate = _inflater(response.headers.get("content-encoding", ""))
         chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            chunks.append(chunk)
-            size += len(chunk)
-            if size >= self.max_bytes:
-                return b"".join(chunks)[: self.max_bytes], True
+        wanted = self.max_bytes
+        try:
+            async for raw in response.aiter_raw():
+                pending = raw
+                while pending:
+                    if inflate is None:
+                        data, pending = pending, b""
+                    else:
+                        data = inflate.decompress(pending, wanted)
+                        pending = inflate.unconsumed_tail
+                    chunks.append(data)
+                    wanted -= len(data)
+                    if wanted <= 0:
+                        return b"".join(chunks)[: self.max_bytes], True
+            if inflate is not None:
+                chunks.append(inflate.flush()[:wanted])
+        except zlib.error as exc:
+            raise FetchRefused(f"the page's compressed body is corrupt ({exc})") from None
         return b"".join(chunks), False

@@ -9,6 +9,9 @@ refused before any connection, and so is every redirect hop to one.
 from __future__ import annotations
 
 import functools
+import gzip
+import tracemalloc
+import zlib
 from collections.abc import Callable, Mapping
 
 import pytest
@@ -219,3 +222,49 @@ async def test_websearch_without_a_provider_that_runs_it_is_a_clear_tool_error(m
     assert result.is_error
     assert "does not run it" in str(result.content)
     assert "WebFetch" in str(result.content)
+
+
+async def test_a_gzip_page_is_inflated(server, make_ctx) -> None:
+    page = b"<html><body><p>Compressed hello</p></body></html>"
+    html_gzip = {"Content-Type": "text/html", "Content-Encoding": "gzip"}
+    text_deflate = {"Content-Type": "text/plain", "Content-Encoding": "deflate"}
+    base = server(
+        {
+            "/gz": (200, html_gzip, gzip.compress(page)),
+            "/zlib": (200, text_deflate, zlib.compress(b"deflated hello")),
+        }
+    )
+    tool = WebFetchTool(allow_private_addresses=True)
+    assert "Compressed hello" in await _call(tool, base + "/gz", make_ctx)
+    assert "deflated hello" in await _call(tool, base + "/zlib", make_ctx)
+
+
+async def test_a_compression_bomb_is_inflated_only_as_far_as_the_cap(server, make_ctx) -> None:
+    """16 MB of zeros is 16 KB of gzip: inflated by the client, one network chunk would
+    become megabytes at once. WebFetch inflates no more than the bytes it still wants."""
+    bomb = gzip.compress(b"0" * (16 << 20), compresslevel=9)
+    assert len(bomb) < 64 << 10
+    base = server({"/": (200, {"Content-Type": "text/plain", "Content-Encoding": "gzip"}, bomb)})
+    tool = WebFetchTool(allow_private_addresses=True, max_bytes=4096)
+    tracemalloc.start()
+    try:
+        text = await _call(tool, base + "/", make_ctx)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "[content cut at 4096 bytes]" in text
+    assert peak < 2 << 20
+
+
+async def test_an_encoding_webfetch_does_not_decode_is_refused_and_a_corrupt_one_too(
+    server, make_ctx
+) -> None:
+    brotli = {"Content-Type": "text/plain", "Content-Encoding": "br"}
+    gzipped = {"Content-Type": "text/plain", "Content-Encoding": "gzip"}
+    base = server(
+        {"/br": (200, brotli, b"\x8b\x00\x80"), "/bad": (200, gzipped, b"not gzip at all")}
+    )
+    tool = WebFetchTool(allow_private_addresses=True)
+    refused = await _call(tool, base + "/br", make_ctx)
+    assert "encoded as 'br', which WebFetch does not decode" in refused
+    assert "corrupt" in await _call(tool, base + "/bad", make_ctx)
