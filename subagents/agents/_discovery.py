@@ -4,11 +4,15 @@ Scopes, lowest priority first: built-in, plugin (the Claude Code plugins the
 user installed and enabled, see :mod:`subagents.agents._installed`; the
 folders in ``~/.subagents/plugins``; ``plugin_dirs``), user (``~/.gemini/agents``,
 ``~/.codex/agents``, ``~/.claude/agents``, ``~/.subagents/agents``), project
-(the same four folders in the working directory and each directory above it,
-the nearest last), and the ``--agents`` JSON string. Gemini CLI's and Codex's
-folders load before Claude Code's, so a Claude Code agent wins a tie; project
-ones are repository content like ``.claude/agents`` and get the same workspace
-trust. Inside a scope, files load first and each
+(the same four folders in the working directory and each directory above it up
+to the project folder, its git root, else the working directory alone: the
+folder whose trust decides, so a ``.claude/agents`` above it, in ``/tmp`` on a
+shared machine, is nobody's project; the nearest last), and the ``--agents``
+JSON string. Gemini CLI's and Codex's folders load before Claude Code's, so a
+Claude Code agent wins a tie; project ones are repository content like
+``.claude/agents`` and get the same workspace trust, and a symbolic link in them
+is followed only while it stays inside the project folder (``load_tree``'s
+``within``). Inside a scope, files load first and each
 ``config.json`` (``<root>/.claude/config.json``, ``<root>/.subagents/config.json``)
 after them, so an agent in a ``config.json`` overrides a file of the same name.
 A plugin's agents are named ``<plugin>:<agent>`` and only that name finds them,
@@ -27,6 +31,7 @@ from pathlib import Path
 
 import attrs
 
+from subagents._paths import project_root_of
 from subagents._small_file import FileRefused, read_small_file
 from subagents.agents._builtins import builtin_agents
 from subagents.agents._definition import AgentDefinition, AgentSource
@@ -41,6 +46,8 @@ from subagents.agents._scan import (
     load_file,
     load_plugin,
     load_tree,
+    outside,
+    outside_report,
 )
 from subagents.agents._yaml_json import model_aliases_in, parse_agents_json
 
@@ -137,15 +144,22 @@ class AgentCatalog:
 
 
 def _project_roots(cwd: Path, home: Path) -> list[Path]:
-    """``cwd`` and its ancestors, farthest first, without the home folder itself."""
+    """``cwd`` and its ancestors up to the project folder, farthest first, without home.
+
+    Nothing above the project folder: a folder there is not the project's and is
+    not covered by its trust.
+    """
     chain = [cwd, *cwd.parents]
+    chain = chain[: chain.index(project_root_of(cwd)) + 1]
     home_resolved = home.resolve() if home.exists() else home
     return [d for d in reversed(chain) if d != home_resolved and d != home]
 
 
-def _aliases_from(paths: Iterable[Path], aliases: ModelAliases) -> ModelAliases:
+def _aliases_from(
+    paths: Iterable[Path], aliases: ModelAliases, within: Path | None = None
+) -> ModelAliases:
     for path in paths:
-        if not path.is_file():
+        if not path.is_file() or outside(path, within) is not None:
             continue
         try:
             text = read_small_file(path, MAX_FILE_BYTES).decode("utf-8")
@@ -240,6 +254,7 @@ def discover_agents(
     """
     cwd = (Path(cwd) if cwd is not None else Path.cwd()).resolve()
     home = Path(home) if home is not None else Path.home()
+    project = project_root_of(cwd)
     user_roots = [home / name for name in CONFIG_DIRS]
     project_roots = [d / name for d in _project_roots(cwd, home) for name in CONFIG_DIRS]
     agent_dirs = (*FOREIGN_AGENT_DIRS, *CONFIG_DIRS)
@@ -249,7 +264,7 @@ def discover_agents(
 
     table = aliases if aliases is not None else ModelAliases()
     table = _aliases_from([r / "config.json" for r in user_roots], table)
-    table = _aliases_from([r / "config.json" for r in project_roots], table)
+    table = _aliases_from([r / "config.json" for r in project_roots], table, project)
 
     collector = _Collector()
     if include_builtins:
@@ -270,11 +285,12 @@ def discover_agents(
     for plugin in installed_plugins.enabled:
         collector.add_reports(load_plugin(plugin.root, aliases=table, name=plugin.name))
 
+    # The user's links are the user's; a repository's may only point inside it.
     scopes = (
-        (AgentSource.USER, user_agent_roots, user_roots),
-        (AgentSource.PROJECT, project_agent_roots, project_roots),
+        (AgentSource.USER, user_agent_roots, user_roots, None),
+        (AgentSource.PROJECT, project_agent_roots, project_roots, project),
     )
-    for source, agent_roots, roots in scopes:
+    for source, agent_roots, roots, within in scopes:
         for root in agent_roots:
             agents_dir = root / "agents"
             exists = agents_dir.is_dir()
@@ -282,14 +298,19 @@ def discover_agents(
                 searched.append(SearchedPlace(source, agents_dir, exists))
             if exists:
                 collector.add_reports(
-                    load_tree(agents_dir, source=source, aliases=table, plugins=False)
+                    load_tree(
+                        agents_dir, source=source, aliases=table, plugins=False, within=within
+                    )
                 )
         for root in roots:
             config = root / "config.json"
             exists = config.is_file()
             if exists or source is AgentSource.USER or root.parent == cwd:
                 searched.append(SearchedPlace(source, config, exists))
-            if exists:
+            leaves = outside(config, within) if exists else None
+            if leaves is not None and within is not None:
+                collector.add_reports([outside_report(config, leaves, within, source)])
+            elif exists:
                 collector.add_reports(
                     [load_file(config, source=source, aliases=table, config=True)]
                 )

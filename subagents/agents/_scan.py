@@ -1,8 +1,14 @@
 """Reading files and directory trees of agent definitions, and plugin folders.
 
-Directories are scanned recursively in sorted order, following symbolic links
-once. Every entry met gets a report: agents, "not an agent" files, and skipped
-entries (hidden, other file types) with the reason.
+Directories are scanned recursively in sorted order, each real folder once (a
+symbolic link to a folder already scanned, an ancestor for one, is not walked
+again). Every entry met gets a report: agents, "not an agent" files, and skipped
+entries (hidden, other file types) with the reason. A walk is bounded: at most
+:data:`MAX_TREE_DEPTH` folders down and :data:`MAX_TREE_ENTRIES` entries, one
+report saying what was left. Given ``within`` (a project's folder, for the
+project scope's agents), a symbolic link whose real path leaves that folder is
+reported and not followed: a repository's link to ``/`` or ``~/.ssh`` is not
+repository content.
 
 A plugin layout is read as Claude Code reads it
 (https://code.claude.com/docs/en/plugins-reference, "Plugin directory
@@ -45,6 +51,8 @@ from subagents.agents._yaml_json import parse_document
 __all__ = [
     "AGENT_SUFFIXES",
     "MAX_FILE_BYTES",
+    "MAX_TREE_DEPTH",
+    "MAX_TREE_ENTRIES",
     "PLUGIN_COMPONENTS",
     "PluginManifest",
     "find_plugin_roots",
@@ -53,6 +61,8 @@ __all__ = [
     "load_plugin",
     "load_tree",
     "namespaced",
+    "outside",
+    "outside_report",
     "read_marketplace",
     "read_plugin_manifest",
 ]
@@ -68,6 +78,11 @@ AGENT_SUFFIXES: Mapping[str, str] = {
 }
 #: Larger files are refused: no agent definition is megabytes long.
 MAX_FILE_BYTES = 4 * 1024 * 1024
+#: Files and folders met under one agents folder before its walk stops: the largest real
+#: collection known (the vendored wshobson marketplace) holds 562; a stranger's tree is bounded.
+MAX_TREE_ENTRIES = 2000
+#: Folder levels walked below an agents folder: real ones nest one or two (categories/...).
+MAX_TREE_DEPTH = 10
 
 _MANIFEST = Path(".claude-plugin") / "plugin.json"
 _MARKETPLACE = Path(".claude-plugin") / "marketplace.json"
@@ -305,15 +320,55 @@ def _listed_agents(root: Path, raw: Any, add: Any, line: int | None) -> list[Pat
 
 
 def _files_under(directory: Path) -> Iterator[Path]:
+    """The files under a plugin's folder, following links but each real folder once,
+    at most :data:`MAX_TREE_DEPTH` down and :data:`MAX_TREE_ENTRIES` files."""
+    visited: set[str] = set()
+    top_depth = len(Path(directory).parts)
+    count = 0
     for dirpath, dirnames, filenames in os.walk(directory, followlinks=True):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        real = os.path.realpath(dirpath)
+        deep = len(Path(dirpath).parts) - top_depth >= MAX_TREE_DEPTH
+        if real in visited or deep:
+            dirnames[:] = []
+        else:
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        if real in visited:
+            continue
+        visited.add(real)
         for name in sorted(filenames):
             if not name.startswith("."):
+                count += 1
+                if count > MAX_TREE_ENTRIES:
+                    return
                 yield Path(dirpath) / name
 
 
 def _skip(path: Path, source: AgentSource, why: str) -> FileReport:
     return _report(path, FileKind.SKIPPED, source, Severity.NOTE, DiagnosticCode.SKIPPED, why)
+
+
+def outside(path: Path, within: Path | None) -> Path | None:
+    """The real path of ``path`` when it leaves the real folder ``within``, else ``None``.
+
+    ``within`` must have its links resolved; ``None`` means anywhere is fine.
+    """
+    if within is None:
+        return None
+    real = Path(os.path.realpath(path))
+    return None if real.is_relative_to(within) else real
+
+
+def outside_report(path: Path, real: Path, within: Path, source: AgentSource) -> FileReport:
+    """The report of ``path``, a symbolic link to ``real`` outside ``within``: not followed."""
+    return _report(
+        path,
+        FileKind.SKIPPED,
+        source,
+        Severity.WARNING,
+        DiagnosticCode.SKIPPED,
+        f"not read: a symbolic link to {real}, outside {within}; links here are followed "
+        "only when they stay inside that folder",
+    )
 
 
 def load_tree(
@@ -322,15 +377,24 @@ def load_tree(
     source: AgentSource = AgentSource.CLI,
     aliases: ModelAliases = _DEFAULT_ALIASES,
     plugins: bool = True,
+    within: Path | None = None,
 ) -> tuple[FileReport, ...]:
     """Load a file, or every file under a directory, recursively.
 
     With ``plugins``, a plugin or marketplace folder met on the way is read as
     Claude Code reads it (:func:`load_layout`): only its agents load, as
     :attr:`AgentSource.PLUGIN` named ``<plugin>:<agent>``, and the rest of it
-    gets one note per kind.
+    gets one note per kind. With ``within``, a folder or file whose real path
+    leaves that folder (a symbolic link out of it) is reported, not read; a
+    link to something neither a file nor a folder (a device) is left to the
+    reader, which refuses it without opening it. The walk stops at
+    :data:`MAX_TREE_DEPTH` and :data:`MAX_TREE_ENTRIES`, with one report each.
     """
     path = Path(path)
+    scope = Path(os.path.realpath(within)) if within is not None else None
+    leaves = outside(path, scope)
+    if scope is not None and leaves is not None and (leaves.is_dir() or leaves.is_file()):
+        return (outside_report(path, leaves, scope, source),)
     if path.exists() and not path.is_dir():
         # A FIFO or a device given by name is reported as such by the reader,
         # never opened for a blocking or endless read.
@@ -346,38 +410,130 @@ def load_tree(
                 "no such file or directory",
             ),
         )
-    reports: list[FileReport] = []
-    skipped = _Skipped()
-    visited: set[str] = set()
-    for dirpath, dirnames, filenames in os.walk(path, followlinks=True):
-        directory = Path(dirpath)
-        real = os.path.realpath(directory)
-        if real in visited:
-            reports.append(
-                _skip(directory, source, "already scanned through another path (a symbolic link)")
-            )
-            dirnames[:] = []
-            continue
-        visited.add(real)
-        if plugins and _is_layout(directory):
-            reports.extend(_load_layout(directory, aliases, skipped))
-            dirnames[:] = []
-            continue
-        kept: list[str] = []
-        for name in sorted(dirnames):
-            if name.startswith("."):
-                reports.append(_skip(directory / name, source, "hidden directory: not scanned"))
-            else:
-                kept.append(name)
-        dirnames[:] = kept
-        for name in sorted(filenames):
-            file = directory / name
-            if name.startswith("."):
-                reports.append(_skip(file, source, "hidden file: not read"))
+    walk = _Walk(path, source, aliases, scope)
+    walk.run(plugins)
+    return flag_duplicate_names(walk.reports)
+
+
+@attrs.define
+class _Walk:
+    """One bounded walk of a folder for :func:`load_tree`: its reports and what it met."""
+
+    top: Path
+    source: AgentSource
+    aliases: ModelAliases
+    within: Path | None
+    reports: list[FileReport] = attrs.field(factory=list)
+    visited: set[str] = attrs.field(factory=set)
+    met: int = 0
+    too_deep: list[Path] = attrs.field(factory=list)
+    left: Path | None = None
+
+    def run(self, plugins: bool) -> None:
+        skipped = _Skipped()
+        stack: list[tuple[Path, int]] = [(self.top, 0)]
+        while stack and self.left is None:
+            directory, depth = stack.pop()
+            real = os.path.realpath(directory)
+            if real in self.visited:
+                self.reports.append(
+                    _skip(
+                        directory,
+                        self.source,
+                        "already scanned through another path (a symbolic link)",
+                    )
+                )
                 continue
-            reports.append(load_file(file, source=source, aliases=aliases))
-    reports.extend(skipped.reports(path))
-    return flag_duplicate_names(reports)
+            self.visited.add(real)
+            if plugins and _is_layout(directory):
+                self.reports.extend(_load_layout(directory, self.aliases, skipped))
+                continue
+            children = self._scan(directory, depth)
+            stack.extend((child, depth + 1) for child in reversed(children))
+        self.reports.extend(skipped.reports(self.top))
+        if self.too_deep:
+            self.reports.append(
+                _report(
+                    self.too_deep[0],
+                    FileKind.SKIPPED,
+                    self.source,
+                    Severity.WARNING,
+                    DiagnosticCode.SKIPPED,
+                    f"not scanned: {len(self.too_deep)} folder(s) more than {MAX_TREE_DEPTH} "
+                    f"levels below {self.top}, this one first; agent folders nest a level or two",
+                )
+            )
+        if self.left is not None:
+            self.reports.append(
+                _report(
+                    self.top,
+                    FileKind.SKIPPED,
+                    self.source,
+                    Severity.WARNING,
+                    DiagnosticCode.SKIPPED,
+                    f"stopped after {MAX_TREE_ENTRIES} files and folders: the rest, from "
+                    f"{self.left} on, is not read; an agents folder holds tens of files",
+                )
+            )
+
+    def _count(self, entry: Path) -> bool:
+        """Count ``entry``; false (and the walk stops) past :data:`MAX_TREE_ENTRIES`."""
+        if self.met >= MAX_TREE_ENTRIES:
+            self.left = entry
+            return False
+        self.met += 1
+        return True
+
+    def _leaves(self, entry: Path) -> Path | None:
+        # A plain entry of a folder inside ``within`` is inside: only links are resolved.
+        return outside(entry, self.within) if os.path.islink(entry) else None
+
+    def _scan(self, directory: Path, depth: int) -> list[Path]:
+        """Report the files of ``directory``; its subfolders to walk, in order."""
+        try:
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            self.reports.append(
+                _skip(directory, self.source, f"cannot list the folder: {exc.strerror or exc}")
+            )
+            return []
+        folders = [e.name for e in entries if _is_dir(e)]
+        files = [e.name for e in entries if not _is_dir(e)]
+        children: list[Path] = []
+        for name in folders:
+            child = directory / name
+            if not self._count(child):
+                return []
+            leaves = self._leaves(child)
+            if name.startswith("."):
+                self.reports.append(_skip(child, self.source, "hidden directory: not scanned"))
+            elif leaves is not None and self.within is not None:
+                self.reports.append(outside_report(child, leaves, self.within, self.source))
+            elif depth >= MAX_TREE_DEPTH:
+                self.too_deep.append(child)
+            else:
+                children.append(child)
+        for name in files:
+            file = directory / name
+            if not self._count(file):
+                return []
+            leaves = self._leaves(file)
+            if name.startswith("."):
+                self.reports.append(_skip(file, self.source, "hidden file: not read"))
+            elif leaves is not None and self.within is not None and leaves.is_file():
+                self.reports.append(outside_report(file, leaves, self.within, self.source))
+            else:
+                self.reports.append(load_file(file, source=self.source, aliases=self.aliases))
+        return children
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """Whether ``entry`` is a folder or a link to one (as ``os.walk`` sorts them)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _is_layout(directory: Path) -> bool:

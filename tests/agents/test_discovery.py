@@ -82,14 +82,16 @@ def test_cli_agents_beat_project_and_user_beats_builtin(write, home: Path, proje
 
 
 def test_project_folders_are_searched_upward_nearest_wins(write, home: Path, project: Path) -> None:
-    parent = project.parent
-    write(parent / ".claude/agents/shared.md", agent_md("shared", "From the parent"))
-    write(parent / ".claude/agents/far.md", agent_md("far", "Only in the parent"))
-    write(project / ".subagents/agents/shared.md", agent_md("shared", "From the project"))
-    deep = project / "src" / "pkg"
+    # Up to the project folder (the git root) only; above it, see test_discovery_links.py.
+    (project / ".git").mkdir()
+    src = project / "src"
+    write(project / ".claude/agents/shared.md", agent_md("shared", "From the project root"))
+    write(project / ".claude/agents/far.md", agent_md("far", "Only in the project root"))
+    write(src / ".subagents/agents/shared.md", agent_md("shared", "From src"))
+    deep = src / "pkg"
     deep.mkdir(parents=True)
     catalog = discover_agents(cwd=deep, home=home)
-    assert catalog.get("shared").description == "From the project"
+    assert catalog.get("shared").description == "From src"
     assert catalog.get("far").source is AgentSource.PROJECT
 
 

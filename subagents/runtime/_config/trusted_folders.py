@@ -25,6 +25,7 @@ from pathlib import Path
 import attrs
 import msgspec
 
+from subagents._paths import project_root_of
 from subagents._small_file import FileRefused, read_small_file
 from subagents.runtime._config.defaults import TRUST_STORE_MAX_BYTES, TRUST_STORE_PATH
 
@@ -59,11 +60,7 @@ def _resolved(folder: str | os.PathLike[str]) -> Path:
 
 def project_folder(cwd: str | os.PathLike[str]) -> Path:
     """The folder whose trust decides for ``cwd``: its git root, else ``cwd`` (resolved)."""
-    start = _resolved(cwd)
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    return start
+    return project_root_of(_resolved(cwd))
 
 
 @attrs.frozen
