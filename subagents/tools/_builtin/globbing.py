@@ -21,8 +21,12 @@ _MAX_ALTERNATIVES = 256
 _NOTHING = r"[^\x00-\x{10FFFF}]"
 
 
-def compile_glob(pattern: str) -> LinearRegex:
-    """The regular expression matching exactly the paths ``pattern`` names."""
+def compile_glob(pattern: str, *, braces: bool = True) -> LinearRegex:
+    """The regular expression matching exactly the paths ``pattern`` names.
+
+    Without ``braces``, ``{`` and ``}`` are literal characters, as in ``fnmatch``,
+    and the regex stays linear in the pattern's size (no ``{a,b}`` expansion).
+    """
     if not pattern:
         raise ToolError("The glob pattern is empty.")
     if "\x00" in pattern:
@@ -36,7 +40,7 @@ def compile_glob(pattern: str) -> LinearRegex:
         pattern = pattern[2:]
     if ".." in pattern.split("/"):
         raise ToolError("Glob patterns cannot contain '..'; pass the directory as `path` instead.")
-    alternatives = _expand_braces(pattern)
+    alternatives = _expand_braces(pattern) if braces else [pattern]
     regex = "|".join(f"(?:{_translate(p)})" for p in alternatives)
     return compile_linear(regex, lines=False, dot_all=True, what="glob pattern", shown=pattern)
 

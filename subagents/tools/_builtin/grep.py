@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+import itertools
 import os
 import stat
 from collections.abc import Iterator
@@ -103,19 +105,36 @@ class GrepArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     ] = False
 
 
+#: A run of matched lines: the first and last line's index, and where the first line starts.
+_Span = tuple[int, int, int]
+
+
 @attrs.frozen
 class _FileMatches:
+    """A file with at least one match; its matched lines are found as ``spans`` is consumed.
+
+    ``spans`` scans the file lazily, in order, so a caller that needs only the
+    first match (files_with_matches) or a screenful (content) leaves the rest of
+    the file unscanned.
+    """
+
     shown: str
-    lines: list[str]
-    matched: list[int]
+    data: bytes
+    spans: Iterator[_Span]
 
 
 @attrs.frozen
 class _Skipped:
-    """A file (or some of its lines) left unsearched, and why."""
+    """A file left unsearched, and why."""
 
-    reason: Literal["binary", "large", "costly", "long_lines"]
-    count: int = 1
+    reason: Literal["binary", "large", "costly"]
+
+
+@attrs.define
+class _Tally:
+    """Lines too long to search with the pattern, counted as files are scanned."""
+
+    long_lines: int = 0
 
 
 @final
@@ -159,26 +178,43 @@ class GrepTool:
         grouped = any(n is not None for n in (args.before, args.after, args.context))
 
         out: list[str] = []
-        skipped = dict.fromkeys(("binary", "large", "costly", "long_lines"), 0)
+        skipped = dict.fromkeys(("binary", "large", "costly"), 0)
+        tally = _Tally()
         files = total = 0
         limited = False
-        for scanned in self._scan(workspace, base, file_filter, regex, args.multiline, stop):
+        scan = self._scan(workspace, base, file_filter, regex, args.multiline, tally, stop)
+        for scanned in scan:
             if isinstance(scanned, _Skipped):
-                skipped[scanned.reason] += scanned.count
+                skipped[scanned.reason] += 1
                 continue
             files += 1
-            total += len(scanned.matched)
-            if args.output_mode == "files_with_matches":
-                entries = [scanned.shown]
-            elif args.output_mode == "count":
-                entries = [f"{scanned.shown}:{len(scanned.matched)}"]
-            else:
-                entries = _content_lines(
-                    scanned, before, after, grouped, args.line_numbers, self.max_line_chars
-                )
-                if out and grouped:
-                    entries.insert(0, "--")
             room = limit - len(out)
+            if room <= 0:  # one more matching file than the output can show
+                limited = True
+                break
+            if args.output_mode == "files_with_matches":
+                # The file's first match is enough: the rest of it is never scanned.
+                entries = [scanned.shown]
+                total += 1
+            elif args.output_mode == "count":
+                found = _count_lines(scanned.spans)
+                entries = [f"{scanned.shown}:{found}"]
+                total += found
+            else:
+                separate = bool(out) and grouped
+                # One line more than there is room for tells that the output is cut.
+                entries, found = _content_lines(
+                    scanned,
+                    before,
+                    after,
+                    grouped,
+                    args.line_numbers,
+                    self.max_line_chars,
+                    cap=room + 1 - separate,
+                )
+                total += found
+                if separate:
+                    entries.insert(0, "--")
             out.extend(entries[:room])
             if len(entries) > room:
                 limited = True
@@ -194,9 +230,9 @@ class GrepTool:
             notes.append(
                 f"[{skipped['large']} files larger than {self.max_file_bytes} bytes skipped]"
             )
-        if skipped["long_lines"]:
+        if tally.long_lines:
             notes.append(
-                f"[{skipped['long_lines']} lines longer than {regex.window_bytes()} bytes not "
+                f"[{tally.long_lines} lines longer than {regex.window_bytes()} bytes not "
                 "searched: too long for a pattern this complex; simplify the pattern]"
             )
         if skipped["costly"]:
@@ -216,9 +252,10 @@ class GrepTool:
         file_filter: _FileFilter | None,
         regex: LinearRegex,
         multiline: bool,
+        tally: _Tally,
         stop: StopFlag,
     ) -> Iterator[_FileMatches | _Skipped]:
-        """Matches per file in walk order, and what was skipped."""
+        """Files with matches in walk order, and what was skipped."""
         st = workspace.lstat(base)
         if st is None:
             raise ToolError(f"'{base.display}' does not exist.")
@@ -227,7 +264,7 @@ class GrepTool:
             parent = workspace.open_directory(_parent(base))
             try:
                 yield from self._scan_file(
-                    workspace, parent, base.parts[-1], base.display, regex, multiline, stop
+                    workspace, parent, base.parts[-1], base.display, regex, multiline, tally, stop
                 )
             finally:
                 os.close(parent)
@@ -250,7 +287,7 @@ class GrepTool:
                     continue
                 shown = f"{listing.display}/{entry.name}" if listing.parts else entry.name
                 yield from self._scan_file(
-                    workspace, listing.fd, entry.name, shown, regex, multiline, stop
+                    workspace, listing.fd, entry.name, shown, regex, multiline, tally, stop
                 )
 
     def _scan_file(
@@ -261,6 +298,7 @@ class GrepTool:
         shown: str,
         regex: LinearRegex,
         multiline: bool,
+        tally: _Tally,
         stop: StopFlag,
     ) -> Iterator[_FileMatches | _Skipped]:
         try:
@@ -277,26 +315,18 @@ class GrepTool:
         if is_binary(data):
             yield _Skipped("binary")
             return
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            # RE2 searches UTF-8; searching the repaired text keeps positions and lines aligned.
-            text = data.decode("utf-8", errors="replace")
-            data = text.encode("utf-8")
+        # RE2 searches UTF-8; searching the repaired bytes keeps positions and lines aligned.
+        data = _repaired_utf8(data)
         if multiline:
             if len(data) > regex.window_bytes():
                 yield _Skipped("costly")
                 return
-            matched = _multiline_matches(regex, data, stop)
+            spans = _multiline_spans(regex, data, stop)
         else:
-            matched, too_long = _line_matches(regex, data, stop)
-            if too_long:
-                yield _Skipped("long_lines", too_long)
-        if matched:
-            lines = text.split("\n")
-            if text.endswith("\n"):
-                lines.pop()
-            yield _FileMatches(shown=shown, lines=lines, matched=matched)
+            spans = _line_spans(regex, data, tally, stop)
+        first = next(spans, None)
+        if first is not None:
+            yield _FileMatches(shown=shown, data=data, spans=itertools.chain([first], spans))
 
 
 def _parent(target: WorkspacePath) -> WorkspacePath:
@@ -327,19 +357,45 @@ def _line_count(data: bytes) -> int:
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
-def _line_matches(regex: LinearRegex, data: bytes, stop: StopFlag) -> tuple[list[int], int]:
-    """Indices of the lines ``regex`` matches, and how many lines were too long to search.
+def _repaired_utf8(data: bytes) -> bytes:
+    """``data`` with each invalid UTF-8 sequence replaced by U+FFFD, checked in bounded pieces.
+
+    The whole file is never decoded into one string at once: ASCII is checked in
+    place, other text through an incremental decoder, ``_DECODE_PIECE`` bytes at a time.
+    """
+    if data.isascii():
+        return data
+    view = memoryview(data)
+    pieces = range(0, len(data), _DECODE_PIECE)
+    try:
+        strict = codecs.getincrementaldecoder("utf-8")()
+        for offset in pieces:
+            strict.decode(view[offset : offset + _DECODE_PIECE])
+        strict.decode(b"", final=True)
+    except UnicodeDecodeError:
+        lenient = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        parts = [lenient.decode(view[o : o + _DECODE_PIECE]).encode("utf-8") for o in pieces]
+        parts.append(lenient.decode(b"", final=True).encode("utf-8"))
+        return b"".join(parts)
+    return data
+
+
+_DECODE_PIECE = 1024 * 1024
+
+
+def _line_spans(regex: LinearRegex, data: bytes, tally: _Tally, stop: StopFlag) -> Iterator[_Span]:
+    """The lines ``regex`` matches, in order, found only as far as the caller reads.
 
     Whole lines are searched in windows of at most ``regex.window_bytes()`` (the
     pattern cannot match a newline, so a window searches like its lines one by
-    one), and ``stop`` is checked between calls; a line longer than a window is
-    counted and left out rather than searched in one unbounded call.
+    one); every search, including each one after a match, stays inside its
+    window, so within the work budget, and ``stop`` is checked before each. A
+    line longer than a window is counted in ``tally`` and left out rather than
+    searched in one unbounded call.
     """
     window = regex.window_bytes()
     # Where the last line ends: its newline, or the end of the data.
     last_end = len(data) - 1 if data.endswith(b"\n") else len(data)
-    matched: list[int] = []
-    too_long = 0
     pos = line = 0  # ``pos`` is always the start of line ``line``
     while pos < len(data) and not stop.is_set():
         if last_end - pos <= window:
@@ -347,49 +403,60 @@ def _line_matches(regex: LinearRegex, data: bytes, stop: StopFlag) -> tuple[list
         else:
             end = data.rfind(b"\n", pos, pos + window + 1)
             if end == -1:
-                too_long += 1
+                tally.long_lines += 1
                 newline = data.find(b"\n", pos)
                 pos = len(data) if newline == -1 else newline + 1
                 line += 1
                 continue
         # Search lines pos..end (``end`` is the last line's newline or the data's end).
-        cursor, cursor_line = pos, line
-        while True:
+        cursor, cursor_line = pos, line  # ``cursor`` is always the start of ``cursor_line``
+        while not stop.is_set():
             span = regex.search(data, cursor, end)
             if span is None:
                 break
-            cursor_line += data.count(b"\n", cursor, span[0])
-            matched.append(cursor_line)
+            passed = data.count(b"\n", cursor, span[0])
+            if passed:
+                cursor_line += passed
+                cursor = data.rfind(b"\n", cursor, span[0]) + 1
+            yield cursor_line, cursor_line, cursor
             newline = data.find(b"\n", span[0], end)
             if newline == -1:
                 break
             cursor, cursor_line = newline + 1, cursor_line + 1
         line += data.count(b"\n", pos, end) + 1
         pos = end + 1
-    return matched, too_long
 
 
-def _multiline_matches(regex: LinearRegex, data: bytes, stop: StopFlag) -> list[int]:
-    """Indices of the lines touched by any match of ``regex`` in the whole of ``data``."""
-    touched: set[int] = set()
+def _multiline_spans(regex: LinearRegex, data: bytes, stop: StopFlag) -> Iterator[_Span]:
+    """The lines each match of ``regex`` in the whole of ``data`` touches, in order.
+
+    ``data`` fits one window (the caller checks), so each search is within the
+    work budget; ``stop`` is checked before each.
+    """
+    count = _line_count(data)
     # Line numbers are counted forward from the last position seen (matches only move on).
-    seen, seen_line = 0, 0
+    seen = seen_line = seen_line_start = 0
 
-    def line_at(offset: int) -> int:
-        nonlocal seen, seen_line
-        seen_line += data.count(b"\n", seen, offset)
+    def line_at(offset: int) -> tuple[int, int]:
+        nonlocal seen, seen_line, seen_line_start
+        passed = data.count(b"\n", seen, offset)
+        if passed:
+            seen_line += passed
+            seen_line_start = data.rfind(b"\n", seen, offset) + 1
         seen = offset
-        return seen_line
+        return seen_line, seen_line_start
 
     pos, size = 0, len(data)
     while pos <= size and not stop.is_set():
         span = regex.search(data, pos, size)
         if span is None:
-            break
+            return
         start, end = span
-        first = line_at(start)
-        last = line_at(max(end - 1, start))
-        touched.update(range(first, last + 1))
+        first, first_start = line_at(start)
+        if first >= count:  # an empty match after the final newline touches no line
+            return
+        last, _ = line_at(max(end - 1, start))
+        yield first, min(last, count - 1), first_start
         if end > start:
             pos = end
         else:
@@ -397,31 +464,109 @@ def _multiline_matches(regex: LinearRegex, data: bytes, stop: StopFlag) -> list[
             pos = end + 1
             while pos < size and data[pos] & 0xC0 == 0x80:
                 pos += 1
-    count = _line_count(data)
-    return sorted(i for i in touched if i < count)
+
+
+def _count_lines(spans: Iterator[_Span]) -> int:
+    """How many distinct lines ``spans`` (in order, possibly overlapping) cover."""
+    total, covered = 0, -1
+    for first, last, _ in spans:
+        lowest = max(first, covered + 1)
+        if last >= lowest:
+            total += last - lowest + 1
+            covered = last
+    return total
+
+
+def _line_matches(regex: LinearRegex, data: bytes, stop: StopFlag) -> tuple[list[int], int]:
+    """Indices of the lines ``regex`` matches, and how many lines were too long to search.
+
+    Kept for ``bench/bench_grep.py``; Grep itself reads :func:`_line_spans` lazily.
+    """
+    tally = _Tally()
+    matched = [first for first, _, _ in _line_spans(regex, data, tally, stop)]
+    return matched, tally.long_lines
+
+
+def _multiline_matches(regex: LinearRegex, data: bytes, stop: StopFlag) -> list[int]:
+    """Indices of the lines touched by any match of ``regex`` in the whole of ``data``.
+
+    Kept for ``bench/bench_grep.py``; Grep itself reads :func:`_multiline_spans` lazily.
+    """
+    touched: list[int] = []
+    for first, last, _ in _multiline_spans(regex, data, stop):
+        touched.extend(range(max(first, touched[-1] + 1 if touched else 0), last + 1))
+    return touched
 
 
 def _content_lines(
-    found: _FileMatches, before: int, after: int, grouped: bool, numbers: bool, max_chars: int
-) -> list[str]:
-    """``path:line:text`` for matches and ``path-line-text`` for context, ``--`` between groups."""
-    matched = set(found.matched)
-    shown_lines: list[int] = []
-    for index in found.matched:
-        start = max(0, index - before)
-        stop = min(len(found.lines) - 1, index + after)
-        for i in range(start, stop + 1):
-            if not shown_lines or i > shown_lines[-1]:
-                shown_lines.append(i)
+    found: _FileMatches,
+    before: int,
+    after: int,
+    grouped: bool,
+    numbers: bool,
+    max_chars: int,
+    *,
+    cap: int,
+) -> tuple[list[str], int]:
+    """At most ``cap`` output lines for ``found``, and how many matched lines they show.
+
+    Matches are ``path:line:text``, context ``path-line-text``, with ``--``
+    between groups. Only the lines shown are decoded, and ``found.spans`` is read
+    no further than the output needs, so a full output stops the file's scan.
+    """
+    data, size = found.data, len(found.data)
     out: list[str] = []
-    previous = None
-    for i in shown_lines:
-        if grouped and previous is not None and i != previous + 1:
-            out.append("--")
-        sep = ":" if i in matched else "-"
-        text = clip_line(found.lines[i], max_chars)
+    matched = 0
+    shown_upto = -1  # the last line shown
+    next_start = 0  # where line ``shown_upto + 1`` starts
+    owed = 0  # lines of context still to show after the last match
+
+    def show(index: int, start: int, sep: str) -> int:
+        """Add line ``index`` (starting at ``start``); where the next line starts."""
+        newline = data.find(b"\n", start)
+        end = size if newline == -1 else newline
+        text = clip_line(data[start:end].decode("utf-8"), max_chars)
         out.append(
-            f"{found.shown}{sep}{i + 1}{sep}{text}" if numbers else f"{found.shown}{sep}{text}"
+            f"{found.shown}{sep}{index + 1}{sep}{text}" if numbers else f"{found.shown}{sep}{text}"
         )
-        previous = i
-    return out
+        return end + 1
+
+    for first, last, start in found.spans:
+        # Context after the previous match, up to this match.
+        while owed and shown_upto + 1 < first:
+            if len(out) >= cap:
+                return out, matched
+            next_start = show(shown_upto + 1, next_start, "-")
+            shown_upto += 1
+            owed -= 1
+        # Context before this match, found by walking back from its first line.
+        lowest = max(first - before, shown_upto + 1)
+        if len(out) >= cap:
+            return out, matched
+        if grouped and shown_upto >= 0 and lowest > shown_upto + 1:
+            out.append("--")
+        starts: list[int] = []
+        line_start = start
+        for _ in range(lowest, first):
+            line_start = data.rfind(b"\n", 0, line_start - 1) + 1
+            starts.append(line_start)
+        for index, line_start in zip(range(lowest, first), reversed(starts), strict=True):
+            if len(out) >= cap:
+                return out, matched
+            show(index, line_start, "-")
+        # The matched lines not already shown (multiline matches can share a line).
+        index = max(first, shown_upto + 1)
+        line_start = start if index == first else next_start
+        while index <= last:
+            if len(out) >= cap:
+                return out, matched
+            line_start = show(index, line_start, ":")
+            matched += 1
+            shown_upto, next_start = index, line_start
+            index += 1
+        owed = after
+    while owed and next_start < size and len(out) < cap:
+        next_start = show(shown_upto + 1, next_start, "-")
+        shown_upto += 1
+        owed -= 1
+    return out, matched

@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
-import fnmatch
 import heapq
 import os
-from collections.abc import Iterator
-from typing import Annotated, final
+from collections.abc import Iterator, Sequence
+from typing import Annotated, Final, final
 
 import attrs
 import msgspec
 
+from subagents._unicode import valid_text
+from subagents.tools._builtin.globbing import compile_glob
+from subagents.tools._builtin.regex import LinearRegex
 from subagents.tools._builtin.threads import StopFlag, run_in_thread
 from subagents.tools._config import LS_MAX_ENTRIES
 from subagents.tools._context import ToolContext
+from subagents.tools._exceptions import ToolArgumentsError
 from subagents.tools._protocol import ToolFlags, ToolResult
 from subagents.tools._workspace import Workspace
 
 __all__ = ["LSArgs", "LSTool"]
+
+#: Most ``ignore`` patterns one call may pass (as the schema says), and most characters in all
+#: of them together: each call compiles its patterns afresh, so this bounds that work.
+_MAX_IGNORE_PATTERNS: Final = 100
+_MAX_IGNORE_CHARS: Final = 8192
 
 
 class LSArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -34,7 +42,13 @@ class LSArgs(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     ) = None
     ignore: Annotated[
         list[Annotated[str, msgspec.Meta(max_length=1024)]],
-        msgspec.Meta(max_length=100, description="Glob patterns of names to leave out."),
+        msgspec.Meta(
+            max_length=_MAX_IGNORE_PATTERNS,
+            description=(
+                "Glob patterns of names to leave out (*, ?, [...]); at most "
+                f"{_MAX_IGNORE_CHARS} characters in all."
+            ),
+        ),
     ] = msgspec.field(default_factory=list)
 
 
@@ -59,6 +73,7 @@ class LSTool:
         return await run_in_thread(lambda stop: self._list(workspace, args, stop))
 
     def _list(self, workspace: Workspace, args: LSArgs, stop: StopFlag) -> ToolResult:
+        ignored = _ignore_matchers(args.ignore)
         target = workspace.resolve(args.path or ".")
         fd = workspace.open_directory(target)
         counted = [0]
@@ -67,8 +82,10 @@ class LSTool:
             for entry in it:
                 if stop.is_set():
                     return
-                if any(fnmatch.fnmatchcase(entry.name, p) for p in args.ignore):
-                    continue
+                if ignored:
+                    name = valid_text(entry.name)
+                    if any(matcher.fullmatch(name) for matcher in ignored):
+                        continue
                 counted[0] += 1
                 yield entry.name + _suffix(entry)
 
@@ -97,3 +114,29 @@ def _suffix(entry: os.DirEntry[str]) -> str:
     except OSError:
         return ""
     return ""
+
+
+def _ignore_matchers(patterns: Sequence[str]) -> list[LinearRegex]:
+    """The ``ignore`` patterns compiled for this call only (RE2; ``fnmatch`` would cache them).
+
+    ``*``, ``?`` and ``[...]`` match as in ``fnmatch``; ``{`` and ``}`` are literal. A pattern
+    that cannot match an entry's name (empty, or holding ``/`` or NUL, or ``..``) is dropped,
+    as ``fnmatch`` would never match it either.
+    """
+    if len(patterns) > _MAX_IGNORE_PATTERNS:
+        raise ToolArgumentsError(
+            f"LS takes at most {_MAX_IGNORE_PATTERNS} ignore patterns, got {len(patterns)}; "
+            "pass fewer, broader patterns (e.g. '*.log' rather than each name)."
+        )
+    size = sum(len(p) for p in patterns)
+    if size > _MAX_IGNORE_CHARS:
+        raise ToolArgumentsError(
+            f"LS ignore patterns total {size} characters; at most {_MAX_IGNORE_CHARS} are "
+            "allowed. Pass fewer or shorter patterns, or list without ignore and use Glob "
+            "to select names."
+        )
+    return [
+        compile_glob(valid_text(p), braces=False)
+        for p in patterns
+        if p and p != ".." and "/" not in p and "\x00" not in p
+    ]
