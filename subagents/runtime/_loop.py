@@ -56,6 +56,8 @@ from subagents.runtime._config.defaults import DEFAULT_MAX_TOKENS, INBOX_CAPACIT
 from subagents.runtime._config.defaults import MAX_ERROR_CHARS as _MAX_ERROR
 from subagents.runtime._config.limits import Limits
 from subagents.runtime._events import (
+    ApprovalDecided,
+    ApprovalRequested,
     GracePeriodEnded,
     GracePeriodStarted,
     Publisher,
@@ -337,6 +339,8 @@ _TURN_EVENTS: Final[frozenset[type[Event]]] = frozenset(
         UsageReported,
         ToolCallStarted,
         ToolCallEnded,
+        ApprovalRequested,
+        ApprovalDecided,
         TurnCompleted,
     )
 )
@@ -837,7 +841,7 @@ class _Run:
                     publisher.depth,
                     spec.workspace_root,
                     self._deadline,
-                    announced(spec.approver, publisher, self.turns),
+                    announced(spec.approver, publisher, self.turns) if loud else spec.approver,
                     call.id,
                     spec.redactor,
                     turn,
