@@ -29,6 +29,7 @@ BASE = frozenset(
         "subagents._file_lock",
         "subagents._paths",
         "subagents._small_file",
+        "subagents._unicode",
         "subagents._visible",
     }
 )

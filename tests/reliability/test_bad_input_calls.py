@@ -574,10 +574,13 @@ async def test_a_lone_surrogate_a_model_writes_costs_no_transcript_line(
 
     def policy(request: ModelRequest) -> Reply:
         if request.turn == 0:
-            return testing.call("Grep", pattern=lone)
+            return testing.call("Echo", text=lone)
         return testing.say("done " + lone)
 
-    async with World(tmp_path).open(ScriptedProvider(policies={"*": policy})) as rt:
+    # Echo runs in the Trio thread: a tool in a worker thread would let the autojump
+    # clock pass the wait's deadline meanwhile.
+    provider = ScriptedProvider(policies={"*": policy})
+    async with World(tmp_path).open(provider, tools=[testing.EchoTool()]) as rt:
         agent = (await rt.spawn("general-purpose", "Go.")).agent_id
         status = (await rt.wait([agent], timeout=10)).statuses[agent]
         path = rt.transcript_path(agent)
@@ -586,6 +589,6 @@ async def test_a_lone_surrogate_a_model_writes_costs_no_transcript_line(
     transcript = load_transcript(path)
     messages = [record.message for record in transcript.messages]
     assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
-    assert messages[1].tool_uses[0].input["pattern"] == "x\ufffdy"
+    assert messages[1].tool_uses[0].input["text"] == "x\ufffdy"
     assert messages[-1].text == "done x\ufffdy"
     assert transcript.results[-1].status == "completed"

@@ -602,7 +602,7 @@ async def test_the_bus_announces_each_approval_request_and_its_answer(
     wait for a person, between the call's start and its end."""
 
     @subagents.tool(needs_approval=True)
-    def deploy(env: str) -> str:
+    async def deploy(env: str) -> str:
         """Deploy to ``env``."""
         return f"deployed to {env}"
 
