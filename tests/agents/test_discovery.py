@@ -198,21 +198,27 @@ def test_only_installed_and_enabled_plugins_load_under_their_namespaced_names(
     assert "installed but not enabled (enabledPlugins), so not loaded: deploy@acme" in notes
 
 
-def test_project_settings_enable_and_disable_installed_plugins(
-    write, home: Path, project: Path
+def _two_plugins_and_project_settings(
+    write, home: Path, project: Path, enables: dict[str, bool]
 ) -> None:
+    """review-kit (enabled by the user) and deploy installed; the project's settings
+    enable ``enables`` and its local settings turn review-kit off."""
     review = _install(write, home, "review-kit", ["reviewer"])
     deploy = _install(write, home, "deploy", ["shipper"])
     _record(write, home, {"review-kit@acme": review, "deploy@acme": deploy})
     write(home / ".claude/settings.json", json.dumps({"enabledPlugins": {"review-kit@acme": True}}))
-    write(
-        project / ".claude/settings.json",
-        json.dumps({"enabledPlugins": {"deploy@acme": True, "ghost@acme": True}}),
-    )
+    write(project / ".claude/settings.json", json.dumps({"enabledPlugins": enables}))
     write(
         project / ".claude/settings.local.json",
         json.dumps({"enabledPlugins": {"review-kit@acme": False}}),
     )
+
+
+def test_project_settings_enable_and_disable_installed_plugins(
+    write, home: Path, project: Path
+) -> None:
+    enables = {"deploy@acme": True, "ghost@acme": True}
+    _two_plugins_and_project_settings(write, home, project, enables)
     catalog = discover_agents(cwd=project, home=home, include_builtins=False)
     assert catalog.names() == ("deploy:shipper",)
     notes = [d.message for r in catalog.reports for d in r.diagnostics]
@@ -224,18 +230,8 @@ def test_an_untrusted_projects_settings_enable_and_disable_no_plugin(
 ) -> None:
     """Until the user trusts the folder the user's settings alone decide; what the
     project would have enabled is named for the trust notice."""
-    review = _install(write, home, "review-kit", ["reviewer"])
-    deploy = _install(write, home, "deploy", ["shipper"])
-    _record(write, home, {"review-kit@acme": review, "deploy@acme": deploy})
-    write(home / ".claude/settings.json", json.dumps({"enabledPlugins": {"review-kit@acme": True}}))
-    write(
-        project / ".claude/settings.json",
-        json.dumps({"enabledPlugins": {"deploy@acme": True, "review-kit@acme": True}}),
-    )
-    write(
-        project / ".claude/settings.local.json",
-        json.dumps({"enabledPlugins": {"review-kit@acme": False}}),
-    )
+    enables = {"deploy@acme": True, "review-kit@acme": True}
+    _two_plugins_and_project_settings(write, home, project, enables)
     catalog = discover_agents(cwd=project, home=home, include_builtins=False, trusted_project=False)
     assert catalog.names() == ("review-kit:reviewer",)
     assert catalog.withheld == ("the plugin deploy@acme its settings enable",)

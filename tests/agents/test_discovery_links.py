@@ -10,30 +10,17 @@ in a helper thread joined with a deadline.
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from subagents.agents import AgentSource, DiagnosticCode, FileKind, Severity, discover_agents
-
-#: Seconds a discovery may take before it is a hang (these take milliseconds).
-DEADLINE = 20
+from tests.deadlines import within_deadline
 
 
 def agent_md(name: str, description: str) -> str:
     return f"---\nname: {name}\ndescription: {description}\n---\n\nYou help.\n"
-
-
-def _within_deadline(work: Callable[[], Any]) -> Any:
-    result: list[Any] = []
-    runner = threading.Thread(target=lambda: result.append(work()), daemon=True)
-    runner.start()
-    runner.join(DEADLINE)
-    assert not runner.is_alive(), f"still walking after {DEADLINE} s: a hang"
-    return result[0]
 
 
 @pytest.fixture
@@ -87,7 +74,7 @@ def test_a_link_to_the_root_of_the_file_system_is_one_report(home: Path, repo: P
     agents = repo / ".claude" / "agents"
     agents.mkdir(parents=True)
     (agents / "x").symlink_to("/")
-    catalog = _within_deadline(lambda: discover_agents(cwd=repo, home=home))
+    catalog = within_deadline(lambda: discover_agents(cwd=repo, home=home))
     assert [r.path for r in catalog.reports] == [agents / "x"]
     assert "outside" in _messages(catalog, agents / "x")[0]
 
@@ -135,7 +122,7 @@ def test_link_cycles_terminate_in_agents_folders_and_plugins(
     (plugin / "agents" / "loop1").symlink_to(".")
     (plugin / "agents" / "loop2").symlink_to(".")
 
-    catalog = _within_deadline(lambda: discover_agents(cwd=repo, home=home, plugin_dirs=[plugin]))
+    catalog = within_deadline(lambda: discover_agents(cwd=repo, home=home, plugin_dirs=[plugin]))
 
     assert catalog.get("a").path == agents / "team" / "a.md"
     assert catalog.get("p:b").path == plugin / "agents" / "b.md"

@@ -24,7 +24,6 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 import trio
@@ -34,10 +33,8 @@ from subagents import testing
 from subagents.actors import Completed
 from subagents.agents import FileReport, load_paths
 from subagents.runtime import ModelRequest, Reply, ScriptedProvider
+from tests.deadlines import HANG_SECONDS, within_deadline
 from tests.runtime import world as runtime_world
-
-#: Seconds a command or a load may take before it is a hang (it takes well under 5).
-DEADLINE = 60
 
 GOOD = "---\nname: good\ndescription: A good agent.\n---\nYou are good.\n"
 
@@ -61,19 +58,9 @@ def _subagents(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess
         env=env,
         capture_output=True,
         text=True,
-        timeout=DEADLINE,  # a hang fails the test instead of stalling the suite
+        timeout=HANG_SECONDS,  # a hang fails the test instead of stalling the suite
         check=False,
     )
-
-
-def _within_deadline(work: Callable[[], Any]) -> Any:
-    """``work()`` run in a helper thread; fails the test if it is not done in time."""
-    result: list[Any] = []
-    runner = threading.Thread(target=lambda: result.append(work()), daemon=True)
-    runner.start()
-    runner.join(DEADLINE)
-    assert not runner.is_alive(), f"still reading after {DEADLINE} s: a hang"
-    return result[0]
 
 
 @needs_fifo
@@ -121,7 +108,7 @@ def test_a_plugin_manifest_listing_a_fifo_reports_it_without_blocking(tmp_path: 
     )
     (plugin / "extra").mkdir()
     os.mkfifo(plugin / "extra" / "pipe.md")
-    reports: tuple[FileReport, ...] = _within_deadline(lambda: load_paths([plugin]))
+    reports: tuple[FileReport, ...] = within_deadline(lambda: load_paths([plugin]))
     (pipe,) = [r for r in reports if r.path is not None and r.path.name == "pipe.md"]
     assert [d.message for d in pipe.errors] == [
         "cannot read the file: it is a FIFO (named pipe), not a regular file"
@@ -141,7 +128,7 @@ def test_a_file_whose_size_is_zero_to_stat_is_still_read_up_to_the_cap(
     link.parent.mkdir()
     link.symlink_to(proc_file)
     assert link.stat().st_size == 0
-    reports: tuple[FileReport, ...] = _within_deadline(lambda: load_paths([link]))
+    reports: tuple[FileReport, ...] = within_deadline(lambda: load_paths([link]))
     (report,) = reports
     assert report.definitions == ()
     assert [d.message for d in report.errors] == [
