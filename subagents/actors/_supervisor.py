@@ -209,12 +209,7 @@ class Supervisor:
         # From here until the actor is started nothing yields: checks and
         # registration happen atomically.
         depth = 0 if parent_ctx is None else parent_ctx.depth + 1
-        if depth > self.config.max_depth:
-            self._stats["failed_spawns"] += 1
-            raise DepthLimitReached(self.config.max_depth)
-        if self._live >= self.config.max_threads:
-            self._stats["failed_spawns"] += 1
-            raise AgentLimitReached(self.config.max_threads)
+        self._refuse_over_limits(depth)
         nursery = self._root if parent_ctx is None else parent_ctx._nursery
         if nursery is None:
             assert parent_ctx is not None
@@ -286,6 +281,26 @@ class Supervisor:
         else:
             await nursery.start(self._run, ctx, name=label)
         return ctx.ref
+
+    def check_room(self, parent: str | None = None) -> None:
+        """Raise now what :meth:`spawn` under ``parent`` would raise for a limit
+        (:class:`AgentLimitReached`, :class:`DepthLimitReached`) or a parent that is
+        not open: for a caller whose start-up costs something (MCP servers to start)
+        before it spawns. ``spawn`` checks again, with the registration."""
+        if self._root is None or self._closing:
+            raise SupervisorClosed
+        parent_ctx = self._parent_context(parent)
+        self._refuse_over_limits(0 if parent_ctx is None else parent_ctx.depth + 1)
+
+    def _refuse_over_limits(self, depth: int) -> None:
+        """Refuse a spawn at ``depth`` past ``max_depth``, or one more live actor past
+        ``max_threads`` (counted as a failed spawn)."""
+        if depth > self.config.max_depth:
+            self._stats["failed_spawns"] += 1
+            raise DepthLimitReached(self.config.max_depth)
+        if self._live >= self.config.max_threads:
+            self._stats["failed_spawns"] += 1
+            raise AgentLimitReached(self.config.max_threads)
 
     def _failed_start(self, ctx: ActorContext, error: Exception) -> None:
         """An actor whose start-up code raised before its task ran: final, and forgotten."""

@@ -251,11 +251,16 @@ class AgentRecord:
 
     # -- start-up ---------------------------------------------------------------------
 
+    @property
+    def fetches_tools(self) -> bool:
+        """Whether :meth:`fetch_tools` has servers to start (its definition names MCP tools)."""
+        return offers_mcp_tools(self.services.mcp, self.definition)
+
     async def fetch_tools(self) -> None:
         """What the start-up waits for, before the kernel registers the agent: the MCP
         tools its definition names (their servers started). A failure is kept, for
         :meth:`prepare` to raise, so that it fails the spawn as any start-up error."""
-        if not offers_mcp_tools(self.services.mcp, self.definition):
+        if not self.fetches_tools:
             return
         try:
             self._offered = tuple(await agent_mcp_tools(self.services, self.definition))

@@ -661,6 +661,11 @@ class Runtime:
 
     async def _start(self, record: AgentRecord, parent: str | None) -> None:
         sup = self._open_supervisor()
+        if record.fetches_tools:  # MCP servers start next: a spawn over a limit fails first
+            try:
+                sup.check_room(parent)
+            except SupervisorClosed:
+                raise RuntimeClosed from None
         await record.fetch_tools()
         # A new agent starts with no handshake (its behavior runs from the next scheduler
         # pass); a resumed one through it (see AgentRecord.init).

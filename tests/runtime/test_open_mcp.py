@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from subagents import testing
+from subagents.actors import AgentLimitReached, DepthLimitReached
 from subagents.runtime import ScriptedProvider
 from tests.runtime.world import World, tool_results
 from tests.tools.mcp.test_server import _children
@@ -113,6 +114,24 @@ async def test_a_definitions_mcp_servers_give_that_agent_only_those(tmp_path: Pa
     assert first == {"mcp__mine__get_current_time", "mcp__mine__convert_time"}
     assert second == {"mcp__shared__get_current_time", "mcp__shared__convert_time"}
     assert _children() - before == set()
+
+
+async def test_a_spawn_over_a_limit_fails_before_its_servers_start(tmp_path: Path) -> None:
+    """A definition's MCP servers are programs: a spawn the kernel would refuse
+    (``max_threads`` reached, ``max_depth`` passed) fails before any of them starts."""
+    canary = tmp_path / "server-started"
+    world = World(tmp_path, limits={"max_threads": 1, "max_depth": 0})
+    server = {"command": "sh", "args": ["-c", f"touch {canary}; exit 1"]}
+    world.agent("own", tools="mcp__*", mcpServers=[{"mine": server}])
+    provider = ScriptedProvider(lambda request: testing.hang())
+    async with world.open(provider) as rt:
+        first = (await rt.spawn("general-purpose", "Hold the only slot.")).agent_id
+        with pytest.raises(AgentLimitReached):
+            await rt.spawn("own", "Hi")
+        with pytest.raises(DepthLimitReached):
+            await rt.spawn("own", "Hi", parent=first)
+        assert rt.statistics().supervisor.failed_spawns == 2
+    assert not canary.exists()
 
 
 async def test_an_untrusted_project_agents_inline_server_is_not_started(tmp_path: Path) -> None:
