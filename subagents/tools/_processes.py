@@ -147,8 +147,7 @@ def _kill_marked(entry: bytes) -> None:
     in ``exec sleep``, say): the processes a sweep met so are read again after a short
     pause, until each has its environment or :data:`_EXEC_WAIT_SECONDS` have passed.
     Only those are waited for, so other programs starting all the time (a build) do
-    not hold the sweep up. This
-    blocks: run it in a worker thread.
+    not hold the sweep up. This blocks: run it in a worker thread.
     """
     if not hasattr(os, "pidfd_open"):
         return
