@@ -31,22 +31,15 @@ class AnnouncedApprover:
     async def request(self, req: ApprovalRequest, /) -> ApprovalDecision:
         """Publish the request, ask ``inner``, publish the decision, and return it."""
         publisher = self.publisher
-        await publisher.publish(
-            ApprovalRequested,
-            turn=self.turn,
-            tool_use_id=req.tool_use_id,
-            tool_name=req.tool_name,
-            summary=req.summary,
-        )
+        call = {"turn": self.turn, "tool_use_id": req.tool_use_id, "tool_name": req.tool_name}
+        await publisher.publish(ApprovalRequested, summary=req.summary, **call)
         decision = await self.inner.request(req)
         await publisher.publish(
             ApprovalDecided,
-            turn=self.turn,
-            tool_use_id=req.tool_use_id,
-            tool_name=req.tool_name,
             approved=decision.approved,
             timed_out=decision.timed_out,
             reason=decision.reason,
+            **call,
         )
         return decision
 
