@@ -253,15 +253,15 @@ class AgentRecord:
 
     @property
     def fetches_tools(self) -> bool:
-        """Whether :meth:`fetch_tools` has servers to start (its definition names MCP tools)."""
+        """Whether :meth:`fetch_tools` has MCP tools to gather: servers the definition
+        names (to start), or the runtime's own."""
         return offers_mcp_tools(self.services.mcp, self.definition)
 
     async def fetch_tools(self) -> None:
         """What the start-up waits for, before the kernel registers the agent: the MCP
-        tools its definition names (their servers started). A failure is kept, for
-        :meth:`prepare` to raise, so that it fails the spawn as any start-up error."""
-        if not self.fetches_tools:
-            return
+        tools its definition names (their servers started); called only when
+        :attr:`fetches_tools`. A failure is kept, for :meth:`prepare` to raise, so that
+        it fails the spawn as any start-up error."""
         try:
             self._offered = tuple(await agent_mcp_tools(self.services, self.definition))
         except Exception as exc:

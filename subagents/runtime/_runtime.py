@@ -666,7 +666,7 @@ class Runtime:
                 sup.check_room(parent)
             except SupervisorClosed:
                 raise RuntimeClosed from None
-        await record.fetch_tools()
+            await record.fetch_tools()
         # A new agent starts with no handshake (its behavior runs from the next scheduler
         # pass); a resumed one through it (see AgentRecord.init).
         resumed = bool(record.agent_id)

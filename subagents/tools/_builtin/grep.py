@@ -357,6 +357,10 @@ def _line_count(data: bytes) -> int:
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
+#: How much of a file is decoded at once when checking it is UTF-8.
+_DECODE_PIECE = 1024 * 1024
+
+
 def _repaired_utf8(data: bytes) -> bytes:
     """``data`` with each invalid UTF-8 sequence replaced by U+FFFD, checked in bounded pieces.
 
@@ -378,9 +382,6 @@ def _repaired_utf8(data: bytes) -> bytes:
         parts.append(lenient.decode(b"", final=True).encode("utf-8"))
         return b"".join(parts)
     return data
-
-
-_DECODE_PIECE = 1024 * 1024
 
 
 def _line_spans(regex: LinearRegex, data: bytes, tally: _Tally, stop: StopFlag) -> Iterator[_Span]:
