@@ -48,6 +48,15 @@ comes); one a worker thread is making is waited for (a few milliseconds; at most
 ``OPEN_WAIT_SECONDS``). :meth:`TranscriptFlusher.opened` waits for it without
 blocking the thread: the agent loop waits so for a turn completed before its
 file is made (``TranscriptWriter.settling``), and a result before its ``fsync``.
+
+**Deleted files.** A line written to a deleted file is lost, and a writer on its
+own looks (``fstat``) after each line. While the flusher runs, a writer whose
+file it watches (:meth:`TranscriptFlusher.watch`, a
+:class:`~subagents.runtime._transcripts.deletions.DeletionWatch` on its folder)
+hands it each line instead (:meth:`TranscriptFlusher.keep`); the task looks
+once a pass, after the lines held back, and a writer whose file an event names
+looks at it then, with the lines it wrote since the last look
+(``Watched.recheck``): gone, they go back to memory.
 """
 
 from __future__ import annotations
@@ -63,6 +72,7 @@ from typing import Final, Protocol, final
 import trio
 
 from subagents.runtime._exceptions import TranscriptError
+from subagents.runtime._transcripts.deletions import DeletionWatch, open_watch
 from subagents.runtime._transcripts.file import forget_folder
 from subagents.runtime._transcripts.syncer import (
     MAX_FDS_PER_MESSAGE,
@@ -71,7 +81,14 @@ from subagents.runtime._transcripts.syncer import (
     helper_can_make,
 )
 
-__all__ = ["OPEN_WAIT_SECONDS", "Flushable", "Flusher", "Openable", "TranscriptFlusher"]
+__all__ = [
+    "OPEN_WAIT_SECONDS",
+    "Flushable",
+    "Flusher",
+    "Openable",
+    "TranscriptFlusher",
+    "Watched",
+]
 
 #: Seconds a writer that needs its file at once waits for the worker thread making it.
 OPEN_WAIT_SECONDS: Final = 30.0
@@ -112,6 +129,20 @@ class Openable(Protocol):
     def adopt(self, opened: object, /) -> None: ...
 
 
+class Watched(Protocol):
+    """A writer whose file the flusher watches for deletion.
+
+    ``recheck`` is told that its file may have lost its name, with the lines it
+    wrote since the flusher last looked (kind and line, in turn; ``None``: none):
+    it looks at the file itself, and no longer hands the flusher its lines.
+    ``unwatched`` is told that the flusher stops: its lines so far are safe, and
+    it looks itself after the next ones.
+    """
+
+    def recheck(self, kept: list[object] | None, /) -> None: ...
+    def unwatched(self) -> None: ...
+
+
 class Flusher(Protocol):
     """What a writer asks to flush it, or make its file, at the end of the scheduler pass."""
 
@@ -119,6 +150,9 @@ class Flusher(Protocol):
     def want_open(self, writer: Openable, /) -> bool: ...
     def claim_open(self, writer: Openable, /) -> None: ...
     def opened(self, writer: Openable, /) -> Awaitable[None]: ...
+    def watch(self, writer: Watched, name: str, fd: int, /) -> bool: ...
+    def keep(self, writer: Watched, kind: int, line: bytes, /) -> bool: ...
+    def take(self, writer: Watched, /) -> list[object] | None: ...
 
 
 @final
@@ -133,7 +167,9 @@ class TranscriptFlusher:
         "_helper_ready",
         "_helper_state",
         "_in_helper",
+        "_kept",
         "_lot",
+        "_names",
         "_open_lot",
         "_opens",
         "_pending",
@@ -142,6 +178,8 @@ class TranscriptFlusher:
         "_use_helper",
         "_virtual",
         "_waiting",
+        "_watch",
+        "_watched",
         "opened_files",
         "passes",
         "synced",
@@ -168,6 +206,14 @@ class TranscriptFlusher:
         # made its file itself meanwhile (claim_open) or gave up waiting (opened).
         self._in_helper: dict[Openable, None] = {}
         self._claimed: set[Openable] = set()
+        # Deleted files (see the module's "Deleted files"): the watch while the task runs,
+        # the writers it watches by (folder, name) and back, and the lines each wrote
+        # since the last look (kind and line, in turn; not bounded by a count: they are
+        # the lines of one pass, or of one fsync round trip, and already in memory).
+        self._watch: DeletionWatch | None = None
+        self._watched: dict[tuple[str, str], Watched] = {}
+        self._names: dict[Watched, tuple[str, str]] = {}
+        self._kept: dict[Watched, list[object]] = {}
         self._running = False
         # Whether the run's clock is virtual (read once, in run(): a run keeps its clock).
         self._virtual = False
@@ -179,7 +225,7 @@ class TranscriptFlusher:
         self.opened_files = 0
 
     def _idle(self) -> bool:
-        return not self._pending and not self._syncs
+        return not self._pending and not self._syncs and not self._kept
 
     def want(self, writer: Flushable, /) -> bool:
         """Flush ``writer`` at the end of this pass; ``False`` when the flusher is not running."""
@@ -189,6 +235,76 @@ class TranscriptFlusher:
             self._lot.unpark()
         self._pending[writer] = None
         return True
+
+    def watch(self, writer: Watched, name: str, fd: int, /) -> bool:
+        """Watch ``writer``'s file ``name`` (open as ``fd``) for deletion; ``False``: the
+        writer looks itself after each line (no watch, the flusher not running, or the
+        path no longer names the file ``fd`` is: made before its folder's watch)."""
+        watch = self._watch
+        if watch is None or not self._running:
+            return False
+        key = os.path.split(name)
+        if key in self._watched:
+            return False
+        known = watch.watch(key[0])
+        if known is False:
+            return False
+        if known is None:  # the file was made before the watch: the path still names it
+            try:
+                here, there = os.fstat(fd), os.stat(name)
+            except OSError:
+                return False
+            if (here.st_dev, here.st_ino) != (there.st_dev, there.st_ino):
+                return False
+        self._watched[key] = writer
+        self._names[writer] = key
+        return True
+
+    def keep(self, writer: Watched, kind: int, line: bytes, /) -> bool:
+        """Keep ``line`` (of ``kind``), just written by ``writer``, until the next look for
+        deleted files; ``False``: look yourself now (the flusher is not running)."""
+        if not self._running:
+            return False
+        kept = self._kept.get(writer)
+        if kept is None:
+            if self._idle():
+                self._lot.unpark()
+            self._kept[writer] = [kind, line]
+        else:
+            kept += (kind, line)
+        return True
+
+    def take(self, writer: Watched, /) -> list[object] | None:
+        """The lines ``writer`` wrote since the last look, which the flusher no longer keeps;
+        and its file is watched no more (the writer closes it, or lost it)."""
+        key = self._names.pop(writer, None)
+        if key is not None:
+            del self._watched[key]
+        return self._kept.pop(writer, None)
+
+    def look(self) -> None:
+        """Read what happened to the watched folders since the last look: each writer whose
+        file an event names rechecks it, with the lines it wrote since; the others' lines
+        are safe (they were in the file when it still had its name)."""
+        kept, self._kept = self._kept, {}
+        watch = self._watch
+        if watch is None:
+            return
+        named = watch.changed()
+        if named is not None and not named:
+            return
+        if named is None:  # an overflow: the watch is over, every writer looks itself
+            self._watch = None
+            suspects = list(self._names)
+        else:
+            gone = {folder for folder, name in named if not name}
+            suspects = [
+                writer for key, writer in self._watched.items() if key in named or key[0] in gone
+            ]
+        for writer in suspects:
+            key = self._names.pop(writer)
+            del self._watched[key]
+            writer.recheck(kept.pop(writer, None))
 
     def want_open(self, writer: Openable, /) -> bool:
         """Make ``writer``'s file at the end of this pass; ``False``: make it yourself, now.
@@ -516,6 +632,7 @@ class TranscriptFlusher:
         when that returns: the first agent's file is made like any other.
         """
         self._virtual = _virtual_clock()
+        self._watch = open_watch()
         self._running = True
         task_status.started()
         try:
@@ -526,14 +643,28 @@ class TranscriptFlusher:
                     if self._idle():
                         await self._lot.park()
                     self.flush()
+                    self.look()
                     await self._sync_all(nursery)
                 nursery.cancel_scope.cancel()
         finally:
             self._running = False
             self._open_now()
             self.flush()
+            self._end_watch()
             self._sync_now()
             await self._end_helper()
+
+    def _end_watch(self) -> None:
+        """The last look; from here on every writer looks itself after each line."""
+        self.look()
+        watch, self._watch = self._watch, None
+        writers = list(self._names)
+        self._names.clear()
+        self._watched.clear()
+        for writer in writers:
+            writer.unwatched()
+        if watch is not None:
+            watch.close()
 
     async def _end_helper(self) -> None:
         helper, self._helper = self._helper, None
@@ -555,6 +686,7 @@ class TranscriptFlusher:
         self._open_lot.unpark_all()
         self._open_now()
         self.flush()
+        self._end_watch()
         self._sync_now()
 
 

@@ -35,8 +35,9 @@ as on a virtual clock (made at the end of the pass, the agent would have made
 a model call before it stopped).
 
 The writer is synchronous on purpose: a line is one small ``write`` (and one
-``fstat`` that notices a deleted file), which costs less than a trip to a
-worker thread, and a synchronous call can still write the result while the
+``fstat`` that notices a deleted file, or, with the flusher running, a line kept
+until its next look at the file's folder: its "Deleted files"), which costs less
+than a trip to a worker thread, and a synchronous call can still write the result while the
 agent's scope is being cancelled, where an ``await`` could not.
 
 A disk error (``ENOSPC``, ``EACCES``, ``ENOENT`` after the state directory was
@@ -196,6 +197,7 @@ class TranscriptWriter:
         "_synced",
         "_unsettled",
         "_unsynced",
+        "_watched",
         "_written",
     )
 
@@ -243,6 +245,8 @@ class TranscriptWriter:
         self._pending: bytes | None = None
         self._unsettled = False
         self._unsynced = False
+        # Whether the flusher watches the file for deletion (its lines then need no fstat).
+        self._watched = False
         self._file: TranscriptFile | None = None
         # Lines held in memory after a disk error; made at the first one (a deque is 760 bytes).
         self._buffer: collections.deque[tuple[int, bytes]] | None = None
@@ -273,6 +277,7 @@ class TranscriptWriter:
         except OSError as exc:
             self._fault(exc, _META, line)
         else:
+            self._watch(self._file)
             self._emit(_META, line)
 
     @classmethod
@@ -399,6 +404,7 @@ class TranscriptWriter:
             return
         file: TranscriptFile = opened  # type: ignore[assignment]
         self._file = file
+        self._watch(file)
         if not early:
             return
         try:
@@ -602,6 +608,7 @@ class TranscriptWriter:
         except OSError:
             return False
         self._file = file
+        self._watch(file)
         buffer = self._buffer
         while buffer:
             kind, line = buffer[0]
@@ -623,6 +630,11 @@ class TranscriptWriter:
         if self._pending is not None:
             with contextlib.suppress(TranscriptError):
                 self.flush()
+        if self._watched:  # the lines since the flusher's last look, if any, looked at now
+            kept = self._flusher.take(self)  # type: ignore[union-attr]
+            self._watched = False
+            if kept:
+                self.recheck(kept)
         if self._buffer:
             self.retry()
         self._drop_file()
@@ -674,12 +686,62 @@ class TranscriptWriter:
     def _put(self, file: TranscriptFile, kind: int, line: bytes) -> None:
         write_all(file, line)
         fd = file.fileno()
-        if os.fstat(fd).st_nlink == 0:
+        # Watched: the flusher looks at the folder once a pass, and keeps the line until then.
+        watched = self._watched and self._flusher.keep(self, kind, line)  # type: ignore[union-attr]
+        if not watched and os.fstat(fd).st_nlink == 0:
             raise FileNotFoundError(
                 errno.ENOENT, "the transcript file was deleted", str(self._path)
             )
         if kind == _RESULT and self._fsync:
             os.fsync(fd)
+
+    def _watch(self, file: TranscriptFile) -> None:
+        """Have the flusher watch ``file`` for deletion, if it can (see "Deleted files" in
+        :mod:`~subagents.runtime._transcripts.flusher`): only a real file made by the
+        default opener, under the ``"memory"`` policy (``"stop"`` raises at the line)."""
+        flusher = self._flusher
+        self._watched = (
+            flusher is not None
+            and self._policy == "memory"
+            and self._opener is open_append
+            and flusher.watch(self, self._name, file.fileno())
+        )
+
+    def unwatched(self) -> None:
+        """The flusher stopped watching (it stops): look after each line from here on."""
+        self._watched = False
+
+    def recheck(self, kept: list[object] | None, /, *, report: bool = True) -> None:
+        """The flusher no longer watches the file, which may have lost its name: look at it
+        (``fstat``) now, and after every line from here on. ``kept`` are the lines written
+        since the flusher last looked (kind and line, in turn): if the file is gone they
+        go back to memory, with the error reported (unless ``report`` is false: the caller
+        reports its own), as if the look had followed each."""
+        self._watched = False
+        file = self._file
+        if file is None:
+            return
+        try:
+            gone = os.fstat(file.fileno()).st_nlink == 0
+        except OSError:
+            gone = True
+        if not gone:
+            return
+        self._drop_file()
+        error = TranscriptWriteError(
+            self._path,
+            FileNotFoundError(errno.ENOENT, "the transcript file was deleted", self._name),
+            self._policy,
+        )
+        if kept:
+            for index in range(0, len(kept), 2):
+                self._hold(kept[index], kept[index + 1])  # type: ignore[arg-type]
+            self._written -= len(kept) // 2
+        if not report:
+            return
+        self._error = error
+        if self._on_report is not None:
+            self._on_report(error)
 
     def _emit(self, kind: int, line: bytes) -> None:
         """Write ``line`` (``b""``: none), after the line held back, if any."""
@@ -750,6 +812,11 @@ class TranscriptWriter:
         buffer.append((kind, line))
 
     def _drop_file(self) -> None:
+        if self._watched:  # the lines since the flusher's last look, if any, looked at now
+            kept = self._flusher.take(self)  # type: ignore[union-attr]
+            self._watched = False
+            if kept:
+                self.recheck(kept, report=False)
         file, self._file = self._file, None
         if file is not None:
             # Every line went to the OS by its own write: nothing is pending at close.
