@@ -12,9 +12,16 @@ import errno
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final, Protocol, TypeVar
+from typing import Final, Protocol, TypeVar, final
 
-__all__ = ["TranscriptFile", "ensure_folder", "forget_folder", "in_folder", "open_append"]
+__all__ = [
+    "DescriptorFile",
+    "TranscriptFile",
+    "ensure_folder",
+    "forget_folder",
+    "in_folder",
+    "open_append",
+]
 
 T = TypeVar("T")
 
@@ -33,6 +40,37 @@ class TranscriptFile(Protocol):
     def write(self, data: bytes, /) -> int | None: ...
     def fileno(self) -> int: ...
     def close(self) -> None: ...
+
+
+@final
+class DescriptorFile:
+    """A transcript file the helper process made, opened for appending and locked: its
+    descriptor, written with ``os.write``.
+
+    ``open(fd, "ab", buffering=0)`` would cost two system calls a file (an ``fstat``,
+    and an ``lseek`` that ``O_APPEND`` makes moot) and a ``FileIO`` with a dict of its
+    own an agent. Closed when dropped unclosed, as a ``FileIO`` is.
+    """
+
+    __slots__ = ("_fd",)
+
+    def __init__(self, fd: int, /) -> None:
+        self._fd = fd
+
+    def write(self, data: bytes, /) -> int:
+        return os.write(self._fd, data)
+
+    def fileno(self) -> int:
+        """The descriptor (``-1`` once closed: a call with it fails with ``EBADF``)."""
+        return self._fd
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        self.close()
 
 
 def _private(path: str, flags: int) -> int:

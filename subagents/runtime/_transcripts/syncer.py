@@ -25,8 +25,12 @@ of request waits for the other's batch:
   answers with each call's ``errno``;
 - new files: the flusher sends the paths of a pass; the helper opens each as
   :func:`~subagents.runtime._transcripts.file.open_append` would (append,
-  created ``0o600``), hands the descriptors back and closes its copies; the
-  writer then locks its file in the Trio thread, as ever.
+  created ``0o600``) and checks that it is empty, hands the descriptors back
+  and closes its copies; the writer then locks its file in the Trio thread, as
+  ever (a lock taken here would be held by the descriptor in flight, against a
+  writer that makes its own file meanwhile: ``TranscriptFlusher.claim_open``).
+  A file that is not empty comes back as ``EEXIST``, and its writer makes it the
+  usual way (ending a torn line).
 
 The Trio task waits for each answer on its socket, without a thread.
 
@@ -77,7 +81,7 @@ _CODE: Final = struct.Struct("=i")
 # The helper's whole program. Kept to the standard library and to what ``-I -S``
 # allows: it must start in milliseconds and import nothing from the user's folder.
 _HELPER_SOURCE: Final = r"""
-import os, signal, socket, struct, sys, threading
+import errno, os, signal, socket, struct, sys, threading
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 limit = int(sys.argv[3])
 size = int(sys.argv[4])
@@ -94,9 +98,17 @@ def sync(fd):
 
 def make(path):
     try:
-        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600), 0
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         return -1, exc.errno or 5
+    try:
+        empty = not os.fstat(fd).st_size
+    except OSError as exc:
+        empty = exc
+    if empty is True:
+        return fd, 0
+    os.close(fd)
+    return -1, errno.EEXIST if empty is False else empty.errno or 5
 
 def serve(channel):
     global pool
@@ -333,9 +345,10 @@ class SyncHelper:
         return codes
 
     async def open_all(self, paths: Sequence[bytes]) -> list[int]:
-        """Make (or open) each file of ``paths`` for appending, private to its owner
-        (``0o600``), in the helper; for each, its descriptor, now this process's to
-        close, or the ``errno`` of the failed ``open``, negated.
+        """Make each file of ``paths`` for appending, private to its owner (``0o600``),
+        in the helper; for each, its descriptor, now this process's to close, or an
+        ``errno``, negated: the failed ``open``'s, or ``EEXIST`` for a file that is not
+        empty (left as it was).
 
         The helper makes each file with the calls :func:`~.file.open_append` makes,
         so the file system's cost of a new file (tens of microseconds of CPU, up to

@@ -71,6 +71,7 @@ from subagents.runtime._exceptions import TranscriptError, TranscriptWriteError
 from subagents.runtime._messages import Conversation, Message, ToolResultBlock, ToolUseBlock
 from subagents.runtime._result import AgentResult
 from subagents.runtime._transcripts.file import (
+    DescriptorFile,
     TranscriptFile,
     ensure_folder,
     in_folder,
@@ -374,22 +375,16 @@ class TranscriptWriter:
 
     def from_descriptor(self, fd: int, /) -> TranscriptFile | None:
         """The file the helper made at :meth:`helper_path`, as ``open_file`` would give it:
-        locked, ended by a newline if torn. ``None`` (the descriptor closed) when that
-        needs more than a look: its lock held elsewhere, for one; then the flusher has
-        the writer make it as usual."""
+        locked (the helper found it empty). ``None`` (the descriptor closed) when its
+        lock is held elsewhere: then the flusher has the writer make it as usual."""
         try:
-            file: TranscriptFile = open(fd, "ab", buffering=0)  # noqa: SIM115 (the writer's)
+            if try_lock(fd):
+                return DescriptorFile(fd)
         except BaseException:
             os.close(fd)
             raise
-        try:
-            if not try_lock(fd) or not _created_empty(file):
-                file.close()
-                return None
-        except BaseException:
-            file.close()
-            raise
-        return file
+        os.close(fd)
+        return None
 
     def adopt(self, opened: object, /) -> None:
         """Take the file the flusher made (or the error making it raised), and write the lines

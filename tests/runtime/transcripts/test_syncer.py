@@ -32,9 +32,11 @@ from subagents.runtime import (
     TranscriptsConfig,
     load_transcript,
 )
+from subagents.runtime._exceptions import TranscriptWriteError
 from subagents.runtime._transcripts import file as file_module
 from subagents.runtime._transcripts.file import open_append
 from subagents.runtime._transcripts.flusher import TranscriptFlusher
+from subagents.runtime._transcripts.lock import try_lock
 from subagents.runtime._transcripts.records import MetaRecord
 from subagents.runtime._transcripts.syncer import (
     MAX_FDS_PER_MESSAGE,
@@ -329,25 +331,32 @@ async def test_in_a_runtime_results_are_synced_by_the_helper_before_the_status(
 # -- new files made by the helper ----------------------------------------------------
 
 
-async def test_the_helper_makes_files_and_hands_their_descriptors_over(tmp_path: Path) -> None:
+async def test_the_helper_makes_new_files_and_hands_their_descriptors_over(
+    tmp_path: Path,
+) -> None:
     paths = [tmp_path / f"agent-{i}.jsonl" for i in range(260)]  # more than one message
     (tmp_path / "old.jsonl").write_bytes(b"kept\n")
+    (tmp_path / "empty.jsonl").write_bytes(b"")
     helper = await SyncHelper.start()
     try:
-        fds = await helper.open_all([os.fsencode(p) for p in [*paths, tmp_path / "old.jsonl"]])
+        fds = await helper.open_all(
+            [os.fsencode(p) for p in [*paths, tmp_path / "old.jsonl", tmp_path / "empty.jsonl"]]
+        )
     finally:
         await helper.aclose()
-    assert helper.made == 261
-    assert all(fd >= 0 for fd in fds)
-    for path, fd in zip([*paths, tmp_path / "old.jsonl"], fds, strict=True):
+    assert helper.made == 261  # descriptors handed over
+    # A file with lines is left to its writer (a torn line to end), as it was.
+    assert fds[-2] == -errno.EEXIST
+    assert (tmp_path / "old.jsonl").read_bytes() == b"kept\n"
+    for path, fd in zip([*paths, tmp_path / "empty.jsonl"], fds[:-2] + fds[-1:], strict=True):
         stat = os.fstat(fd)
         assert os.path.samestat(stat, os.stat(path))  # ours now: the helper has ended
+        assert try_lock(fd)  # not locked: the writer locks it (a claim may make its own)
         if path in paths:
             assert stat.st_mode & 0o777 == 0o600  # made private to its owner
         os.write(fd, b"line\n")  # opened for appending
         os.close(fd)
     assert paths[0].read_bytes() == b"line\n"
-    assert (tmp_path / "old.jsonl").read_bytes() == b"kept\nline\n"  # never truncated
 
 
 async def test_a_file_the_helper_cannot_make_comes_back_as_its_errno(tmp_path: Path) -> None:
@@ -500,6 +509,46 @@ async def test_a_file_its_writer_made_itself_is_not_made_again_when_the_helper_f
         flusher.stop()
     assert not folder.exists()  # not made again
     assert flusher.opened_files == 1  # the first only
+
+
+async def test_a_writer_makes_its_own_file_while_the_helpers_is_on_its_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper has made the file and its descriptor is on its way back when the writer
+    needs the file at once (its close): the writer makes and locks the same file in this
+    thread. The helper's descriptor must not hold the lock (a lock the helper took would
+    refuse the writer for 0.25 s and send its lines to memory, as the soak found), and
+    is closed when it comes."""
+    folder = tmp_path / "session"
+    flusher = TranscriptFlusher()
+    reports: list[TranscriptWriteError] = []
+    made, release = trio.Event(), trio.Event()
+    real = SyncHelper.open_all
+
+    async def answered_late(self: SyncHelper, paths: list[bytes]) -> list[int]:
+        fds = await real(self, paths)
+        made.set()
+        await release.wait()
+        return fds
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(flusher.run)
+        first = TranscriptWriter(folder / "a0.jsonl", META, flusher=flusher)
+        await flusher.opened(first)
+        first.close()
+        assert await flusher.helper_up()
+        monkeypatch.setattr(SyncHelper, "open_all", answered_late)
+        writer = TranscriptWriter(
+            folder / "a1.jsonl", META, flusher=flusher, on_report=reports.append
+        )
+        writer.append_message(Message.user("hello", origin=Origin.INPUT))
+        await made.wait()
+        writer.close()  # made here, at once, and locked
+        release.set()
+        await trio.testing.wait_all_tasks_blocked()
+        flusher.stop()
+    assert reports == []
+    assert [m.text for m in load_transcript(folder / "a1.jsonl").conversation()] == ["hello"]
 
 
 # -- one wake a round trip ------------------------------------------------------------
