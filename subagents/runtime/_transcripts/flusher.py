@@ -632,10 +632,10 @@ class TranscriptFlusher:
         when that returns: the first agent's file is made like any other.
         """
         self._virtual = _virtual_clock()
-        self._watch = open_watch()
+        self._watch = open_watch()  # closed in the finally, however the run ends
         self._running = True
-        task_status.started()
         try:
+            task_status.started()
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._make_files, nursery, name="subagents transcript files")
                 while self._running:
