@@ -36,9 +36,9 @@ a model call before it stopped).
 
 The writer is synchronous on purpose: a line is one small ``write`` (and one
 ``fstat`` that notices a deleted file, or, with the flusher running, a line kept
-until its next look at the file's folder: its "Deleted files"), which costs less
-than a trip to a worker thread, and a synchronous call can still write the result while the
-agent's scope is being cancelled, where an ``await`` could not.
+until its next look at the file's folder: its "Deleted files"), which costs
+less than a trip to a worker thread, and a synchronous call can still write the
+result while the agent's scope is being cancelled, where an ``await`` could not.
 
 A disk error (``ENOSPC``, ``EACCES``, ``ENOENT`` after the state directory was
 removed...) follows the writer's policy: ``"memory"`` keeps the following lines
