@@ -4,8 +4,8 @@ A ``write`` to a file that was deleted succeeds, and its line is lost. A writer 
 its own notices that by an ``fstat`` after each line (the link count is 0). With
 the runtime's flusher running, a :class:`DeletionWatch` (Linux ``inotify``, through
 ``inotify_simple``) watches the folders the transcripts are in instead: the flusher
-keeps each line written since its last look, and looks once a pass (one ``ioctl``
-when nothing happened). A file that an event names (deleted, renamed over, moved
+keeps each line for two of its looks, and looks once a pass (one ``ioctl`` when
+nothing happened). A file that an event names (deleted, renamed over, moved
 away) is looked at by its writer: gone, its kept lines go back to memory, as after
 an ``fstat`` that saw it gone; still linked, the writer goes back to an ``fstat``
 a line. An event about the folder itself, a queue that overflowed, or a watch
@@ -14,6 +14,7 @@ that cannot be made sends every writer concerned back to ``fstat``.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Final, final
 
 __all__ = ["DeletionWatch", "open_watch"]
@@ -49,11 +50,10 @@ class DeletionWatch:
     overflow, when the watch is closed and watches nothing more.
     """
 
-    __slots__ = ("_folders", "_inotify", "_wds")
+    __slots__ = ("_inotify", "_wds")
 
     def __init__(self, inotify: object) -> None:
         self._inotify = inotify
-        self._folders: dict[str, int] = {}
         self._wds: dict[int, str] = {}
 
     @property
@@ -61,27 +61,32 @@ class DeletionWatch:
         """Whether the watch ended (closed, or given up after an overflow)."""
         return self._inotify is None
 
-    def watch(self, folder: str) -> bool | None:
-        """Watch ``folder``: ``True`` when it was watched before, ``None`` for a new watch
-        (the caller looks at its file once: it was made before the watch), ``False`` when
-        it cannot be watched (the caller goes on with ``fstat``)."""
+    def watch(self, folder: str) -> bool:
+        """Watch the folder ``folder`` names now; ``False`` when it cannot be watched (the
+        caller goes on with ``fstat``).
+
+        The path is resolved at every call (``inotify_add_watch`` gives the watch of the
+        folder it finds, an existing one for a folder watched before): a folder renamed
+        with one of its parents, or a link pointed elsewhere, is not taken for the one
+        watched under that name before. The same folder under a second name is not
+        watched (an event names it under one).
+        """
         inotify = self._inotify
         if inotify is None:
-            return False
-        if folder in self._folders:
-            return True
-        if len(self._folders) >= MAX_FOLDERS:
             return False
         try:
             wd: int = inotify.add_watch(folder or ".", _MASK)  # type: ignore[attr-defined]
         except (OSError, ValueError):
             return False
-        stale = self._wds.get(wd)  # the same folder under another name: one watch, one name
-        if stale is not None:
+        known = self._wds.get(wd)
+        if known is not None:
+            return known == folder
+        if len(self._wds) >= MAX_FOLDERS:
+            with contextlib.suppress(OSError):
+                inotify.rm_watch(wd)  # type: ignore[attr-defined]
             return False
-        self._folders[folder] = wd
         self._wds[wd] = folder
-        return None
+        return True
 
     def changed(self) -> frozenset[tuple[str, str]] | None:
         """The files events named since the last call, as ``(folder, name)``; a folder's
@@ -108,7 +113,6 @@ class DeletionWatch:
             if mask & _FOLDER_GONE:
                 named.add((folder, ""))
                 del self._wds[wd]
-                del self._folders[folder]
             elif name:
                 named.add((folder, name))
         return frozenset(named)
@@ -116,7 +120,6 @@ class DeletionWatch:
     def close(self) -> None:
         """Stop watching; idempotent."""
         inotify, self._inotify = self._inotify, None
-        self._folders.clear()
         self._wds.clear()
         if inotify is not None:
             inotify.close()  # type: ignore[attr-defined]

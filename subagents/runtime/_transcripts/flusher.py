@@ -52,11 +52,14 @@ file is made (``TranscriptWriter.settling``), and a result before its ``fsync``.
 **Deleted files.** A line written to a deleted file is lost, and a writer on its
 own looks (``fstat``) after each line. While the flusher runs, a writer whose
 file it watches (:meth:`TranscriptFlusher.watch`, a
-:class:`~subagents.runtime._transcripts.deletions.DeletionWatch` on its folder)
-hands it each line instead (:meth:`TranscriptFlusher.keep`); the task looks
-once a pass, after the lines held back, and a writer whose file an event names
-looks at it then, with the lines it wrote since the last look
-(``Watched.recheck``): gone, they go back to memory.
+:class:`~subagents.runtime._transcripts.deletions.DeletionWatch` on its folder,
+taken only while the file's path still names it) hands it each line instead
+(:meth:`TranscriptFlusher.keep`); the task looks once a pass, after the lines
+held back, and keeps each line for two looks (an unlink queues its event a
+moment after the file loses its name). A writer whose file an event names looks
+at it then, with the lines the flusher still keeps (``Watched.recheck``): gone,
+they go back to memory, and the file stays open until the writer closes (an
+``fsync`` may be waiting for it).
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ import errno
 import os
 import sys
 import threading
+import weakref
 from collections.abc import Awaitable
 from typing import Final, Protocol, final
 
@@ -152,7 +156,7 @@ class Flusher(Protocol):
     def opened(self, writer: Openable, /) -> Awaitable[None]: ...
     def watch(self, writer: Watched, name: str, fd: int, /) -> bool: ...
     def keep(self, writer: Watched, kind: int, line: bytes, /) -> bool: ...
-    def take(self, writer: Watched, /) -> list[object] | None: ...
+    def take(self, writer: Watched, name: str, /) -> list[object] | None: ...
 
 
 @final
@@ -169,7 +173,7 @@ class TranscriptFlusher:
         "_in_helper",
         "_kept",
         "_lot",
-        "_names",
+        "_older",
         "_open_lot",
         "_opens",
         "_pending",
@@ -207,13 +211,14 @@ class TranscriptFlusher:
         self._in_helper: dict[Openable, None] = {}
         self._claimed: set[Openable] = set()
         # Deleted files (see the module's "Deleted files"): the watch while the task runs,
-        # the writers it watches by (folder, name) and back, and the lines each wrote
-        # since the last look (kind and line, in turn; not bounded by a count: they are
-        # the lines of one pass, or of one fsync round trip, and already in memory).
+        # the writers it watches by (folder, name) (weakly: a writer dropped unclosed
+        # still closes its file), and the lines each wrote since the last look and
+        # before it (kind and chunk, in turn; not bounded by a count: they are the
+        # lines of two passes, or of two fsync round trips, and already in memory).
         self._watch: DeletionWatch | None = None
-        self._watched: dict[tuple[str, str], Watched] = {}
-        self._names: dict[Watched, tuple[str, str]] = {}
+        self._watched: dict[tuple[str, str], weakref.ref[Watched]] = {}
         self._kept: dict[Watched, list[object]] = {}
+        self._older: dict[Watched, list[object]] = {}
         self._running = False
         # Whether the run's clock is virtual (read once, in run(): a run keeps its clock).
         self._virtual = False
@@ -239,30 +244,29 @@ class TranscriptFlusher:
     def watch(self, writer: Watched, name: str, fd: int, /) -> bool:
         """Watch ``writer``'s file ``name`` (open as ``fd``) for deletion; ``False``: the
         writer looks itself after each line (no watch, the flusher not running, or the
-        path no longer names the file ``fd`` is: made before its folder's watch)."""
+        path no longer names the file ``fd`` is)."""
         watch = self._watch
         if watch is None or not self._running:
             return False
         key = os.path.split(name)
-        if key in self._watched:
+        if key in self._watched or not watch.watch(key[0]):
             return False
-        known = watch.watch(key[0])
-        if known is False:
+        # The file may have lost its name before the watch could tell: made before its
+        # folder was watched, or deleted or moved on its way from the helper, its event
+        # read before it was registered. From here on every event about it is its own.
+        try:
+            here, there = os.fstat(fd), os.stat(name)
+        except OSError:
             return False
-        if known is None:  # the file was made before the watch: the path still names it
-            try:
-                here, there = os.fstat(fd), os.stat(name)
-            except OSError:
-                return False
-            if (here.st_dev, here.st_ino) != (there.st_dev, there.st_ino):
-                return False
-        self._watched[key] = writer
-        self._names[writer] = key
+        if (here.st_dev, here.st_ino) != (there.st_dev, there.st_ino):
+            return False
+        self._watched[key] = weakref.ref(writer)
         return True
 
     def keep(self, writer: Watched, kind: int, line: bytes, /) -> bool:
-        """Keep ``line`` (of ``kind``), just written by ``writer``, until the next look for
-        deleted files; ``False``: look yourself now (the flusher is not running)."""
+        """Keep ``line`` (of ``kind``), just written by ``writer``, until two looks for
+        deleted files have gone by; ``False``: look yourself now (the flusher is not
+        running)."""
         if not self._running:
             return False
         kept = self._kept.get(writer)
@@ -274,19 +278,24 @@ class TranscriptFlusher:
             kept += (kind, line)
         return True
 
-    def take(self, writer: Watched, /) -> list[object] | None:
-        """The lines ``writer`` wrote since the last look, which the flusher no longer keeps;
-        and its file is watched no more (the writer closes it, or lost it)."""
-        key = self._names.pop(writer, None)
-        if key is not None:
+    def take(self, writer: Watched, name: str, /) -> list[object] | None:
+        """The lines ``writer`` (of the file ``name``) wrote that the flusher still keeps,
+        oldest first, which it keeps no more; its file is watched no more (the writer
+        closes it, or lost it)."""
+        key = os.path.split(name)
+        ref = self._watched.get(key)
+        if ref is not None and ref() is writer:
             del self._watched[key]
-        return self._kept.pop(writer, None)
+        return _joined(self._older.pop(writer, None), self._kept.pop(writer, None))
 
     def look(self) -> None:
         """Read what happened to the watched folders since the last look: each writer whose
-        file an event names rechecks it, with the lines it wrote since; the others' lines
-        are safe (they were in the file when it still had its name)."""
-        kept, self._kept = self._kept, {}
+        file an event names rechecks it, with the lines it wrote since the look before
+        last. The others' lines older than the last look are safe: the file had its
+        name when they were written (an unlink queues its event a moment after the file
+        loses its name, so a line is kept for two looks, not one)."""
+        older, kept = self._older, self._kept
+        self._older, self._kept = kept, {}
         watch = self._watch
         if watch is None:
             return
@@ -295,16 +304,22 @@ class TranscriptFlusher:
             return
         if named is None:  # an overflow: the watch is over, every writer looks itself
             self._watch = None
-            suspects = list(self._names)
+            keys = list(self._watched)
         else:
             gone = {folder for folder, name in named if not name}
-            suspects = [
-                writer for key, writer in self._watched.items() if key in named or key[0] in gone
-            ]
-        for writer in suspects:
-            key = self._names.pop(writer)
-            del self._watched[key]
-            writer.recheck(kept.pop(writer, None))
+            keys = [key for key in self._watched if key in named or key[0] in gone]
+        failed: Exception | None = None
+        for key in keys:
+            writer = self._watched.pop(key)()
+            if writer is None:
+                continue
+            lines = _joined(older.pop(writer, None), kept.pop(writer, None))
+            try:  # one writer's callback does not cost the others their look
+                writer.recheck(lines)
+            except Exception as exc:
+                failed = failed or exc
+        if failed is not None:
+            raise failed
 
     def want_open(self, writer: Openable, /) -> bool:
         """Make ``writer``'s file at the end of this pass; ``False``: make it yourself, now.
@@ -650,21 +665,29 @@ class TranscriptFlusher:
             self._running = False
             self._open_now()
             self.flush()
-            self._end_watch()
-            self._sync_now()
-            await self._end_helper()
+            try:
+                self._end_watch()
+            finally:
+                self._sync_now()
+                await self._end_helper()
 
     def _end_watch(self) -> None:
-        """The last look; from here on every writer looks itself after each line."""
-        self.look()
-        watch, self._watch = self._watch, None
-        writers = list(self._names)
-        self._names.clear()
-        self._watched.clear()
-        for writer in writers:
-            writer.unwatched()
-        if watch is not None:
-            watch.close()
+        """The last looks; from here on every writer looks itself after each line."""
+        try:
+            self.look()
+            self.look()  # the lines of the last pass, kept for two looks
+        finally:
+            watch, self._watch = self._watch, None
+            refs = list(self._watched.values())
+            self._watched.clear()
+            self._kept.clear()
+            self._older.clear()
+            for ref in refs:
+                writer = ref()
+                if writer is not None:
+                    writer.unwatched()
+            if watch is not None:
+                watch.close()
 
     async def _end_helper(self) -> None:
         helper, self._helper = self._helper, None
@@ -686,8 +709,19 @@ class TranscriptFlusher:
         self._open_lot.unpark_all()
         self._open_now()
         self.flush()
-        self._end_watch()
-        self._sync_now()
+        try:
+            self._end_watch()
+        finally:
+            self._sync_now()
+
+
+def _joined(first: list[object] | None, second: list[object] | None) -> list[object] | None:
+    """Two lists of kept lines as one, oldest first (``None``: neither has any)."""
+    if first is None:
+        return second
+    if second is not None:
+        first += second
+    return first
 
 
 def _virtual_clock() -> bool:

@@ -131,6 +131,27 @@ def _completes_turn(message: Message) -> bool:
     return ToolResultBlock in map(type, message.content)
 
 
+#: How every meta line begins (msgspec writes a tagged struct's tag first).
+_META_PREFIX: Final = b'{"record":"meta"'
+
+
+def _lines_of(kept: list[object]) -> list[tuple[int, bytes]]:
+    """Kept chunks (kind and chunk, in turn) as lines, each with its kind: a meta line
+    is one wherever it was (a new file's first lines are written as one message
+    chunk), and the other lines of a chunk of several (a turn's call with its
+    results) are message lines. A full buffer drops message lines first."""
+    lines: list[tuple[int, bytes]] = []
+    for index in range(0, len(kept), 2):
+        kind: int = kept[index]  # type: ignore[assignment]
+        chunk: bytes = kept[index + 1]  # type: ignore[assignment]
+        pieces = chunk.split(b"\n")[:-1]  # every line ends with one
+        alone = kind if len(pieces) == 1 else _MESSAGE
+        lines.extend(
+            (_META if piece.startswith(_META_PREFIX) else alone, piece + b"\n") for piece in pieces
+        )
+    return lines
+
+
 # -- the writer ----------------------------------------------------------------------
 
 
@@ -174,6 +195,7 @@ class TranscriptWriter:
     """
 
     __slots__ = (
+        "__weakref__",  # the flusher watches writers weakly
         "_buffer",
         "_closed",
         "_dropped",
@@ -184,6 +206,7 @@ class TranscriptWriter:
         "_flusher",
         "_fsync",
         "_held",
+        "_lost",
         "_max_buffered",
         "_meta",
         "_name",
@@ -246,8 +269,10 @@ class TranscriptWriter:
         self._pending: bytes | None = None
         self._unsettled = False
         self._unsynced = False
-        # Whether the flusher watches the file for deletion (its lines then need no fstat).
+        # Whether the flusher watches the file for deletion (its lines then need no fstat),
+        # and the file it found deleted, open until the close (an fsync may wait for it).
         self._watched = False
+        self._lost: TranscriptFile | None = None
         self._file: TranscriptFile | None = None
         # Lines held in memory after a disk error; made at the first one (a deque is 760 bytes).
         self._buffer: collections.deque[tuple[int, bytes]] | None = None
@@ -625,14 +650,18 @@ class TranscriptWriter:
         if self._pending is not None:
             with contextlib.suppress(TranscriptError):
                 self.flush()
-        if self._watched:  # the lines since the flusher's last look, if any, looked at now
-            kept = self._flusher.take(self)  # type: ignore[union-attr]
+        if self._watched:  # the lines the flusher still keeps, if any, looked at now
+            kept = self._flusher.take(self, self._name)  # type: ignore[union-attr]
             self._watched = False
             if kept:
                 self.recheck(kept)
         if self._buffer:
             self.retry()
         self._drop_file()
+        lost, self._lost = self._lost, None
+        if lost is not None:
+            with contextlib.suppress(OSError):
+                lost.close()
         held, self._held = self._held, None
         if held is not None:
             held.close()
@@ -708,10 +737,15 @@ class TranscriptWriter:
 
     def recheck(self, kept: list[object] | None, /, *, report: bool = True) -> None:
         """The flusher no longer watches the file, which may have lost its name: look at it
-        (``fstat``) now, and after every line from here on. ``kept`` are the lines written
-        since the flusher last looked (kind and line, in turn): if the file is gone they
-        go back to memory, with the error reported (unless ``report`` is false: the caller
-        reports its own), as if the look had followed each."""
+        (``fstat``) now, and after every line from here on. ``kept`` are the lines it
+        still kept (kind and chunk, in turn, oldest first; a chunk is the lines of one
+        ``write``): if the file is gone they go back to memory, before any line held
+        there, with the error reported (unless ``report`` is false: the caller reports
+        its own), as if a look had followed each line.
+
+        The file is kept open until the writer closes: an ``fsync`` of a result may be
+        waiting for its descriptor in the flusher.
+        """
         self._watched = False
         file = self._file
         if file is None:
@@ -722,21 +756,34 @@ class TranscriptWriter:
             gone = True
         if not gone:
             return
-        self._drop_file()
+        self._file = None
+        if self._lost is None:
+            self._lost = file
+        else:  # a file made again and lost again: the first one's fsync is long done
+            with contextlib.suppress(OSError):
+                file.close()
+        if kept:
+            lines = _lines_of(kept)
+            self._hold_first(lines)
+            self._written -= len(lines)
+        if not report:
+            return
         error = TranscriptWriteError(
             self._path,
             FileNotFoundError(errno.ENOENT, "the transcript file was deleted", self._name),
             self._policy,
         )
-        if kept:
-            for index in range(0, len(kept), 2):
-                self._hold(kept[index], kept[index + 1])  # type: ignore[arg-type]
-            self._written -= len(kept) // 2
-        if not report:
-            return
         self._error = error
         if self._on_report is not None:
             self._on_report(error)
+
+    def _hold_first(self, lines: list[tuple[int, bytes]]) -> None:
+        """Hold ``lines`` in memory before those held there already (they are older)."""
+        later = list(self._buffer or ())
+        if self._buffer is not None:
+            self._buffer.clear()
+        for kind, line in (*lines, *later):
+            self._hold(kind, line)
 
     def _emit(self, kind: int, line: bytes) -> None:
         """Write ``line`` (``b""``: none), after the line held back, if any."""
@@ -807,8 +854,8 @@ class TranscriptWriter:
         buffer.append((kind, line))
 
     def _drop_file(self) -> None:
-        if self._watched:  # the lines since the flusher's last look, if any, looked at now
-            kept = self._flusher.take(self)  # type: ignore[union-attr]
+        if self._watched:  # the lines the flusher still keeps, if any, looked at now
+            kept = self._flusher.take(self, self._name)  # type: ignore[union-attr]
             self._watched = False
             if kept:
                 self.recheck(kept, report=False)

@@ -1,10 +1,12 @@
 """Deleted transcript files, noticed by the flusher's watch on their folder (issue 17).
 
 With the flusher running, a writer's lines cost no ``fstat`` each: the flusher
-watches the folder (inotify) and looks once a pass. These tests delete, move and
-replace real files under a running flusher, and check that no line is lost that
-the writer's own ``fstat`` after each line would have kept: lines written to a file
-already deleted go back to memory and into the file made again at close.
+watches the folder (inotify) and looks once a pass, and keeps each line for two
+looks. These tests delete, move and replace real files under a running flusher,
+and check that no line is lost that the writer's own ``fstat`` after each line
+would have kept: lines written to a file already deleted go back to memory and
+into the file made again at close (with the lines before them that it still
+kept: they were in the deleted file too).
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ import trio.testing
 
 from subagents import testing
 from subagents.runtime import (
+    AgentResult,
     Message,
     ModelRequest,
     Origin,
     Reply,
     RuntimeConfig,
     ScriptedProvider,
+    TerminateReason,
     load_transcript,
     open_runtime,
 )
@@ -39,6 +43,7 @@ from subagents.runtime._transcripts import flusher as flusher_module
 from subagents.runtime._transcripts.deletions import DeletionWatch, open_watch
 from subagents.runtime._transcripts.flusher import TranscriptFlusher
 from subagents.runtime._transcripts.records import MetaRecord
+from subagents.runtime._transcripts.syncer import SyncHelper
 from subagents.runtime._transcripts.writer import TranscriptWriter
 
 pytestmark = pytest.mark.skipif(
@@ -126,11 +131,13 @@ async def test_lines_written_after_a_deletion_in_the_same_pass_are_kept(tmp_path
         await a_pass()
         assert [r.errno for r in reports] == [errno.ENOENT]
         assert writer.in_memory
-        assert len(writer.buffered()) == 3
+        assert len(writer.buffered()) == 4  # the meta line (kept for two looks) and 3
         writer.append_message(say(3))  # in memory, after them
         writer.close()  # the folder is there: the file is made again, its lines in it
     assert texts(path) == [f"message {i}" for i in range(4)]
     assert load_transcript(path).meta.nickname == "Ada"
+    assert path.read_text().count('"record":"meta"') == 1
+    assert writer.statistics().lines_written == 5
 
 
 async def test_a_deletion_between_lines_is_noticed_at_the_next_lines_look(
@@ -148,9 +155,11 @@ async def test_a_deletion_between_lines_is_noticed_at_the_next_lines_look(
         writer.append_message(say(1))
         await a_pass()
         assert [r.errno for r in reports] == [errno.ENOENT]
-        assert len(writer.buffered()) == 1
+        # message 0 too: written before the deletion, it was in the deleted file, and
+        # the flusher kept it (one look ago).
+        assert len(writer.buffered()) == 2
         writer.close()
-    assert texts(path) == ["message 1"]
+    assert texts(path) == ["message 0", "message 1"]
 
 
 async def test_a_close_looks_at_the_lines_the_flusher_kept(tmp_path: Path) -> None:
@@ -196,8 +205,9 @@ async def test_a_file_renamed_over_is_noticed(tmp_path: Path) -> None:
         writer.append_message(say(1))
         await a_pass()
         assert [r.errno for r in reports] == [errno.ENOENT]
-        # Both: message 0 went to the file while it had its name, but the name is gone.
-        assert len(writer.buffered()) == 2
+        # The meta line and both messages: in the file while it had its name, but the
+        # name is gone.
+        assert len(writer.buffered()) == 3
         writer.close()  # appended to what the path names now, as any retry is
     text = path.read_text()
     assert text.startswith("not a transcript\n")
@@ -217,8 +227,8 @@ async def test_a_folder_removed_with_its_files_is_noticed(tmp_path: Path) -> Non
         second.append_message(say(1))
         await a_pass()
         assert sorted(r.errno for r in reports) == [errno.ENOENT, errno.ENOENT]
-        assert len(first.buffered()) == 1  # message 0 (the meta line was looked at before)
-        assert len(second.buffered()) == 1  # message 1
+        assert len(first.buffered()) == 1  # message 0 (its meta line two looks ago)
+        assert len(second.buffered()) == 2  # its meta line (one look ago) and message 1
         first.close()  # the folder is not made again
         second.close()
     assert not folder.exists()
@@ -322,8 +332,10 @@ def test_the_watch_names_what_happened(tmp_path: Path) -> None:
         folder.mkdir()
         (folder / "a").write_text("")
         (folder / "b").write_text("")
-        assert watch.watch(str(folder)) is None  # new
+        assert watch.watch(str(folder)) is True  # new
         assert watch.watch(str(folder)) is True  # known
+        (tmp_path / "link").symlink_to(folder)
+        assert watch.watch(str(tmp_path / "link")) is False  # one folder, one name
         assert watch.changed() == frozenset()
         (folder / "a").unlink()
         (folder / "b").rename(folder / "c")
@@ -331,7 +343,7 @@ def test_the_watch_names_what_happened(tmp_path: Path) -> None:
         assert watch.changed() == {(str(folder), "a"), (str(folder), "b"), (str(folder), "c")}
         folder.rename(tmp_path / "t")
         assert watch.changed() == {(str(folder), "")}
-        assert watch.watch(str(tmp_path / "t")) is None  # watched again, as new
+        assert watch.watch(str(tmp_path / "t")) is True  # watched again, under its name
     finally:
         watch.close()
     assert watch.closed
@@ -345,7 +357,7 @@ def test_the_watch_is_bounded(tmp_path: Path) -> None:
     try:
         for index in range(deletions.MAX_FOLDERS):
             (tmp_path / str(index)).mkdir()
-            assert watch.watch(str(tmp_path / str(index))) is None
+            assert watch.watch(str(tmp_path / str(index))) is True
         (tmp_path / "more").mkdir()
         assert watch.watch(str(tmp_path / "more")) is False
         assert watch.watch(str(tmp_path / "missing")) is False  # no such folder
@@ -399,3 +411,154 @@ async def test_a_transcript_deleted_mid_run_is_written_again_by_open_runtime(
     assert any(
         json.loads(line)["event"] == "transcript problem" for line in log.read_text().splitlines()
     )
+
+
+async def test_a_file_deleted_on_its_way_from_the_helper_is_noticed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its folder already watched, the file is deleted after the helper made it and
+    # before its writer takes it; the event is read (by a look another writer's line
+    # wakes) before the writer is watched. The writer must not trust the watch then.
+    folder = tmp_path / "session"
+    reports: list[TranscriptWriteError] = []
+    flusher = TranscriptFlusher()
+    real = SyncHelper.open_all
+
+    async def deleted_on_the_way(self: SyncHelper, paths: list[bytes]) -> list[int]:
+        fds = await real(self, paths)
+        for path in paths:
+            os.unlink(path)
+        first.append_message(say(9))  # wakes the flusher: it looks, and reads the event
+        await a_pass()
+        return fds
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(flusher.run)
+        first = TranscriptWriter(folder / "a0.jsonl", META, flusher=flusher)
+        await flusher.opened(first)
+        await a_pass()
+        assert await flusher.helper_up()
+        monkeypatch.setattr(SyncHelper, "open_all", deleted_on_the_way)
+        writer = TranscriptWriter(
+            folder / "a1.jsonl", META, flusher=flusher, on_report=reports.append
+        )
+        writer.append_message(say(0))
+        await flusher.opened(writer)
+        writer.append_message(say(1))
+        await a_pass()
+        assert [r.errno for r in reports] == [errno.ENOENT]
+        writer.close()
+        first.close()
+        flusher.stop()
+    assert texts(folder / "a1.jsonl") == ["message 0", "message 1"]
+
+
+async def test_a_folder_renamed_with_its_parent_and_made_again_is_watched_anew(
+    tmp_path: Path,
+) -> None:
+    # ``state/s`` is watched; ``state`` is renamed (no event reaches the watch of ``s``),
+    # and ``state/s`` made again: a file there must not be taken for one the old watch
+    # sees.
+    folder = tmp_path / "state" / "s"
+    reports: list[TranscriptWriteError] = []
+    async with running() as flusher:
+        first = await watched_writer(flusher, folder / "a0.jsonl", reports)
+        (tmp_path / "state").rename(tmp_path / "state.old")
+        second = await watched_writer(flusher, folder / "a1.jsonl", reports)
+        second.append_message(say(0))
+        await a_pass()
+        (folder / "a1.jsonl").unlink()
+        second.append_message(say(1))
+        await a_pass()
+        assert [r.errno for r in reports] == [errno.ENOENT]
+        second.close()
+        first.close()
+    assert texts(folder / "a1.jsonl") == ["message 0", "message 1"]
+    assert (tmp_path / "state.old" / "s" / "a0.jsonl").exists()
+
+
+async def test_a_folder_reached_through_a_link_is_watched_under_one_name(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (tmp_path / "link").symlink_to(folder)
+    reports: list[TranscriptWriteError] = []
+    async with running() as flusher:
+        first = await watched_writer(flusher, folder / "a0.jsonl", reports)
+        second = await watched_writer(flusher, tmp_path / "link" / "a1.jsonl", reports)
+        with counted_fstats() as calls:
+            second.append_message(say(0))
+        assert len(calls) == 1  # not watched: its own look after each line
+        (folder / "a1.jsonl").unlink()
+        second.append_message(say(1))
+        assert [r.errno for r in reports] == [errno.ENOENT]
+        second.close()
+        first.close()
+    assert texts(folder / "a1.jsonl") == ["message 1"]
+
+
+class Late:
+    """A real inotify whose events reach the flusher one look late: an unlink queues its
+    event a moment after the file loses its name, and a look may come in between."""
+
+    def __init__(self) -> None:
+        from inotify_simple import INotify
+
+        self.real = INotify(nonblocking=True)
+        self.waiting: list[object] = []
+
+    def add_watch(self, path: str, mask: int) -> int:
+        return int(self.real.add_watch(path, mask))
+
+    def rm_watch(self, wd: int) -> None:
+        self.real.rm_watch(wd)
+
+    def read(self, timeout: int) -> list[object]:
+        ready, self.waiting = self.waiting, list(self.real.read(timeout=0))
+        return ready
+
+    def close(self) -> None:
+        self.real.close()
+
+
+async def test_a_line_is_kept_for_two_looks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(flusher_module, "open_watch", lambda: DeletionWatch(Late()))
+    path = tmp_path / "a1.jsonl"
+    reports: list[TranscriptWriteError] = []
+    async with running() as flusher:
+        writer = await watched_writer(flusher, path, reports)
+        writer.append_message(say(0))
+        await a_pass()
+        path.unlink()
+        writer.append_message(say(1))  # to the deleted file
+        await a_pass()  # a look that does not see the event yet
+        assert reports == []
+        writer.append_message(say(2))
+        await a_pass()  # the event: message 1, one look old, is still kept
+        assert [r.errno for r in reports] == [errno.ENOENT]
+        writer.close()
+    assert texts(path)[-2:] == ["message 1", "message 2"]
+
+
+async def test_a_result_waiting_for_its_fsync_keeps_its_descriptor(tmp_path: Path) -> None:
+    # The look finds the file gone while the result's fsync waits for its descriptor:
+    # the descriptor stays open until the writer closes, so the fsync is of that file.
+    path = tmp_path / "a1.jsonl"
+    reports: list[TranscriptWriteError] = []
+    async with running() as flusher:
+        writer = await watched_writer(flusher, path, reports)
+        writer.append_result(
+            AgentResult(terminate_reason=TerminateReason.GOAL, text="done"), sync=False
+        )
+        fd = writer.unsynced()
+        assert fd is not None
+        path.unlink()
+        await a_pass()  # the look: gone
+        assert [r.errno for r in reports] == [errno.ENOENT]
+        assert os.fstat(fd).st_nlink == 0  # still open: the deleted file
+        await flusher.sync(fd)
+        writer.close()
+    assert load_transcript(path).results[-1].status == "completed"
