@@ -102,13 +102,13 @@ def make(path):
     except OSError as exc:
         return -1, exc.errno or 5
     try:
-        empty = not os.fstat(fd).st_size
+        if not os.fstat(fd).st_size:
+            return fd, 0
+        code = errno.EEXIST
     except OSError as exc:
-        empty = exc
-    if empty is True:
-        return fd, 0
+        code = exc.errno or 5
     os.close(fd)
-    return -1, errno.EEXIST if empty is False else empty.errno or 5
+    return -1, code
 
 def serve(channel):
     global pool

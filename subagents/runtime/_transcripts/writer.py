@@ -650,11 +650,7 @@ class TranscriptWriter:
         if self._pending is not None:
             with contextlib.suppress(TranscriptError):
                 self.flush()
-        if self._watched:  # the lines the flusher still keeps, if any, looked at now
-            kept = self._flusher.take(self, self._name)  # type: ignore[union-attr]
-            self._watched = False
-            if kept:
-                self.recheck(kept)
+        self._look_now()
         if self._buffer:
             self.retry()
         self._drop_file()
@@ -730,6 +726,16 @@ class TranscriptWriter:
             and self._opener is open_append
             and flusher.watch(self, self._name, file.fileno())
         )
+
+    def _look_now(self, *, report: bool = True) -> None:
+        """The file is about to close (or was lost): the lines the flusher still keeps,
+        if any, are looked at now, and it watches the file no more."""
+        if not self._watched:
+            return
+        kept = self._flusher.take(self, self._name)  # type: ignore[union-attr]
+        self._watched = False
+        if kept:
+            self.recheck(kept, report=report)
 
     def unwatched(self) -> None:
         """The flusher stopped watching (it stops): look after each line from here on."""
@@ -854,11 +860,7 @@ class TranscriptWriter:
         buffer.append((kind, line))
 
     def _drop_file(self) -> None:
-        if self._watched:  # the lines the flusher still keeps, if any, looked at now
-            kept = self._flusher.take(self, self._name)  # type: ignore[union-attr]
-            self._watched = False
-            if kept:
-                self.recheck(kept, report=False)
+        self._look_now(report=False)
         file, self._file = self._file, None
         if file is not None:
             # Every line went to the OS by its own write: nothing is pending at close.

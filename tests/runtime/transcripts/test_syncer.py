@@ -482,6 +482,14 @@ async def test_a_writer_that_needs_its_file_while_the_helper_makes_it_makes_it_i
     assert flusher.opened_files == 1  # the first only
 
 
+async def _start_helper(flusher: TranscriptFlusher, folder: Path) -> None:
+    """Have the running ``flusher`` start its helper process, by a first file in ``folder``."""
+    first = TranscriptWriter(folder / "a0.jsonl", META, flusher=flusher)
+    await flusher.opened(first)
+    first.close()
+    assert await flusher.helper_up()
+
+
 async def test_a_file_its_writer_made_itself_is_not_made_again_when_the_helper_fails_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -493,10 +501,7 @@ async def test_a_file_its_writer_made_itself_is_not_made_again_when_the_helper_f
     flusher = TranscriptFlusher()
     async with trio.open_nursery() as nursery:
         await nursery.start(flusher.run)
-        first = TranscriptWriter(folder / "a0.jsonl", META, flusher=flusher)
-        await flusher.opened(first)
-        first.close()
-        assert await flusher.helper_up()
+        await _start_helper(flusher, folder)
         asked, release = hold_new_files(monkeypatch)
         writer = TranscriptWriter(folder / "a1.jsonl", META, flusher=flusher)
         await asked.wait()
@@ -533,10 +538,7 @@ async def test_a_writer_makes_its_own_file_while_the_helpers_is_on_its_way(
 
     async with trio.open_nursery() as nursery:
         await nursery.start(flusher.run)
-        first = TranscriptWriter(folder / "a0.jsonl", META, flusher=flusher)
-        await flusher.opened(first)
-        first.close()
-        assert await flusher.helper_up()
+        await _start_helper(flusher, folder)
         monkeypatch.setattr(SyncHelper, "open_all", answered_late)
         writer = TranscriptWriter(
             folder / "a1.jsonl", META, flusher=flusher, on_report=reports.append
