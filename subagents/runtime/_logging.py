@@ -2,7 +2,8 @@
 
 :func:`open_log` gives a :class:`RuntimeLog` for one session. It writes every
 line at ``logging.file_level`` or above to ``<state_dir>/logs/<session_id>.jsonl``
-(appended, written and flushed line by line) and every line at
+(appended; line by line, or, while the runtime's flusher runs, the lines of one
+scheduler pass in one write at its end) and every line at
 ``logging.stderr_level`` or above to stderr in a readable form::
 
     with open_log(config, session_id) as log:
@@ -39,7 +40,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, TextIO, cast, final
@@ -386,6 +387,11 @@ def _readable(event: Mapping[str, Any]) -> str:
     return visible(line, newlines=True)
 
 
+#: Bytes of file lines a sink holds for the end of a pass at most: past it, they are
+#: written at once (a pass that logs more is rare, and its lines wait no longer).
+_HELD_BYTES: Final = 64 * 1024
+
+
 def _write_all(fd: int, data: bytes) -> None:
     """Write ``data`` to ``fd``; a file deleted under us is an error, not a silent loss."""
     written = os.write(fd, data)
@@ -421,8 +427,51 @@ class _Sink:
         self._stderr_lines = 0
         self._file_error: str | None = None
         self._closed = False
+        # Lines held for the end of the pass (see batch_with): written in one write, with
+        # one fstat, by the flusher's flush; only the thread that asked holds lines.
+        self._held: list[bytes] = []
+        self._held_bytes = 0
+        self._want: Callable[[_Sink], bool] | None = None
+        self._owner: int | None = None
         if path is not None:
             self._open(path)
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    def batch_with(self, want: Callable[[_Sink], bool] | None) -> None:
+        """Hold file lines logged in this thread until the end of their pass: ``want(self)``
+        asks for a :meth:`flush` there, and says ``False`` when it will not give one (the
+        line is then written at once). ``None``: write every line at once again."""
+        with self._lock:
+            self._flush_held()
+            self._want = want
+            self._owner = None if want is None else threading.get_ident()
+
+    def flush(self) -> None:
+        """Write the lines held back, in one write (the flusher calls it at a pass's end)."""
+        with self._lock:
+            self._flush_held()
+
+    def _flush_held(self) -> None:
+        held = self._held
+        if held:
+            self._held = []
+            self._held_bytes = 0
+            self._write_file(held[0] if len(held) == 1 else b"".join(held), len(held))
+
+    def _hold(self, data: bytes) -> bool:
+        """Keep ``data`` for the end of the pass; ``False``: write it now."""
+        want = self._want
+        if want is None or threading.get_ident() != self._owner:
+            return False
+        size = self._held_bytes + len(data)
+        if size > _HELD_BYTES or not (self._held or want(self)):
+            return False
+        self._held.append(data)
+        self._held_bytes = size
+        return True
 
     def _open(self, path: Path) -> None:
         try:
@@ -454,7 +503,7 @@ class _Sink:
         except (OSError, ValueError, AttributeError):
             pass  # stderr is closed or gone: there is nowhere left to say anything
 
-    def _write_file(self, data: bytes) -> None:
+    def _write_file(self, data: bytes, lines: int = 1) -> None:
         fd = self._fd
         if fd is None:
             return
@@ -463,7 +512,7 @@ class _Sink:
         except OSError as exc:
             self._give_up(exc)
         else:
-            self._file_lines += 1
+            self._file_lines += lines
 
     def emit(self, method_name: str, event_dict: EventDict) -> None:
         """Finish the line of a call to ``method_name`` and write it to the file and
@@ -473,7 +522,10 @@ class _Sink:
         with self._lock:
             try:
                 if self._fd is not None and level >= self._file_level:
-                    self._write_file(_json_line(event))
+                    data = _json_line(event)
+                    if not self._hold(data):
+                        self._flush_held()  # the lines before it first
+                        self._write_file(data)
                 if level >= self._stderr_level:
                     self._write_stderr(_readable(event))
                     self._stderr_lines += 1
@@ -482,13 +534,16 @@ class _Sink:
 
     def close(self) -> None:
         with self._lock:
+            self._flush_held()
             self._closed = True
+            self._want = None
             fd, self._fd = self._fd, None
             if fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
 
     def statistics(self) -> LogStatistics:
+        self.flush()  # what it says is what the file holds
         return LogStatistics(
             file_lines=self._file_lines,
             stderr_lines=self._stderr_lines,
@@ -646,7 +701,7 @@ class RuntimeLog:
     @property
     def path(self) -> Path | None:
         """The log file, or ``None`` when the configuration turned it off."""
-        return self._sink.statistics().file_path
+        return self._sink.path
 
     def logger(self, **context: Any) -> FilteringBoundLogger:
         """A logger bound with this session's context and ``context``."""
@@ -669,8 +724,17 @@ class RuntimeLog:
         return self.logger(agent_id=agent_id, nickname=nickname, depth=depth, **context)
 
     def statistics(self) -> LogStatistics:
-        """Lines written to the file and to stderr, and the file's state."""
+        """Lines written to the file and to stderr, and the file's state (the lines held
+        for the end of the pass written first)."""
         return self._sink.statistics()
+
+    def batch_with(self, want: Callable[[Any], bool] | None) -> None:
+        """Write the file's lines logged in this thread once a pass: ``want(flushable)`` is
+        the runtime flusher's (``TranscriptFlusher.want``), which calls the flushable's
+        ``flush`` at the end of the pass, or says ``False`` when it is not running (the
+        line is then written at once). ``None``: every line at once again. Stderr lines
+        are never held."""
+        self._sink.batch_with(want)
 
     def close(self) -> None:
         """Close the file; later lines go to stderr only. Idempotent."""

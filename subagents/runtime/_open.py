@@ -292,6 +292,8 @@ async def open_runtime(
         async with trio.open_nursery() as nursery:
             follower.attach(bus)
             await nursery.start(services.flusher.run, name="subagents transcripts")
+            # The log's lines of a pass in one write at its end, as the transcripts' are.
+            log.batch_with(services.flusher.want)
             try:
                 async with open_supervisor(supervisor_config, bus=bus) as sup:
                     runtime._bind(sup)
@@ -315,6 +317,7 @@ async def open_runtime(
             finally:
                 runtime._shut()
                 services.flusher.stop()
+                log.batch_with(None)
                 follower.detach()
         removed = 0
         try:

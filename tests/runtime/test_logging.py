@@ -669,3 +669,159 @@ def test_lists_of_names_are_masked_item_by_item(tmp_path: Path) -> None:
     for line in lines_of(tmp_path / "log.jsonl"):
         assert line["tools"] == ["Read", REDACTED]
         assert line["inputs"] == ["Read", 3, {"token": REDACTED}]
+
+
+# --------------------------------------------------------------------------- once a pass
+
+
+class _Pass:
+    """A stand-in for the runtime's flusher: takes what wants a flush at the end of the
+    pass, and flushes it when told (``running`` False: it declines, as a stopped one does)."""
+
+    def __init__(self) -> None:
+        self.running = True
+        self.pending: list[Any] = []
+
+    def want(self, flushable: Any) -> bool:
+        if not self.running:
+            return False
+        self.pending.append(flushable)
+        return True
+
+    def end(self) -> None:
+        pending, self.pending = self.pending, []
+        for flushable in pending:
+            flushable.flush()
+
+
+def _counting_writes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    import subagents.runtime._logging as logging_module
+
+    real = logging_module._write_all
+    writes: list[bytes] = []
+
+    def counted(fd: int, data: bytes) -> None:
+        writes.append(data)
+        real(fd, data)
+
+    monkeypatch.setattr(logging_module, "_write_all", counted)
+    return writes
+
+
+def test_a_passs_lines_are_written_at_its_end_in_one_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writes = _counting_writes(monkeypatch)
+    path = tmp_path / "state" / "logs" / "p.jsonl"
+    flusher = _Pass()
+    with open_log(config_for(tmp_path), "p", stderr=io.StringIO(), env={}) as log:
+        log.batch_with(flusher.want)
+        for n in range(3):
+            log.logger().info("line", n=n)
+        assert not path.read_bytes()  # held for the end of the pass
+        assert len(flusher.pending) == 1  # one flush asked for, not one a line
+        flusher.end()
+        assert [line["n"] for line in lines_of(path)] == [0, 1, 2]
+        assert len(writes) == 1
+        log.logger().info("next pass")
+        assert log.statistics().file_lines == 4  # what it counts is what the file holds
+        assert [line["event"] for line in lines_of(path)][-1] == "next pass"
+        log.logger().info("at the close")
+    assert [line["event"] for line in lines_of(path)][-1] == "at the close"
+
+
+def test_lines_are_written_at_once_when_no_pass_will_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writes = _counting_writes(monkeypatch)
+    path = tmp_path / "state" / "logs" / "q.jsonl"
+    flusher = _Pass()
+    with open_log(config_for(tmp_path), "q", stderr=io.StringIO(), env={}) as log:
+        log.batch_with(flusher.want)
+        log.logger().info("held")
+        flusher.running = False  # the flusher stops: it flushes what it was asked to
+        flusher.end()
+        log.logger().info("at once")
+        assert [line["event"] for line in lines_of(path)] == ["held", "at once"]
+        log.batch_with(None)
+        log.logger().info("unbatched")
+        assert [line["event"] for line in lines_of(path)][-1] == "unbatched"
+    assert len(writes) == 3
+
+
+def test_another_threads_line_is_written_at_once_after_the_held_ones(tmp_path: Path) -> None:
+    import threading
+
+    path = tmp_path / "state" / "logs" / "t.jsonl"
+    flusher = _Pass()
+    with open_log(config_for(tmp_path), "t", stderr=io.StringIO(), env={}) as log:
+        log.batch_with(flusher.want)
+        log.logger().info("held here")
+        worker = threading.Thread(target=lambda: log.logger().info("from a worker"))
+        worker.start()
+        worker.join(timeout=30)
+        assert [line["event"] for line in lines_of(path)] == ["held here", "from a worker"]
+        flusher.end()
+
+
+def test_a_pass_that_logs_much_writes_before_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subagents.runtime._logging as logging_module
+
+    writes = _counting_writes(monkeypatch)
+    path = tmp_path / "state" / "logs" / "m.jsonl"
+    flusher = _Pass()
+    with open_log(config_for(tmp_path), "m", stderr=io.StringIO(), env={}) as log:
+        log.batch_with(flusher.want)
+        count = 0
+        while not writes:  # held up to the bound, then written, in order
+            log.logger().info("line", n=count, pad="p" * 1000)
+            count += 1
+        assert sum(len(data) for data in writes) <= logging_module._HELD_BYTES + 2000
+        assert [line["n"] for line in lines_of(path)] == list(range(count))
+        flusher.end()
+
+
+def test_a_log_deleted_under_a_held_pass_is_reported_once(tmp_path: Path) -> None:
+    err = io.StringIO()
+    flusher = _Pass()
+    with open_log(config_for(tmp_path), "d", stderr=err, env={}) as log:
+        log.batch_with(flusher.want)
+        log.logger().info("lost with the file")
+        shutil.rmtree(tmp_path / "state")
+        flusher.end()  # one write, then one fstat: the file is gone
+        log.logger().warning("still here")
+        stats = log.statistics()
+    assert stats.file_lines == 0
+    assert not stats.file_active
+    assert err.getvalue().count("cannot write the log file") == 1
+    assert "still here" in err.getvalue()
+
+
+async def test_the_runtimes_lines_of_a_pass_go_out_in_one_write_at_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import trio
+    import trio.testing
+
+    from subagents.runtime import ScriptedProvider
+    from tests.runtime.world import World
+
+    world = World(tmp_path)
+    async with world.open(ScriptedProvider([])) as rt:
+        await trio.testing.wait_all_tasks_blocked()  # the opening's lines written
+        writes = _counting_writes(monkeypatch)
+        path = rt.services.log.path
+        assert path is not None
+        before = len(lines_of(path))
+        logger = rt.services.log.logger()
+        for n in range(5):
+            logger.info("in one pass", n=n)
+        assert len(lines_of(path)) == before  # not yet: the pass has not ended
+        await trio.testing.wait_all_tasks_blocked()
+        assert [line.get("n") for line in lines_of(path)[before:]] == [0, 1, 2, 3, 4]
+        assert len(writes) == 1
+        logger.info("held at the close")
+    events = [line["event"] for line in lines_of(path)]
+    assert events[-2:] == ["held at the close", "runtime closed"]

@@ -29,12 +29,30 @@ from subagents.runtime._exceptions import HOST, AgentInUse, TranscriptError, Tra
 from subagents.runtime._transcripts.file import TranscriptFile
 from subagents.runtime._transcripts.load import load_transcript
 
-__all__ = ["claim_transcript", "is_locked", "lock_file", "this_host", "try_lock"]
+__all__ = ["claim_transcript", "is_locked", "lock_file", "this_host", "this_pid", "try_lock"]
 
 
 def this_host() -> str:
     """This machine's name, as a meta record gives it."""
     return HOST
+
+
+#: This process's id, asked once (and again in a forked child): a spawn's meta record
+#: names it, and a system call per agent need not tell it again.
+_pid = os.getpid()
+
+
+def _forked() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
+def this_pid() -> int:
+    """This process's id, as a meta record gives it."""
+    return _pid
 
 
 def lock_file(file: TranscriptFile, path: Path) -> None:

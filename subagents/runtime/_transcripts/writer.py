@@ -80,7 +80,7 @@ from subagents.runtime._transcripts.file import (
     open_append,
     write_all,
 )
-from subagents.runtime._transcripts.lock import lock_file, this_host, try_lock
+from subagents.runtime._transcripts.lock import lock_file, this_host, this_pid, try_lock
 from subagents.runtime._transcripts.records import (
     ClosedRecord,
     FinalStatus,
@@ -254,7 +254,7 @@ class TranscriptWriter:
         self._name = os.fspath(path)
         self._path_value: Path | None = path if isinstance(path, Path) else None
         self._meta = msgspec.structs.replace(
-            meta, time=time.time(), pid=os.getpid(), host=this_host()
+            meta, time=time.time(), pid=this_pid(), host=this_host()
         )
         self._next_seq = next_seq
         self._runs = runs

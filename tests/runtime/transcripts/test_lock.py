@@ -6,6 +6,8 @@ import errno
 import json
 import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import attrs
@@ -209,3 +211,23 @@ def test_a_resume_that_cannot_write_keeps_the_lock_it_claimed(tmp_path: Path) ->
             claim_transcript(path, "a1")
     assert claimed.closed
     claim_transcript(path, "a1").close()
+
+
+def test_a_meta_record_names_this_process_and_a_forked_child_names_itself(
+    tmp_path: Path,
+) -> None:
+    """The process id is asked once, not per spawn: a forked child asks again."""
+    TranscriptWriter(tmp_path / "t.jsonl", _meta()).close()
+    assert load_transcript(tmp_path / "t.jsonl").meta.pid == os.getpid()
+    script = (
+        "import os, sys\n"
+        "from subagents.runtime._transcripts.lock import this_pid\n"
+        "parent = this_pid()\n"
+        "child = os.fork()\n"
+        "if child == 0:\n"
+        "    os._exit(0 if this_pid() == os.getpid() != parent else 1)\n"
+        "_, status = os.waitpid(child, 0)\n"
+        "sys.exit(os.waitstatus_to_exitcode(status) or (this_pid() != os.getpid()))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], check=False, timeout=60)
+    assert done.returncode == 0
