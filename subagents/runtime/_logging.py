@@ -457,9 +457,10 @@ class _Sink:
     def _flush_held(self) -> None:
         held = self._held
         if held:
+            # Written, then let go: an interrupt in the write leaves them held, not lost.
+            self._write_file(held[0] if len(held) == 1 else b"".join(held), len(held))
             self._held = []
             self._held_bytes = 0
-            self._write_file(held[0] if len(held) == 1 else b"".join(held), len(held))
 
     def _hold(self, data: bytes) -> bool:
         """Keep ``data`` for the end of the pass; ``False``: write it now."""

@@ -292,8 +292,9 @@ async def open_runtime(
         async with trio.open_nursery() as nursery:
             follower.attach(bus)
             await nursery.start(services.flusher.run, name="subagents transcripts")
-            # The log's lines of a pass in one write at its end, as the transcripts' are.
-            log.batch_with(services.flusher.want)
+            # The log's lines of a pass in one write at its end, as the transcripts' are
+            # (not while the flusher waits for their fsync calls: a log waits for no disk).
+            log.batch_with(services.flusher.want_soon)
             try:
                 async with open_supervisor(supervisor_config, bus=bus) as sup:
                     runtime._bind(sup)
@@ -316,8 +317,10 @@ async def open_runtime(
                 body_error = exc
             finally:
                 runtime._shut()
-                services.flusher.stop()
-                log.batch_with(None)
+                try:
+                    services.flusher.stop()
+                finally:
+                    log.batch_with(None)
                 follower.detach()
         removed = 0
         try:

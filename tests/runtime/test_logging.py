@@ -825,3 +825,32 @@ async def test_the_runtimes_lines_of_a_pass_go_out_in_one_write_at_its_end(
         logger.info("held at the close")
     events = [line["event"] for line in lines_of(path)]
     assert events[-2:] == ["held at the close", "runtime closed"]
+
+
+def test_an_interrupted_write_keeps_the_held_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A held pass is let go only once it is written: a Ctrl-C in its write loses nothing."""
+    import subagents.runtime._logging as logging_module
+
+    real = logging_module._write_all
+    calls: list[int] = []
+
+    def interrupted_once(fd: int, data: bytes) -> None:
+        calls.append(len(data))
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        real(fd, data)
+
+    path = tmp_path / "state" / "logs" / "k.jsonl"
+    flusher = _Pass()
+    with open_log(config_for(tmp_path), "k", stderr=io.StringIO(), env={}) as log:
+        log.batch_with(flusher.want)
+        log.logger().info("first")
+        log.logger().info("second")
+        monkeypatch.setattr(logging_module, "_write_all", interrupted_once)
+        with pytest.raises(KeyboardInterrupt):
+            flusher.end()
+        flusher.end()  # nothing asked for now: the close writes them
+    assert [line["event"] for line in lines_of(path)] == ["first", "second"]
+    assert len(calls) == 2

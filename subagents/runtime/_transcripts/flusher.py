@@ -178,6 +178,7 @@ class TranscriptFlusher:
         "_opens",
         "_pending",
         "_running",
+        "_syncing",
         "_syncs",
         "_use_helper",
         "_virtual",
@@ -220,6 +221,8 @@ class TranscriptFlusher:
         self._kept: dict[Watched, list[object]] = {}
         self._older: dict[Watched, list[object]] = {}
         self._running = False
+        # Whether the task waits for fsync calls now (a flush asked for waits with them).
+        self._syncing = False
         # Whether the run's clock is virtual (read once, in run(): a run keeps its clock).
         self._virtual = False
         #: How many results' ``fsync`` calls the task made in worker threads.
@@ -240,6 +243,12 @@ class TranscriptFlusher:
             self._lot.unpark()
         self._pending[writer] = None
         return True
+
+    def want_soon(self, writer: Flushable, /) -> bool:
+        """:meth:`want`, but ``False`` while the task waits for ``fsync`` calls too: a flush
+        asked for then would wait for them (the session log's lines, which must not wait
+        for a slow disk's transcripts)."""
+        return not self._syncing and self.want(writer)
 
     def watch(self, writer: Watched, name: str, fd: int, /) -> bool:
         """Watch ``writer``'s file ``name`` (open as ``fd``) for deletion; ``False``: the
@@ -632,12 +641,17 @@ class TranscriptFlusher:
         pending, self._pending = self._pending, {}
         if pending:
             self.passes += 1
+        failed: Exception | None = None
         for writer in pending:
             # Not contextlib.suppress: it made an object per writer in every pass.
-            try:  # noqa: SIM105
+            try:
                 writer.flush()
             except TranscriptError:
                 pass
+            except Exception as exc:  # a bug: the writers after it are flushed all the same
+                failed = failed or exc
+        if failed is not None:
+            raise failed
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Each pass with work: write the lines held back, then ``fsync`` the results; and,
@@ -659,17 +673,25 @@ class TranscriptFlusher:
                         await self._lot.park()
                     self.flush()
                     self.look()
-                    await self._sync_all(nursery)
+                    self._syncing = True
+                    try:
+                        await self._sync_all(nursery)
+                    finally:
+                        self._syncing = False
                 nursery.cancel_scope.cancel()
         finally:
             self._running = False
-            self._open_now()
-            self.flush()
             try:
-                self._end_watch()
+                self._open_now()
             finally:
-                self._sync_now()
-                await self._end_helper()
+                try:
+                    self.flush()
+                finally:
+                    try:
+                        self._end_watch()
+                    finally:
+                        self._sync_now()
+                        await self._end_helper()
 
     def _end_watch(self) -> None:
         """The last looks; from here on every writer looks itself after each line."""
@@ -707,12 +729,16 @@ class TranscriptFlusher:
         self._running = False
         self._lot.unpark_all()
         self._open_lot.unpark_all()
-        self._open_now()
-        self.flush()
         try:
-            self._end_watch()
+            self._open_now()
         finally:
-            self._sync_now()
+            try:
+                self.flush()
+            finally:
+                try:
+                    self._end_watch()
+                finally:
+                    self._sync_now()
 
 
 def _joined(first: list[object] | None, second: list[object] | None) -> list[object] | None:

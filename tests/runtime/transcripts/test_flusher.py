@@ -919,3 +919,97 @@ async def test_an_opener_that_raises_something_else_takes_the_disk_error_path(
     writer.close()  # its retry opens the file: the lines held in memory reach it
     second.close()
     assert load_transcript(tmp_path / "a1.jsonl").meta.nickname == "Ada"
+
+
+async def test_want_soon_declines_while_the_flusher_waits_for_fsync_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session log asks with ``want_soon``: a line logged while a transcript's fsync is
+    slow (a stalled disk) is written at once, not held until the fsync returns."""
+    from subagents.runtime._logging import RuntimeLog
+
+    release = threading.Event()
+    real_fsync = os.fsync
+
+    def slow_fsync(fd: int) -> None:
+        release.wait(30)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+    flusher = TranscriptFlusher(helper=False)
+    path = tmp_path / "log.jsonl"
+    fd = os.open(tmp_path / "synced", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        with RuntimeLog(path=path, env={}) as log, trio.fail_after(30):
+            async with trio.open_nursery() as nursery:
+                await nursery.start(flusher.run)
+                log.batch_with(flusher.want_soon)
+                log.logger().info("held for the pass")
+                assert not path.read_bytes()
+                synced = trio.Event()
+
+                async def sync() -> None:
+                    await flusher.sync(fd)
+                    synced.set()
+
+                nursery.start_soon(sync)
+                await trio.testing.wait_all_tasks_blocked()  # the fsync is in its thread
+                assert path.read_bytes().count(b"\n") == 1  # the pass ended
+                log.logger().info("while the disk is slow")
+                assert path.read_bytes().count(b"\n") == 2  # at once
+                release.set()
+                await synced.wait()
+                await trio.testing.wait_all_tasks_blocked()  # the flusher parks again
+                log.logger().info("held again")
+                assert path.read_bytes().count(b"\n") == 2
+                flusher.stop()
+            assert path.read_bytes().count(b"\n") == 3
+    finally:
+        release.set()
+        os.close(fd)
+
+
+def test_a_writer_that_fails_does_not_cost_the_others_their_flush() -> None:
+    flushed: list[str] = []
+
+    class Writer:
+        def __init__(self, name: str, fails: bool = False) -> None:
+            self.name, self.fails = name, fails
+
+        def flush(self) -> None:
+            flushed.append(self.name)
+            if self.fails:
+                raise RuntimeError(f"{self.name} failed")
+
+    flusher = TranscriptFlusher(helper=False)
+    flusher._running = True  # as run() sets it
+    for writer in (Writer("first"), Writer("buggy", fails=True), Writer("after")):
+        assert flusher.want(writer)
+    with pytest.raises(RuntimeError, match="buggy failed"):
+        flusher.flush()
+    assert flushed == ["first", "buggy", "after"]
+
+
+def test_a_stop_whose_file_making_fails_still_flushes_and_syncs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    flushed: list[str] = []
+
+    class Writer:
+        def flush(self) -> None:
+            flushed.append("flushed")
+
+    flusher = TranscriptFlusher(helper=False)
+    flusher._running = True
+    assert flusher.want(Writer())
+
+    def broken() -> None:
+        raise RuntimeError("making files failed")
+
+    ended: list[str] = []
+    monkeypatch.setattr(TranscriptFlusher, "_open_now", lambda self: broken())
+    monkeypatch.setattr(TranscriptFlusher, "_sync_now", lambda self: ended.append("synced"))
+    with pytest.raises(RuntimeError, match="making files failed"):
+        flusher.stop()
+    assert flushed == ["flushed"]
+    assert ended == ["synced"]
