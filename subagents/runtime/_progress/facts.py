@@ -24,8 +24,14 @@ from collections.abc import Mapping
 from typing import Any, Final, final
 
 from subagents.runtime._progress.text import ERROR_WIDTH, describe_tool_call, first_line
-from subagents.runtime._progress.tree import AgentTree, LazyActivity, Node, Tally
-from subagents.runtime._progress.values import Activity
+from subagents.runtime._progress.tree import (
+    AgentTree,
+    LazyActivity,
+    Node,
+    Tally,
+    TurnDone,
+)
+from subagents.runtime._progress.values import ACTIVITY_LIMIT
 from subagents.runtime._providers.base import Usage
 
 __all__ = [
@@ -76,7 +82,7 @@ def turn_completed(node: Node, when: float) -> None:
     """A turn ended with every tool call it asked for."""
     node.inflight.clear()
     node.phase = "done"
-    node.note(when, f"turn {node.own.turns} done")
+    node.remember(TurnDone(when, node.own.turns))
 
 
 def grace_started(node: Node, when: float, reason: str) -> None:
@@ -189,7 +195,10 @@ class ProgressFeed:
             del inflight[next(iter(inflight))]
         inflight[tool_use_id] = tool_name
         node.phase = "tools"
-        node.remember(LazyActivity(time.time(), describe_tool_call, tool_name, arguments))
+        activities = node.activities  # node.remember, inline
+        if len(activities) >= ACTIVITY_LIMIT:
+            del activities[0]
+        activities.append(LazyActivity(time.time(), describe_tool_call, tool_name, arguments))
 
     def tool_ended(self, tool_use_id: str, tool_name: str, *, is_error: bool) -> None:
         """A tool call ended."""
@@ -205,7 +214,10 @@ class ProgressFeed:
         self._tree._events += 1
         node.inflight.clear()
         node.phase = "done"
-        node.remember(Activity(time.time(), f"turn {node.own.turns} done"))
+        activities = node.activities  # node.remember, inline
+        if len(activities) >= ACTIVITY_LIMIT:
+            del activities[0]
+        activities.append(TurnDone(time.time(), node.own.turns))
 
     def text(self) -> None:
         """The model is writing its answer."""

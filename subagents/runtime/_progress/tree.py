@@ -18,7 +18,7 @@ from subagents.actors import PENDING_INIT, Event, Status, is_final
 from subagents.runtime._progress.values import ACTIVITY_LIMIT, Activity
 from subagents.runtime._providers.base import Usage
 
-__all__ = ["AgentTree", "LazyActivity", "Node", "Tally"]
+__all__ = ["AgentTree", "LazyActivity", "Node", "Tally", "TurnDone"]
 
 
 class LazyActivity:
@@ -41,6 +41,20 @@ class LazyActivity:
 
     def activity(self) -> Activity:
         return Activity(self.time, self.describe(self.name, self.arguments))
+
+
+class TurnDone:
+    """ "turn N done", written when it is read (:meth:`Node.recent`): every turn ends with
+    one, and most are gone before anyone looks."""
+
+    __slots__ = ("time", "turn")
+
+    def __init__(self, time: float, turn: int) -> None:
+        self.time = time
+        self.turn = turn
+
+    def activity(self) -> Activity:
+        return Activity(self.time, f"turn {self.turn} done")
 
 
 class Tally:
@@ -134,7 +148,7 @@ class Node:
         self.sub = Tally()
         # The last ACTIVITY_LIMIT, oldest first: a list (104 bytes at five) and not a
         # bounded deque, which allocates a 64-slot block (760 bytes) for every agent.
-        self.activities: list[Activity | LazyActivity] = []
+        self.activities: list[Activity | LazyActivity | TurnDone] = []
         self.inflight: dict[str, str] = {}
         self.phase = ""
         self.grace = False
@@ -149,7 +163,7 @@ class Node:
     def note(self, when: float, text: str) -> None:
         self.remember(Activity(when, text))
 
-    def remember(self, activity: Activity | LazyActivity) -> None:
+    def remember(self, activity: Activity | LazyActivity | TurnDone) -> None:
         """Keep ``activity`` as the newest, forgetting the oldest past ``ACTIVITY_LIMIT``."""
         activities = self.activities
         if len(activities) >= ACTIVITY_LIMIT:
@@ -279,19 +293,30 @@ class AgentTree:
         """One model call's tokens, in ``node``'s own and run's totals and every subtree's."""
         inp, out = usage.input_tokens, usage.output_tokens
         read, write = usage.cache_read_tokens, usage.cache_write_tokens
+        own, run = node.own, node.run
+        own.input += inp
+        own.output += out
+        run.input += inp
+        run.output += out
         walker: Node | None = node
-        for tally in (node.own, node.run):
-            tally.input += inp
-            tally.output += out
-            tally.cache_read += read
-            tally.cache_write += write
-        while walker is not None:
-            sub = walker.sub
-            sub.input += inp
-            sub.output += out
-            sub.cache_read += read
-            sub.cache_write += write
-            walker = walker.parent
+        if read or write:  # a call with no cache tokens (no caching) adds none
+            own.cache_read += read
+            own.cache_write += write
+            run.cache_read += read
+            run.cache_write += write
+            while walker is not None:
+                sub = walker.sub
+                sub.input += inp
+                sub.output += out
+                sub.cache_read += read
+                sub.cache_write += write
+                walker = walker.parent
+        else:
+            while walker is not None:
+                sub = walker.sub
+                sub.input += inp
+                sub.output += out
+                walker = walker.parent
 
     def _node(self, event: Event, label: str = "") -> Node:
         """The record of the event's agent, created if this is the first event seen about it."""

@@ -239,7 +239,7 @@ class TranscriptFlusher:
         """Flush ``writer`` at the end of this pass; ``False`` when the flusher is not running."""
         if not self._running:
             return False
-        if self._idle():
+        if not self._pending and not self._syncs and not self._kept:  # _idle(), inline
             self._lot.unpark()
         self._pending[writer] = None
         return True
@@ -280,7 +280,7 @@ class TranscriptFlusher:
             return False
         kept = self._kept.get(writer)
         if kept is None:
-            if self._idle():
+            if not self._kept and not self._pending and not self._syncs:  # _idle(), inline
                 self._lot.unpark()
             self._kept[writer] = [kind, line]
         else:
