@@ -104,16 +104,16 @@ def count(
 ) -> dict[str, int]:
     """The counts of a child process running ``agents`` agents of ``turns`` turns on ``path``."""
     require_monitoring()
-    command = [
-        sys.executable,
-        str(Path(__file__).resolve()),
-        "--child",
-        path,
-        str(agents),
-        str(turns),
-    ]
+    command = bench_instructions.child_command(Path(__file__), path, agents, turns)
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env=bench_instructions.child_environment(),
+        )
     except subprocess.TimeoutExpired:
         raise CountError(
             f"{path} with {agents} agents ran over {timeout:g} s: try smaller sizes"
@@ -176,12 +176,9 @@ def report(profiles: Mapping[str, Mapping[str, float]], top: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs=2, metavar=("SMALL", "LARGE"), default=(50, 100))
-    parser.add_argument("--only", action="append", choices=PATHS, help="a path (repeatable)")
     parser.add_argument("--top", type=int, default=30, help="rows of each list (default 30)")
     parser.add_argument("--json", type=Path, help="write every function's count here")
-    parser.add_argument(
-        "--child", nargs=3, metavar=("PATH", "AGENTS", "TURNS"), help=argparse.SUPPRESS
-    )
+    bench_instructions.add_path_arguments(parser)
     args = parser.parse_args(argv)
     try:
         require_monitoring()

@@ -147,17 +147,11 @@ def count(
             valgrind,
             "--tool=callgrind",
             f"--callgrind-out-file={Path(folder) / 'callgrind.out'}",
-            sys.executable,
-            str(Path(__file__).resolve()),
-            "--child",
-            path,
-            str(agents),
-            str(turns),
+            *child_command(Path(__file__), path, agents, turns),
         ]
         if collector:
             command.append("--collector")
-        # The same hash seed in every child: the same dict layouts, so the same counts.
-        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        env = child_environment()
         try:
             done = runner(
                 command, capture_output=True, text=True, timeout=CHILD_TIMEOUT, check=False, env=env
@@ -249,6 +243,27 @@ def split_table(splits: Sequence[Split]) -> str:
     return "\n".join(lines)
 
 
+def child_command(script: Path, path: str, agents: int, turns: int) -> list[str]:
+    """The command that runs ``script``'s child for ``agents`` agents of ``turns`` turns on
+    ``path`` (see :func:`add_path_arguments`), with this interpreter."""
+    return [sys.executable, str(script.resolve()), "--child", path, str(agents), str(turns)]
+
+
+def child_environment() -> dict[str, str]:
+    """This process's environment with the same hash seed for every child: the same dict
+    layouts, so the same counts."""
+    return {**os.environ, "PYTHONHASHSEED": "0"}
+
+
+def add_path_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--only PATH`` (repeatable), and the hidden ``--child PATH AGENTS TURNS`` a counting
+    script runs its children with (this one's and ``bench_bytecodes.py``'s)."""
+    parser.add_argument("--only", action="append", choices=PATHS, help="a path (repeatable)")
+    parser.add_argument(
+        "--child", nargs=3, metavar=("PATH", "AGENTS", "TURNS"), help=argparse.SUPPRESS
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="50 and 100 agents")
@@ -259,12 +274,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help=f"also count agents of {SHORT_TURNS} turns: once per agent against per turn",
     )
-    parser.add_argument("--only", action="append", choices=PATHS, help="a path (repeatable)")
     parser.add_argument("--jobs", type=int, default=2, help="children at a time (default 2)")
     parser.add_argument("--json", type=Path, help="write the counts here")
-    parser.add_argument(
-        "--child", nargs=3, metavar=("PATH", "AGENTS", "TURNS"), help=argparse.SUPPRESS
-    )
+    add_path_arguments(parser)
     args = parser.parse_args(argv)
     if args.child is not None:
         was_enabled = gc.isenabled()

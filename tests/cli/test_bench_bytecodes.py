@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from types import ModuleType
 
 import pytest
 
-from subagents.cli._bench.scenarios import find_bench_dir
+from tests.bench_scripts import load_bench_script
 
 needs_monitoring = pytest.mark.skipif(
     sys.version_info < (3, 12), reason="sys.monitoring is Python 3.12's"
@@ -17,16 +16,7 @@ needs_monitoring = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def module() -> ModuleType:
-    folder = find_bench_dir()
-    assert folder is not None
-    path = folder / "bench_bytecodes.py"
-    spec = importlib.util.spec_from_file_location("_subagents_bench_bytecodes", path)
-    assert spec is not None
-    assert spec.loader is not None
-    loaded = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = loaded
-    spec.loader.exec_module(loaded)
-    return loaded
+    return load_bench_script("bench_bytecodes.py", "_subagents_bench_bytecodes")
 
 
 def test_an_older_python_is_told_what_to_run_instead(module: ModuleType) -> None:

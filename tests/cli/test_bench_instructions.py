@@ -7,7 +7,6 @@ in process, and the counting through a stand-in for valgrind.
 from __future__ import annotations
 
 import gc
-import importlib.util
 import json
 import subprocess
 import sys
@@ -17,23 +16,14 @@ from typing import Any
 
 import pytest
 
-from subagents.cli._bench.scenarios import find_bench_dir
+from tests.bench_scripts import load_bench_script
 
 REPORT = "==4242== \n==4242== Events    : Ir\n==4242== Collected : 123456789\n==4242== \n"
 
 
 @pytest.fixture(scope="module")
 def module() -> ModuleType:
-    folder = find_bench_dir()
-    assert folder is not None
-    path = folder / "bench_instructions.py"
-    spec = importlib.util.spec_from_file_location("_subagents_bench_instructions", path)
-    assert spec is not None
-    assert spec.loader is not None
-    loaded = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = loaded  # dataclasses look their module up while it loads
-    spec.loader.exec_module(loaded)
-    return loaded
+    return load_bench_script("bench_instructions.py", "_subagents_bench_instructions")
 
 
 def test_the_count_is_read_from_callgrinds_report(module: ModuleType) -> None:

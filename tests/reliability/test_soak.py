@@ -11,9 +11,7 @@ event. Here it runs in-process for 3 seconds with a fixed seed; run
 from __future__ import annotations
 
 import gc
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -24,19 +22,13 @@ import trio
 from subagents import testing
 from subagents.runtime import Runtime
 from subagents.runtime._agent_record import AgentRecord
+from tests.bench_scripts import load_bench_script
 
-SOAK = Path(__file__).resolve().parents[2] / "bench" / "soak.py"
 REQUIRED = ("operations", "peak_live", "events", "dropped", "rss_start", "rss_end", "violations")
 
 
 def _load_soak() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("subagents_bench_soak", SOAK)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench_script("soak.py", "subagents_bench_soak")
 
 
 def test_a_short_soak_reports_every_key_and_no_violation(

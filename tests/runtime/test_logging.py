@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import re
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -694,6 +695,18 @@ class _Pass:
             flushable.flush()
 
 
+@contextlib.contextmanager
+def _batched(
+    tmp_path: Path, session: str, stderr: io.StringIO | None = None
+) -> Iterator[tuple[RuntimeLog, _Pass, Path]]:
+    """A session's log whose file lines wait for a :class:`_Pass`'s end, and its file."""
+    flusher = _Pass()
+    err = io.StringIO() if stderr is None else stderr
+    with open_log(config_for(tmp_path), session, stderr=err, env={}) as log:
+        log.batch_with(flusher.want)
+        yield log, flusher, tmp_path / "state" / "logs" / f"{session}.jsonl"
+
+
 def _counting_writes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     import subagents.runtime._logging as logging_module
 
@@ -712,10 +725,7 @@ def test_a_passs_lines_are_written_at_its_end_in_one_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     writes = _counting_writes(monkeypatch)
-    path = tmp_path / "state" / "logs" / "p.jsonl"
-    flusher = _Pass()
-    with open_log(config_for(tmp_path), "p", stderr=io.StringIO(), env={}) as log:
-        log.batch_with(flusher.want)
+    with _batched(tmp_path, "p") as (log, flusher, path):
         for n in range(3):
             log.logger().info("line", n=n)
         assert not path.read_bytes()  # held for the end of the pass
@@ -734,10 +744,7 @@ def test_lines_are_written_at_once_when_no_pass_will_end(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     writes = _counting_writes(monkeypatch)
-    path = tmp_path / "state" / "logs" / "q.jsonl"
-    flusher = _Pass()
-    with open_log(config_for(tmp_path), "q", stderr=io.StringIO(), env={}) as log:
-        log.batch_with(flusher.want)
+    with _batched(tmp_path, "q") as (log, flusher, path):
         log.logger().info("held")
         flusher.running = False  # the flusher stops: it flushes what it was asked to
         flusher.end()
@@ -752,10 +759,7 @@ def test_lines_are_written_at_once_when_no_pass_will_end(
 def test_another_threads_line_is_written_at_once_after_the_held_ones(tmp_path: Path) -> None:
     import threading
 
-    path = tmp_path / "state" / "logs" / "t.jsonl"
-    flusher = _Pass()
-    with open_log(config_for(tmp_path), "t", stderr=io.StringIO(), env={}) as log:
-        log.batch_with(flusher.want)
+    with _batched(tmp_path, "t") as (log, flusher, path):
         log.logger().info("held here")
         worker = threading.Thread(target=lambda: log.logger().info("from a worker"))
         worker.start()
@@ -770,10 +774,7 @@ def test_a_pass_that_logs_much_writes_before_its_end(
     import subagents.runtime._logging as logging_module
 
     writes = _counting_writes(monkeypatch)
-    path = tmp_path / "state" / "logs" / "m.jsonl"
-    flusher = _Pass()
-    with open_log(config_for(tmp_path), "m", stderr=io.StringIO(), env={}) as log:
-        log.batch_with(flusher.want)
+    with _batched(tmp_path, "m") as (log, flusher, path):
         count = 0
         while not writes:  # held up to the bound, then written, in order
             log.logger().info("line", n=count, pad="p" * 1000)
@@ -785,9 +786,7 @@ def test_a_pass_that_logs_much_writes_before_its_end(
 
 def test_a_log_deleted_under_a_held_pass_is_reported_once(tmp_path: Path) -> None:
     err = io.StringIO()
-    flusher = _Pass()
-    with open_log(config_for(tmp_path), "d", stderr=err, env={}) as log:
-        log.batch_with(flusher.want)
+    with _batched(tmp_path, "d", err) as (log, flusher, _):
         log.logger().info("lost with the file")
         shutil.rmtree(tmp_path / "state")
         flusher.end()  # one write, then one fstat: the file is gone
@@ -842,10 +841,7 @@ def test_an_interrupted_write_keeps_the_held_lines(
             raise KeyboardInterrupt
         real(fd, data)
 
-    path = tmp_path / "state" / "logs" / "k.jsonl"
-    flusher = _Pass()
-    with open_log(config_for(tmp_path), "k", stderr=io.StringIO(), env={}) as log:
-        log.batch_with(flusher.want)
+    with _batched(tmp_path, "k") as (log, flusher, path):
         log.logger().info("first")
         log.logger().info("second")
         monkeypatch.setattr(logging_module, "_write_all", interrupted_once)

@@ -682,16 +682,23 @@ class TranscriptFlusher:
         finally:
             self._running = False
             try:
-                self._open_now()
+                self._wind_down()
+            finally:
+                await self._end_helper()
+
+    def _wind_down(self) -> None:
+        """What a stop does, in order, each step whatever the one before raised: the files
+        still wanted, the lines held back, the last looks, the fsync calls still waiting."""
+        try:
+            self._open_now()
+        finally:
+            try:
+                self.flush()
             finally:
                 try:
-                    self.flush()
+                    self._end_watch()
                 finally:
-                    try:
-                        self._end_watch()
-                    finally:
-                        self._sync_now()
-                        await self._end_helper()
+                    self._sync_now()
 
     def _end_watch(self) -> None:
         """The last looks; from here on every writer looks itself after each line."""
@@ -729,16 +736,7 @@ class TranscriptFlusher:
         self._running = False
         self._lot.unpark_all()
         self._open_lot.unpark_all()
-        try:
-            self._open_now()
-        finally:
-            try:
-                self.flush()
-            finally:
-                try:
-                    self._end_watch()
-                finally:
-                    self._sync_now()
+        self._wind_down()
 
 
 def _joined(first: list[object] | None, second: list[object] | None) -> list[object] | None:
