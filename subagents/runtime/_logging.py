@@ -731,10 +731,10 @@ class RuntimeLog:
 
     def batch_with(self, want: Callable[[Any], bool] | None) -> None:
         """Write the file's lines logged in this thread once a pass: ``want(flushable)`` is
-        the runtime flusher's (``TranscriptFlusher.want``), which calls the flushable's
-        ``flush`` at the end of the pass, or says ``False`` when it is not running (the
-        line is then written at once). ``None``: every line at once again. Stderr lines
-        are never held."""
+        the runtime flusher's (``TranscriptFlusher.want_soon``), which calls the
+        flushable's ``flush`` at the end of the pass, or says ``False`` when it will not
+        soon (the line is then written at once). ``None``: every line at once again.
+        Stderr lines are never held."""
         self._sink.batch_with(want)
 
     def close(self) -> None:

@@ -298,25 +298,21 @@ class AgentTree:
         own.output += out
         run.input += inp
         run.output += out
-        walker: Node | None = node
-        if read or write:  # a call with no cache tokens (no caching) adds none
+        cached = bool(read or write)  # a call with no cache tokens (no caching) adds none
+        if cached:
             own.cache_read += read
             own.cache_write += write
             run.cache_read += read
             run.cache_write += write
-            while walker is not None:
-                sub = walker.sub
-                sub.input += inp
-                sub.output += out
+        walker: Node | None = node
+        while walker is not None:
+            sub = walker.sub
+            sub.input += inp
+            sub.output += out
+            if cached:
                 sub.cache_read += read
                 sub.cache_write += write
-                walker = walker.parent
-        else:
-            while walker is not None:
-                sub = walker.sub
-                sub.input += inp
-                sub.output += out
-                walker = walker.parent
+            walker = walker.parent
 
     def _node(self, event: Event, label: str = "") -> Node:
         """The record of the event's agent, created if this is the first event seen about it."""

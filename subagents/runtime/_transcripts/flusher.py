@@ -689,16 +689,11 @@ class TranscriptFlusher:
     def _wind_down(self) -> None:
         """What a stop does, in order, each step whatever the one before raised: the files
         still wanted, the lines held back, the last looks, the fsync calls still waiting."""
-        try:
+        with contextlib.ExitStack() as steps:  # its callbacks run last first, each whatever
+            steps.callback(self._sync_now)
+            steps.callback(self._end_watch)
+            steps.callback(self.flush)
             self._open_now()
-        finally:
-            try:
-                self.flush()
-            finally:
-                try:
-                    self._end_watch()
-                finally:
-                    self._sync_now()
 
     def _end_watch(self) -> None:
         """The last looks; from here on every writer looks itself after each line."""
