@@ -151,22 +151,41 @@ def count(
         ]
         if collector:
             command.append("--collector")
-        env = child_environment()
-        try:
-            done = runner(
-                command, capture_output=True, text=True, timeout=CHILD_TIMEOUT, check=False, env=env
-            )
-        except subprocess.TimeoutExpired:
-            raise CountError(
-                f"{path} with {agents} agents ran over {CHILD_TIMEOUT:g} s under callgrind: "
-                "try smaller sizes (--quick)."
-            ) from None
+        report = run_child(command, path, agents, "callgrind", CHILD_TIMEOUT, runner)
+    return collected(report)
+
+
+def run_child(
+    command: list[str],
+    path: str,
+    agents: int,
+    tool: str,
+    timeout: float,
+    runner: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
+) -> str:
+    """Run a child counting ``agents`` agents on ``path`` under valgrind's ``tool`` (its
+    command ``command``, the hash seed fixed); its report (stderr), or a
+    :class:`CountError` that says what went wrong."""
+    try:
+        done = runner(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env=child_environment(),
+        )
+    except subprocess.TimeoutExpired:
+        raise CountError(
+            f"{path} with {agents} agents ran over {timeout:g} s under {tool}: "
+            "try smaller sizes (--quick)."
+        ) from None
     if done.returncode != 0:
         raise CountError(
-            f"{path} with {agents} agents failed under callgrind "
+            f"{path} with {agents} agents failed under {tool} "
             f"(exit {done.returncode}):\n{done.stderr[-2000:]}"
         )
-    return collected(done.stderr)
+    return done.stderr
 
 
 def measure(

@@ -976,8 +976,9 @@ def test_the_direct_feed_words_grace_text_and_failures_as_the_events_do() -> Non
 
 
 def test_a_feed_brings_back_a_row_forgotten_while_its_agent_runs() -> None:
-    """A feed finds its agent's row by id each time: a row forgotten (or evicted) while the
-    agent runs comes back under its parent, as an event about it would bring it back."""
+    """A feed holds its agent's row between facts, and lets it go once the tree drops it: a
+    row forgotten (or evicted) while the agent runs comes back under its parent, as an
+    event about it would bring it back."""
     tracker = feed(ProgressTracker(), [LEAD.spawned("lead"), ADA.spawned("Explore")])
     ada = ProgressFeed(tracker, agent_id="ada", parent_id="lead", depth=1, nickname="Ada")
     ada.turn_started(1)
@@ -988,3 +989,31 @@ def test_a_feed_brings_back_a_row_forgotten_while_its_agent_runs() -> None:
     lead = tracker.progress("lead")
     assert lead.children == ("ada",)
     assert (lead.subtree.turns, lead.subtree.tool_uses) == (1, 1)  # forgotten work stays above
+
+
+def test_a_feed_follows_its_row_made_again_by_an_event_and_a_phase_brings_none_back() -> None:
+    """A row forgotten and made again by an event about the agent is the one the feed goes
+    on with (not the dropped one it held, nor a second of its own); after a forget a
+    phase alone (text, thoughts) brings no row back, and the next counted fact does."""
+    tracker = feed(ProgressTracker(), [LEAD.spawned("lead"), ADA.spawned("Explore")])
+    ada = ProgressFeed(tracker, agent_id="ada", parent_id="lead", depth=1, nickname="Ada")
+    ada.turn_started(1)
+    assert tracker.forget("ada")
+    tracker.handle(ADA.status(RUNNING, t=2.0))  # an event makes the row again
+    tracker.handle(ADA.turn(2))
+    ada.tool_started("c1", "Read", {"file_path": "a.py"})
+    ada.tool_ended("c1", "Read", is_error=False)
+    ada.text()
+    row = tracker.progress("ada")
+    assert (row.turns, row.tool_uses) == (2, 1)  # the event's turns (caught up), the feed's call
+    assert row.status_message.startswith("writing")
+    assert tracker.progress("lead").children == ("ada",)
+    assert tracker.forget("ada")
+    ada.text()
+    ada.thought()
+    with pytest.raises(ProgressNotFound):
+        tracker.progress("ada")
+    ada.turn_completed()
+    again = tracker.progress("ada")
+    assert (again.parent_id, again.turns, again.tool_uses) == ("lead", 0, 0)
+    assert [a.text for a in again.activities] == ["turn 0 done"]

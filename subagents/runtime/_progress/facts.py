@@ -53,7 +53,8 @@ INFLIGHT_LIMIT: Final = 64
 def turn_started(node: Node, grace: bool) -> None:
     """A model call is about to be made (``grace``: the last turn)."""
     node.phase = "model"
-    node.inflight.clear()
+    if node.inflight:  # an empty table is kept for the next call, not freed and made again
+        node.inflight.clear()
     if grace:
         node.grace = True
 
@@ -80,7 +81,8 @@ def tool_ended(node: Node, when: float, tool_use_id: str, tool_name: str, is_err
 
 def turn_completed(node: Node, when: float) -> None:
     """A turn ended with every tool call it asked for."""
-    node.inflight.clear()
+    if node.inflight:
+        node.inflight.clear()
     node.phase = "done"
     node.remember(TurnDone(when, node.own.turns))
 
@@ -108,6 +110,11 @@ def run_finished(node: Node, when: float, terminate_reason: str, error: str | No
     node.note(when, text)
 
 
+#: What a feed holds before its first fact: a record no tree keeps.
+_UNTRACKED: Final = Node("", "", "", None, 0, 0.0)
+_UNTRACKED.tracked = False
+
+
 @final
 class ProgressFeed:
     """One agent's loop facts, applied straight to a tracker's record of the agent.
@@ -116,13 +123,14 @@ class ProgressFeed:
     the agent's loop beside its :class:`~subagents.runtime.Publisher`; the loop
     calls it where it publishes (or would publish, when nobody subscribes) the
     matching event, and before it does, so a subscriber reading the event finds
-    the tracker already past it. Each call is O(depth): it finds the record by
-    id (it may have been forgotten or evicted; it is then made again, as an
-    event would make it) and adds to its counters and its ancestors' subtree
-    totals one fact at a time. Use it from the Trio thread that runs the loop.
+    the tracker already past it. Each call is O(depth): it takes the agent's
+    record (held from the last call while the tree keeps it; forgotten or
+    evicted, it is found by id or made again, as an event would make it) and adds
+    to its counters and its ancestors' subtree totals one fact at a time. Use it
+    from the Trio thread that runs the loop.
     """
 
-    __slots__ = ("_nodes", "_tree", "agent_id", "depth", "nickname", "parent_id")
+    __slots__ = ("_held", "_nodes", "_tree", "agent_id", "depth", "nickname", "parent_id")
 
     def __init__(
         self,
@@ -135,6 +143,8 @@ class ProgressFeed:
     ) -> None:
         self._tree = tree
         self._nodes = tree._nodes
+        # The record the last fact went to: no lookup by id while the tree keeps it.
+        self._held = _UNTRACKED
         self.agent_id = agent_id
         self.parent_id = parent_id
         self.depth = depth
@@ -144,12 +154,14 @@ class ProgressFeed:
         return f"<ProgressFeed {self.nickname or self.agent_id!r}>"
 
     def _node(self) -> Node:
-        """The agent's record, made again if it was forgotten or evicted (no event counted)."""
+        """The agent's record, found by id, or made again if it was forgotten or evicted (no
+        event counted); held for the next facts."""
         node = self._nodes.get(self.agent_id)
         if node is None:
             node = self._tree._add_node(
                 self.agent_id, self.parent_id, self.depth, self.nickname, "", time.time()
             )
+        self._held = node
         return node
 
     # The five facts of every turn are inlined (one call each, no helper): they are most
@@ -157,7 +169,9 @@ class ProgressFeed:
 
     def turn_started(self, turn: int, *, grace: bool = False) -> None:
         """Turn ``turn`` of the run begins (turn 1: a new run)."""
-        node = self._nodes.get(self.agent_id) or self._node()
+        node = self._held
+        if not node.tracked:
+            node = self._node()
         self._tree._events += 1
         if turn == 1:
             node.run = Tally()
@@ -169,20 +183,25 @@ class ProgressFeed:
             walker.sub.turns += 1
             walker = walker.parent
         node.phase = "model"
-        node.inflight.clear()
+        if node.inflight:  # an empty table is kept for the next call, not freed and made again
+            node.inflight.clear()
         if grace:
             node.grace = True
 
     def usage(self, usage: Usage) -> None:
         """The model call of the turn under way used ``usage``."""
-        node = self._nodes.get(self.agent_id) or self._node()
+        node = self._held
+        if not node.tracked:
+            node = self._node()
         self._tree._events += 1
         AgentTree._count_usage(node, usage)
         node.phase = "tools"
 
     def tool_started(self, tool_use_id: str, tool_name: str, arguments: Mapping[str, Any]) -> None:
         """A tool call began."""
-        node = self._nodes.get(self.agent_id) or self._node()
+        node = self._held
+        if not node.tracked:
+            node = self._node()
         self._tree._events += 1
         node.own.tool_uses += 1
         node.run.tool_uses += 1
@@ -202,7 +221,9 @@ class ProgressFeed:
 
     def tool_ended(self, tool_use_id: str, tool_name: str, *, is_error: bool) -> None:
         """A tool call ended."""
-        node = self._nodes.get(self.agent_id) or self._node()
+        node = self._held
+        if not node.tracked:
+            node = self._node()
         self._tree._events += 1
         node.inflight.pop(tool_use_id, None)
         if is_error:
@@ -210,9 +231,12 @@ class ProgressFeed:
 
     def turn_completed(self) -> None:
         """The turn under way ended."""
-        node = self._nodes.get(self.agent_id) or self._node()
+        node = self._held
+        if not node.tracked:
+            node = self._node()
         self._tree._events += 1
-        node.inflight.clear()
+        if node.inflight:
+            node.inflight.clear()
         node.phase = "done"
         activities = node.activities  # node.remember, inline
         if len(activities) >= ACTIVITY_LIMIT:
@@ -222,16 +246,27 @@ class ProgressFeed:
     def text(self) -> None:
         """The model is writing its answer."""
         self._tree._events += 1
-        node = self._nodes.get(self.agent_id)
+        node = self._tracked()
         if node is not None:
             node.phase = "writing"
 
     def thought(self) -> None:
         """The model is thinking."""
         self._tree._events += 1
-        node = self._nodes.get(self.agent_id)
+        node = self._tracked()
         if node is not None:
             node.phase = "thinking"
+
+    def _tracked(self) -> Node | None:
+        """The agent's record if the tree keeps it (not made again: a phase alone does not
+        bring a forgotten agent back)."""
+        held = self._held
+        if held.tracked:
+            return held
+        node = self._nodes.get(self.agent_id)
+        if node is not None:
+            self._held = node
+        return node
 
     def grace_started(self, reason: str) -> None:
         """The run hit a limit (``reason``); the model gets one last turn."""

@@ -118,6 +118,7 @@ class Node:
         "started_at",
         "status",
         "sub",
+        "tracked",
     )
 
     def __init__(
@@ -153,6 +154,9 @@ class Node:
         self.phase = ""
         self.grace = False
         self.reason = ""
+        # False once the tree dropped it (forgotten or evicted): a feed holding it looks
+        # the agent up again (facts.ProgressFeed).
+        self.tracked = True
 
     def new_run(self) -> None:
         """A run certainly began or ended here: its counters restart (``own`` keeps the old)."""
@@ -244,6 +248,7 @@ class AgentTree:
         while stack:
             gone_node = stack.pop()
             del self._nodes[gone_node.agent_id]
+            gone_node.tracked = False
             self._finished_leaves.pop(gone_node.agent_id, None)
             stack.extend(gone_node.children.values())
             count += 1
