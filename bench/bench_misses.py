@@ -2,14 +2,14 @@
 
 ``bench_instructions.py`` counts the instructions an agent costs, and by them the
 path users take costs about 2x the kernel path's. Its CPU time costs more than
-that (2.4x to 3.1x in ``runtime_turns_cpu``), and the rest is memory: an
-instruction that reads an object no cache holds waits for it.
+that (2.4x to 3.1x in ``runtime_turns_cpu``), and the rest is system calls and
+memory: an instruction that reads an object no cache holds waits for it.
 ``valgrind --tool=cachegrind`` simulates the caches of the machine an instruction
 stream runs on and counts the misses, the same from one run to the next however
-loaded the machine is. The last level it simulates is set to 1 MiB by default,
-this machine's L2 (one per core): a miss there goes to the L3, which every tenant
-of the host shares, or to memory, tens to hundreds of cycles where an L1 hit
-takes four.
+loaded the machine is. The last level it simulates is set by default to this
+machine's L2 (512 KiB, 8 ways, one per core; ``/sys/devices/system/cpu/cpu0/cache``):
+a miss there goes to the L3, which every tenant of the host shares, or to
+memory, tens to hundreds of cycles where an L1 hit takes four.
 
 Each path runs N agents of 10 turns in a child of its own (``bench_instructions``'
 child: the same workloads, the cycle collector off unless ``--collector``), at
@@ -18,7 +18,7 @@ costs, as there.
 
     python bench/bench_misses.py                    # 200 and 400 agents
     python bench/bench_misses.py --quick --only kernel --only subagents
-    python bench/bench_misses.py --last-level 33554432   # the whole 32 MiB L3
+    python bench/bench_misses.py --last-level 33554432 --ways 16   # the whole 32 MiB L3
 """
 
 from __future__ import annotations
@@ -41,10 +41,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_instructions  # the paths, their workloads and their child, beside this file
 
 PATHS = bench_instructions.PATHS
-#: The simulated last level, in bytes: this machine's L2 (``lscpu``: 1 MiB a core).
-LAST_LEVEL = 1 << 20
-#: Its ways and line size (the L2 of the machine's AMD EPYC).
-LAST_LEVEL_WAYS = 16
+#: The simulated last level, in bytes, and its ways: this machine's L2, one a core (its
+#: AMD EPYC's, as ``/sys/devices/system/cpu/cpu0/cache/index2`` gives them).
+LAST_LEVEL = 512 << 10
+LAST_LEVEL_WAYS = 8
+#: The line size of every level.
 LINE = 64
 #: A child simulating its caches runs about 50 times slower than natively.
 CHILD_TIMEOUT = 2400.0
@@ -107,12 +108,13 @@ def count(
     agents: int,
     *,
     last_level: int = LAST_LEVEL,
+    ways: int = LAST_LEVEL_WAYS,
     collector: bool = False,
     valgrind: str | None = None,
     runner: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
 ) -> Counts:
     """The counts of a child running ``agents`` agents on ``path`` under cachegrind, its
-    last level ``last_level`` bytes."""
+    last level ``last_level`` bytes of ``ways`` ways."""
     valgrind = valgrind or shutil.which("valgrind")
     if valgrind is None:
         raise bench_instructions.CountError(
@@ -124,7 +126,7 @@ def count(
             valgrind,
             "--tool=cachegrind",
             "--cache-sim=yes",
-            f"--LL={last_level},{LAST_LEVEL_WAYS},{LINE}",
+            f"--LL={last_level},{ways},{LINE}",
             f"--cachegrind-out-file={Path(folder) / 'cachegrind.out'}",
             *bench_instructions.child_command(
                 script, path, agents, bench_instructions.bench_agents.TURNS
@@ -193,12 +195,15 @@ def _size(size: int) -> str:
     return f"{size} bytes"
 
 
-def document(results: Sequence[PerAgent], last_level: int, collector: bool) -> Mapping[str, object]:
+def document(
+    results: Sequence[PerAgent], last_level: int, ways: int, collector: bool
+) -> Mapping[str, object]:
     """What ``--json`` writes: the machine, the settings and every count."""
     return {
         "python": platform.python_version(),
         "platform": platform.platform(),
         "last_level": last_level,
+        "ways": ways,
         "collector": collector,
         "turns": bench_instructions.bench_agents.TURNS,
         "results": [asdict(r) | {"per_agent": r.per_agent} for r in results],
@@ -216,6 +221,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="BYTES",
         help=f"the simulated last level's size (default {LAST_LEVEL}: this machine's L2)",
     )
+    parser.add_argument(
+        "--ways",
+        type=int,
+        default=LAST_LEVEL_WAYS,
+        help=f"its ways (default {LAST_LEVEL_WAYS}; the sizes and ways cachegrind accepts)",
+    )
     parser.add_argument("--collector", action="store_true", help="keep the cycle collector on")
     parser.add_argument("--jobs", type=int, default=2, help="children at a time (default 2)")
     parser.add_argument("--json", type=Path, help="write the counts here")
@@ -225,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     paths = [path for path in PATHS if not args.only or path in args.only]
     print(
         f"cache misses per agent: {', '.join(paths)} at {small} and {large} agents, "
-        f"a last level of {_size(args.last_level)}, "
+        f"a last level of {_size(args.last_level)} ({args.ways} ways), "
         f"collector {'on' if args.collector else 'off'} ...",
         file=sys.stderr,
         flush=True,
@@ -237,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
             large,
             jobs=args.jobs,
             counter=lambda path, agents: count(
-                path, agents, last_level=args.last_level, collector=args.collector
+                path, agents, last_level=args.last_level, ways=args.ways, collector=args.collector
             ),
         )
     except bench_instructions.CountError as exc:
@@ -246,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results, args.last_level))
     if args.json is not None:
         args.json.write_text(
-            json.dumps(document(results, args.last_level, args.collector), indent=2) + "\n"
+            json.dumps(document(results, args.last_level, args.ways, args.collector), indent=2)
+            + "\n"
         )
     return 0
 

@@ -245,7 +245,7 @@ def children_to_reopen(state_dir: Path) -> dict[str, list[str]]:
                         continue
                     if record.agent_id != info.agent_id:
                         continue
-                    if type(record) is MetaRecord:
+                    if isinstance(record, MetaRecord):
                         parent, closed_alone = record.parent_id, False
                     else:
                         closed_alone = record.root == info.agent_id

@@ -66,13 +66,15 @@ def test_a_count_runs_the_instruction_counts_child_under_cachegrind(module: Modu
 
     counts = module.count("subagents", 7, valgrind="/opt/valgrind", runner=runner)
     assert counts.last_level_misses == 846_564
-    module.count("kernel", 3, last_level=4 << 20, collector=True, valgrind="/v", runner=runner)
+    module.count(
+        "kernel", 3, last_level=4 << 20, ways=16, collector=True, valgrind="/v", runner=runner
+    )
     (command, options), (second, _) = seen
     assert command[:4] == [
         "/opt/valgrind",
         "--tool=cachegrind",
         "--cache-sim=yes",
-        "--LL=1048576,16,64",
+        "--LL=524288,8,64",
     ]
     script = Path(module.__file__).resolve().parent / "bench_instructions.py"
     assert command[5:] == [sys.executable, str(script), "--child", "subagents", "7", "10"]
@@ -126,7 +128,7 @@ def test_an_agent_costs_the_difference_between_two_sizes(module: ModuleType) -> 
     assert [r.per_agent["last_level_misses"] for r in results] == [400, 5_600]
     assert results[1].per_agent["instructions"] == 3_000_000
     table = module.table(results)
-    assert "misses of 1 MiB" in table
+    assert "misses of 512 KiB" in table
     assert "| subagents | 3.000M | 2.00x | 70.0k | 1.00x | 5,600 | 14.00x |" in table
     with pytest.raises(ValueError, match="0 < small < large"):
         module.measure(["kernel"], 60, 20, counter=counter)
@@ -137,18 +139,18 @@ def test_main_prints_the_table_and_writes_the_json(
 ) -> None:
     asked: list[tuple[str, int, int, bool]] = []
 
-    def count(path: str, agents: int, *, last_level: int, collector: bool) -> Any:
-        asked.append((path, agents, last_level, collector))
+    def count(path: str, agents: int, *, last_level: int, ways: int, collector: bool) -> Any:
+        asked.append((path, agents, last_level, ways, collector))
         return _counts(module, agents, 1_000_000, 300)
 
     monkeypatch.setattr(module, "count", count)
     out = tmp_path / "misses.json"
-    argv = ["--sizes", "10", "30", "--only", "kernel", "--last-level", "65536", "--json", str(out)]
-    assert module.main(argv) == 0
-    assert sorted(asked) == [("kernel", 10, 65536, False), ("kernel", 30, 65536, False)]
+    argv = ["--sizes", "10", "30", "--only", "kernel", "--last-level", "65536", "--ways", "4"]
+    assert module.main([*argv, "--json", str(out)]) == 0
+    assert sorted(asked) == [("kernel", 10, 65536, 4, False), ("kernel", 30, 65536, 4, False)]
     assert "misses of 64 KiB" in capsys.readouterr().out
     document = json.loads(out.read_text())
-    assert document["last_level"] == 65536
+    assert (document["last_level"], document["ways"]) == (65536, 4)
     [row] = document["results"]
     assert row["path"] == "kernel"
     assert row["per_agent"]["last_level_misses"] == 300

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
@@ -1017,3 +1018,22 @@ def test_a_feed_follows_its_row_made_again_by_an_event_and_a_phase_brings_none_b
     again = tracker.progress("ada")
     assert (again.parent_id, again.turns, again.tool_uses) == ("lead", 0, 0)
     assert [a.text for a in again.activities] == ["turn 0 done"]
+
+
+def test_a_dropped_row_is_held_by_no_feed_between_runs_and_keeps_no_other_row() -> None:
+    """A feed lets its row go when the run ends, so an agent kept open (or its record kept
+    after its close) holds no row the tree dropped; a dropped row lets go of its links,
+    so a feed that held one mid-run keeps no subtree alive."""
+    tracker = feed(ProgressTracker(), [LEAD.spawned("lead"), ADA.spawned("Explore")])
+    lead = ProgressFeed(tracker, agent_id="lead", nickname="Lead")
+    ada = ProgressFeed(tracker, agent_id="ada", parent_id="lead", depth=1, nickname="Ada")
+    ada.turn_started(1)
+    lead.turn_started(1)
+    row, ada_row = tracker._nodes["lead"], tracker._nodes["ada"]
+    ada.run_finished("goal")
+    assert tracker.forget("lead")  # and its child
+    assert not [r for r in gc.get_referrers(ada_row) if isinstance(r, ProgressFeed)]
+    assert [r for r in gc.get_referrers(row) if isinstance(r, ProgressFeed)] == [lead]
+    assert (row.parent, row.children, ada_row.parent) == (None, {}, None)
+    lead.turn_completed()  # the lead's next fact makes its row again, as an event would
+    assert tracker.progress("lead").turns == 0

@@ -279,6 +279,8 @@ class ProgressFeed:
         grace_ended(self._node(), time.time(), outcome)
 
     def run_finished(self, terminate_reason: str, error: str | None = None) -> None:
-        """The run ended with ``terminate_reason`` (and ``error``, if it failed)."""
+        """The run ended with ``terminate_reason`` (and ``error``, if it failed). The feed
+        lets its row go: an agent between runs holds none (the tree may drop it)."""
         self._tree._events += 1
         run_finished(self._node(), time.time(), terminate_reason, error)
+        self._held = _UNTRACKED

@@ -248,9 +248,13 @@ class AgentTree:
         while stack:
             gone_node = stack.pop()
             del self._nodes[gone_node.agent_id]
-            gone_node.tracked = False
             self._finished_leaves.pop(gone_node.agent_id, None)
             stack.extend(gone_node.children.values())
+            # Marked for a feed that still holds it, and let go of its links: a row held
+            # after its drop keeps no other row alive.
+            gone_node.tracked = False
+            gone_node.parent = None
+            gone_node.children.clear()
             count += 1
         return count
 
