@@ -274,19 +274,38 @@ def child_environment() -> dict[str, str]:
     return {**os.environ, "PYTHONHASHSEED": "0"}
 
 
-def add_path_arguments(parser: argparse.ArgumentParser) -> None:
+def add_path_arguments(parser: argparse.ArgumentParser, *, child: bool = True) -> None:
     """``--only PATH`` (repeatable), and the hidden ``--child PATH AGENTS TURNS`` a counting
-    script runs its children with (this one's and ``bench_bytecodes.py``'s)."""
+    script runs its children with (this one's and ``bench_bytecodes.py``'s; ``child=False``
+    for a script that runs this one's)."""
     parser.add_argument("--only", action="append", choices=PATHS, help="a path (repeatable)")
-    parser.add_argument(
-        "--child", nargs=3, metavar=("PATH", "AGENTS", "TURNS"), help=argparse.SUPPRESS
-    )
+    if child:
+        parser.add_argument(
+            "--child", nargs=3, metavar=("PATH", "AGENTS", "TURNS"), help=argparse.SUPPRESS
+        )
+
+
+#: The two sizes counted, in agents, and those of ``--quick``.
+SIZES = (200, 400)
+QUICK_SIZES = (50, 100)
+
+
+def add_size_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--quick`` and ``--sizes SMALL LARGE``; :func:`chosen_sizes` reads them."""
+    quick = " and ".join(map(str, QUICK_SIZES))
+    parser.add_argument("--quick", action="store_true", help=f"{quick} agents")
+    parser.add_argument("--sizes", type=int, nargs=2, metavar=("SMALL", "LARGE"))
+
+
+def chosen_sizes(args: argparse.Namespace) -> tuple[int, int]:
+    """The sizes :func:`add_size_arguments`' options ask for (:data:`SIZES` by default)."""
+    small, large = args.sizes or (QUICK_SIZES if args.quick else SIZES)
+    return small, large
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="50 and 100 agents")
-    parser.add_argument("--sizes", type=int, nargs=2, metavar=("SMALL", "LARGE"))
+    add_size_arguments(parser)
     parser.add_argument("--collector", action="store_true", help="keep the cycle collector on")
     parser.add_argument(
         "--split",
@@ -308,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
             if was_enabled:
                 gc.enable()
         return 0
-    small, large = args.sizes or ((50, 100) if args.quick else (200, 400))
+    small, large = chosen_sizes(args)
     paths = [path for path in PATHS if not args.only or path in args.only]
     lengths = (SHORT_TURNS, bench_agents.TURNS) if args.split else (bench_agents.TURNS,)
     print(

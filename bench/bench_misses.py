@@ -40,7 +40,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_instructions  # the paths, their workloads and their child, beside this file
 
-PATHS = bench_instructions.PATHS
 #: The simulated last level, in bytes, and its ways: this machine's L2, one a core (its
 #: AMD EPYC's, as ``/sys/devices/system/cpu/cpu0/cache/index2`` gives them).
 LAST_LEVEL = 512 << 10
@@ -212,8 +211,7 @@ def document(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="50 and 100 agents")
-    parser.add_argument("--sizes", type=int, nargs=2, metavar=("SMALL", "LARGE"))
+    bench_instructions.add_size_arguments(parser)
     parser.add_argument(
         "--last-level",
         type=int,
@@ -230,10 +228,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--collector", action="store_true", help="keep the cycle collector on")
     parser.add_argument("--jobs", type=int, default=2, help="children at a time (default 2)")
     parser.add_argument("--json", type=Path, help="write the counts here")
-    parser.add_argument("--only", action="append", choices=PATHS, help="a path (repeatable)")
+    bench_instructions.add_path_arguments(parser, child=False)
     args = parser.parse_args(argv)
-    small, large = args.sizes or ((50, 100) if args.quick else (200, 400))
-    paths = [path for path in PATHS if not args.only or path in args.only]
+    small, large = bench_instructions.chosen_sizes(args)
+    paths = [path for path in bench_instructions.PATHS if not args.only or path in args.only]
     print(
         f"cache misses per agent: {', '.join(paths)} at {small} and {large} agents, "
         f"a last level of {_size(args.last_level)} ({args.ways} ways), "
