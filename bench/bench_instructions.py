@@ -47,6 +47,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 import trio
 
@@ -215,9 +216,17 @@ def measure(
     ]
 
 
-def split(results: Sequence[PerAgent]) -> list[Split]:
-    """Pair each path's short and long runs (from :func:`measure` with two lengths)."""
-    by_path: dict[str, list[PerAgent]] = {}
+class _Run(Protocol):
+    path: str
+    turns: int
+
+
+_R = TypeVar("_R", bound=_Run)
+
+
+def pair_lengths(results: Sequence[_R]) -> list[tuple[str, _R, _R]]:
+    """Each path's short and long runs (from a ``measure`` with two lengths), in order."""
+    by_path: dict[str, list[_R]] = {}
     for result in results:
         by_path.setdefault(result.path, []).append(result)
     pairs = []
@@ -225,8 +234,13 @@ def split(results: Sequence[PerAgent]) -> list[Split]:
         if len({r.turns for r in runs}) != 2:
             raise ValueError(f"{path} needs runs of two lengths to split (got {len(runs)})")
         short, long = sorted(runs, key=lambda r: r.turns)
-        pairs.append(Split(path, short, long))
+        pairs.append((path, short, long))
     return pairs
+
+
+def split(results: Sequence[PerAgent]) -> list[Split]:
+    """Pair each path's short and long runs (from :func:`measure` with two lengths)."""
+    return [Split(path, short, long) for path, short, long in pair_lengths(results)]
 
 
 def table(results: Sequence[PerAgent]) -> str:

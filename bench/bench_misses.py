@@ -79,6 +79,7 @@ class PerAgent:
     large: int
     small_counts: Counts
     large_counts: Counts
+    turns: int = bench_instructions.bench_agents.TURNS
 
     @property
     def per_agent(self) -> dict[str, float]:
@@ -87,6 +88,37 @@ class PerAgent:
             name: value / agents
             for name, value in self.large_counts.minus(self.small_counts).items()
         }
+
+
+@dataclass(frozen=True)
+class Split:
+    """One path's counts split in two, from agents of two lengths: each turn's, and what
+    the agent costs once (its spawn, result and close), as ``bench_instructions --split``."""
+
+    path: str
+    short: PerAgent
+    long: PerAgent
+
+    @property
+    def per_turn(self) -> dict[str, float]:
+        short, long = self.short.per_agent, self.long.per_agent
+        turns = self.long.turns - self.short.turns
+        return {name: (long[name] - short[name]) / turns for name in long}
+
+    @property
+    def once(self) -> dict[str, float]:
+        per_turn = self.per_turn
+        return {
+            name: value - self.long.turns * per_turn[name]
+            for name, value in self.long.per_agent.items()
+        }
+
+
+def split(results: Sequence[PerAgent]) -> list[Split]:
+    """Pair each path's short and long runs (from :func:`measure` with two lengths)."""
+    return [
+        Split(path, short, long) for path, short, long in bench_instructions.pair_lengths(results)
+    ]
 
 
 def summary(report: str) -> Counts:
@@ -106,14 +138,15 @@ def count(
     path: str,
     agents: int,
     *,
+    turns: int = bench_instructions.bench_agents.TURNS,
     last_level: int = LAST_LEVEL,
     ways: int = LAST_LEVEL_WAYS,
     collector: bool = False,
     valgrind: str | None = None,
     runner: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
 ) -> Counts:
-    """The counts of a child running ``agents`` agents on ``path`` under cachegrind, its
-    last level ``last_level`` bytes of ``ways`` ways."""
+    """The counts of a child running ``agents`` agents of ``turns`` turns on ``path`` under
+    cachegrind, its last level ``last_level`` bytes of ``ways`` ways."""
     valgrind = valgrind or shutil.which("valgrind")
     if valgrind is None:
         raise bench_instructions.CountError(
@@ -127,9 +160,7 @@ def count(
             "--cache-sim=yes",
             f"--LL={last_level},{ways},{LINE}",
             f"--cachegrind-out-file={Path(folder) / 'cachegrind.out'}",
-            *bench_instructions.child_command(
-                script, path, agents, bench_instructions.bench_agents.TURNS
-            ),
+            *bench_instructions.child_command(script, path, agents, turns),
         ]
         if collector:
             command.append("--collector")
@@ -145,17 +176,21 @@ def measure(
     large: int,
     *,
     jobs: int = 2,
-    counter: Callable[[str, int], Counts],
+    counter: Callable[[str, int, int], Counts],
+    turns: Sequence[int] = (bench_instructions.bench_agents.TURNS,),
 ) -> list[PerAgent]:
-    """Each path at both sizes (``jobs`` children at a time); its counts per agent."""
+    """Each path at both sizes (``jobs`` children at a time) for each length of run in
+    ``turns``; its counts per agent, path by path, then length by length."""
     if not 0 < small < large:
         raise ValueError(f"the sizes must be 0 < small < large (got {small} and {large})")
-    runs = [(path, n) for path in paths for n in (small, large)]
+    runs = [(path, n, t) for path in paths for t in turns for n in (small, large)]
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         counts = list(pool.map(lambda run: counter(*run), runs))
     by_run = dict(zip(runs, counts, strict=True))
     return [
-        PerAgent(path, small, large, by_run[path, small], by_run[path, large]) for path in paths
+        PerAgent(path, small, large, by_run[path, small, t], by_run[path, large, t], t)
+        for path in paths
+        for t in turns
     ]
 
 
@@ -183,6 +218,32 @@ def table(results: Sequence[PerAgent], last_level: int = LAST_LEVEL) -> str:
     return "\n".join(lines)
 
 
+def split_table(splits: Sequence[Split], last_level: int = LAST_LEVEL) -> str:
+    """The Markdown table of ``--split``: instructions and last-level misses once per agent
+    and per turn, each against the first path's."""
+    first = splits[0]
+    level = _size(last_level)
+    lines = [
+        f"| path | once: instructions | / {first.path} | once: misses of {level} "
+        f"| / {first.path} | a turn: instructions | / {first.path} "
+        f"| a turn: misses of {level} | / {first.path} |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    base_once, base_turn = first.once, first.per_turn
+    for row in splits:
+        once, turn = row.once, row.per_turn
+        cells = [row.path]
+        for part, base in ((once, base_once), (turn, base_turn)):
+            cells += [
+                f"{part['instructions'] / 1e3:,.0f}k",
+                _ratio(part["instructions"], base["instructions"]),
+                f"{part['last_level_misses']:,.0f}",
+                _ratio(part["last_level_misses"], base["last_level_misses"]),
+            ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def _ratio(value: float, base: float) -> str:
     return f"{value / base:.2f}x" if base > 0 else "-"
 
@@ -195,7 +256,11 @@ def _size(size: int) -> str:
 
 
 def document(
-    results: Sequence[PerAgent], last_level: int, ways: int, collector: bool
+    results: Sequence[PerAgent],
+    last_level: int,
+    ways: int,
+    collector: bool,
+    splits: Sequence[Split] = (),
 ) -> Mapping[str, object]:
     """What ``--json`` writes: the machine, the settings and every count."""
     return {
@@ -206,6 +271,10 @@ def document(
         "collector": collector,
         "turns": bench_instructions.bench_agents.TURNS,
         "results": [asdict(r) | {"per_agent": r.per_agent} for r in results],
+        "split": [
+            {"path": s.path, "once": s.once, "per_turn": s.per_turn, "short_turns": s.short.turns}
+            for s in splits
+        ],
     }
 
 
@@ -226,16 +295,25 @@ def main(argv: list[str] | None = None) -> int:
         help=f"its ways (default {LAST_LEVEL_WAYS}; the sizes and ways cachegrind accepts)",
     )
     parser.add_argument("--collector", action="store_true", help="keep the cycle collector on")
+    parser.add_argument(
+        "--split",
+        action="store_true",
+        help=f"also count agents of {bench_instructions.SHORT_TURNS} turns: once per agent "
+        "against per turn",
+    )
     parser.add_argument("--jobs", type=int, default=2, help="children at a time (default 2)")
     parser.add_argument("--json", type=Path, help="write the counts here")
     bench_instructions.add_path_arguments(parser, child=False)
     args = parser.parse_args(argv)
     small, large = bench_instructions.chosen_sizes(args)
     paths = [path for path in bench_instructions.PATHS if not args.only or path in args.only]
+    full = bench_instructions.bench_agents.TURNS
+    lengths = (bench_instructions.SHORT_TURNS, full) if args.split else (full,)
     print(
         f"cache misses per agent: {', '.join(paths)} at {small} and {large} agents, "
         f"a last level of {_size(args.last_level)} ({args.ways} ways), "
-        f"collector {'on' if args.collector else 'off'} ...",
+        f"collector {'on' if args.collector else 'off'}"
+        f"{', agents of ' + ' and '.join(map(str, lengths)) + ' turns' if args.split else ''} ...",
         file=sys.stderr,
         flush=True,
     )
@@ -245,19 +323,27 @@ def main(argv: list[str] | None = None) -> int:
             small,
             large,
             jobs=args.jobs,
-            counter=lambda path, agents: count(
-                path, agents, last_level=args.last_level, ways=args.ways, collector=args.collector
+            counter=lambda path, agents, turns: count(
+                path,
+                agents,
+                turns=turns,
+                last_level=args.last_level,
+                ways=args.ways,
+                collector=args.collector,
             ),
+            turns=lengths,
         )
     except bench_instructions.CountError as exc:
         print(f"bench_misses: {exc}", file=sys.stderr)
         return 1
-    print(table(results, args.last_level))
+    print(table([r for r in results if r.turns == full], args.last_level))
+    splits = split(results) if args.split else []
+    if splits:
+        print()
+        print(split_table(splits, args.last_level))
     if args.json is not None:
-        args.json.write_text(
-            json.dumps(document(results, args.last_level, args.ways, args.collector), indent=2)
-            + "\n"
-        )
+        settings = (args.last_level, args.ways, args.collector, splits)
+        args.json.write_text(json.dumps(document(results, *settings), indent=2) + "\n")
     return 0
 
 

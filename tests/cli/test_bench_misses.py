@@ -119,7 +119,8 @@ def test_an_agent_costs_the_difference_between_two_sizes(module: ModuleType) -> 
     per_agent = {"kernel": (1_500_000, 400), "subagents": (3_000_000, 5_600)}
     asked: list[tuple[str, int]] = []
 
-    def counter(path: str, agents: int) -> Any:
+    def counter(path: str, agents: int, turns: int) -> Any:
+        assert turns == 10
         asked.append((path, agents))
         return _counts(module, agents, *per_agent[path])
 
@@ -137,9 +138,12 @@ def test_an_agent_costs_the_difference_between_two_sizes(module: ModuleType) -> 
 def test_main_prints_the_table_and_writes_the_json(
     module: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
-    asked: list[tuple[str, int, int, bool]] = []
+    asked: list[tuple[str, int, int, int, bool]] = []
 
-    def count(path: str, agents: int, *, last_level: int, ways: int, collector: bool) -> Any:
+    def count(
+        path: str, agents: int, *, turns: int, last_level: int, ways: int, collector: bool
+    ) -> Any:
+        assert turns == 10
         asked.append((path, agents, last_level, ways, collector))
         return _counts(module, agents, 1_000_000, 300)
 
@@ -154,3 +158,45 @@ def test_main_prints_the_table_and_writes_the_json(
     [row] = document["results"]
     assert row["path"] == "kernel"
     assert row["per_agent"]["last_level_misses"] == 300
+
+
+def test_split_tells_once_per_agent_from_each_turn(
+    module: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """``--split`` counts agents of 2 turns beside those of 10: the slope between the two
+    lengths is a turn's, the rest what the agent costs once, for every count."""
+    # (instructions, misses) once per agent and per turn, by path.
+    costs = {
+        "kernel": ((400_000, 1_700), (116_000, 180)),
+        "subagents": ((1_400_000, 11_900), (163_000, 550)),
+    }
+    asked: list[tuple[str, int, int]] = []
+
+    def count(
+        path: str, agents: int, *, turns: int, last_level: int, ways: int, collector: bool
+    ) -> Any:
+        asked.append((path, agents, turns))
+        (once_i, once_m), (turn_i, turn_m) = costs[path]
+        return _counts(module, agents, once_i + turns * turn_i, once_m + turns * turn_m)
+
+    monkeypatch.setattr(module, "count", count)
+    out = tmp_path / "misses.json"
+    argv = ["--sizes", "10", "30", "--only", "kernel", "--only", "subagents", "--split"]
+    assert module.main([*argv, "--json", str(out)]) == 0
+    assert sorted(asked) == sorted(
+        (path, n, turns) for path in costs for n in (10, 30) for turns in (2, 10)
+    )
+    printed = capsys.readouterr().out
+    # The whole agent's table still reads agents of 10 turns only.
+    assert "| subagents | 3.030M | 1.94x |" in printed
+    assert "| subagents | 1,400k | 3.50x | 11,900 | 7.00x | 163k | 1.41x | 550 | 3.06x |" in printed
+    document = json.loads(out.read_text())
+    assert [row["turns"] for row in document["results"]] == [2, 10, 2, 10]
+    kernel, subagents = document["split"]
+    assert (kernel["path"], kernel["short_turns"]) == ("kernel", 2)
+    assert subagents["once"]["last_level_misses"] == pytest.approx(11_900)
+    assert subagents["per_turn"]["instructions"] == pytest.approx(163_000)
+    with pytest.raises(ValueError, match="two lengths"):
+        module.split(
+            module.measure(["kernel"], 10, 30, counter=lambda *run: _counts(module, run[1], 1, 1))
+        )
