@@ -36,6 +36,7 @@ from subagents.actors import (
     Supervisor,
     SupervisorClosed,
     SupervisorConfig,
+    _supervisor,
     is_final,
     open_supervisor,
 )
@@ -213,7 +214,8 @@ async def test_an_actor_closed_before_its_task_ran_still_runs_its_behavior_once(
 async def test_spawning_in_a_loop_yields_to_the_actors_spawned(
     autojump_clock: trio.abc.Clock,
 ) -> None:
-    """Each spawn is a scheduling point: quick actors end while the loop goes on."""
+    """Near max_threads each spawn is a scheduling point (no burst): quick actors end
+    while the loop goes on, and none of the 20 spawns is refused."""
 
     async def quick(ctx: ActorContext) -> str:
         await trio.sleep(0)
@@ -223,6 +225,75 @@ async def test_spawning_in_a_loop_yields_to_the_actors_spawned(
         for _ in range(20):
             await sup.spawn(quick, auto_close=True)
         assert sup.statistics().spawned == 20
+
+
+class _Steps(trio.abc.Instrument):
+    """Counts the steps of one task: one more each time it runs again after yielding."""
+
+    def __init__(self, task: trio.lowlevel.Task) -> None:
+        self.task = task
+        self.steps = 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        if task is self.task:
+            self.steps += 1
+
+
+async def _yields_of(spawns: Any) -> int:
+    """How many times the calling task yields while ``spawns()`` runs."""
+    steps = _Steps(trio.lowlevel.current_task())
+    trio.lowlevel.add_instrument(steps)
+    try:
+        await spawns()
+    finally:
+        trio.lowlevel.remove_instrument(steps)
+    return steps.steps
+
+
+async def done(ctx: ActorContext) -> str:
+    return "done"
+
+
+async def test_a_loop_of_spawns_yields_once_a_burst_while_there_is_room() -> None:
+    """With room under max_threads, a loop of spawns yields once every SPAWN_BURST spawns
+    (the first of each burst), and every actor it spawned runs."""
+    burst = _supervisor.SPAWN_BURST
+    assert burst > 1
+    async with open_supervisor(config(max_threads=4 * burst, max_depth=0)) as sup:
+
+        async def loop() -> None:
+            for _ in range(2 * burst + 1):
+                await sup.spawn(done, auto_close=True)
+
+        assert await _yields_of(loop) == 3
+        await trio.testing.wait_all_tasks_blocked()
+        assert sup.statistics().spawned == 2 * burst + 1
+        assert sup.statistics().live == 0
+
+
+async def test_every_spawn_yields_without_room_for_a_burst() -> None:
+    """Without room under max_threads for a whole burst more, each spawn yields."""
+    async with open_supervisor(config(max_threads=_supervisor.SPAWN_BURST, max_depth=0)) as sup:
+
+        async def loop() -> None:
+            for _ in range(5):
+                await sup.spawn(done, auto_close=True)
+
+        assert await _yields_of(loop) == 5
+
+
+async def test_a_spawn_after_its_caller_yielded_yields_again() -> None:
+    """A burst is spawns in one step of the caller: once it yielded elsewhere, its next
+    spawn yields as the first one did."""
+    async with open_supervisor(config(max_threads=64, max_depth=0)) as sup:
+
+        async def spawns() -> None:
+            await sup.spawn(done, auto_close=True)  # yields
+            await sup.spawn(done, auto_close=True)  # in the burst: does not
+            await trio.sleep(0)  # yields
+            await sup.spawn(done, auto_close=True)  # yields: a new burst
+
+        assert await _yields_of(spawns) == 3
 
 
 async def test_a_start_up_error_raises_from_spawn_and_releases_the_slot(sup: Supervisor) -> None:
