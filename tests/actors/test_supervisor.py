@@ -41,6 +41,7 @@ from subagents.actors import (
     open_supervisor,
 )
 from tests.actors.helpers import drain, idle, kinds, scripted, stubborn
+from tests.steps import steps_of
 
 
 def config(**kwargs: Any) -> SupervisorConfig:
@@ -227,29 +228,6 @@ async def test_spawning_in_a_loop_yields_to_the_actors_spawned(
         assert sup.statistics().spawned == 20
 
 
-class _Steps(trio.abc.Instrument):
-    """Counts the steps of one task: one more each time it runs again after yielding."""
-
-    def __init__(self, task: trio.lowlevel.Task) -> None:
-        self.task = task
-        self.steps = 0
-
-    def before_task_step(self, task: trio.lowlevel.Task) -> None:
-        if task is self.task:
-            self.steps += 1
-
-
-async def _yields_of(spawns: Any) -> int:
-    """How many times the calling task yields while ``spawns()`` runs."""
-    steps = _Steps(trio.lowlevel.current_task())
-    trio.lowlevel.add_instrument(steps)
-    try:
-        await spawns()
-    finally:
-        trio.lowlevel.remove_instrument(steps)
-    return steps.steps
-
-
 async def done(ctx: ActorContext) -> str:
     return "done"
 
@@ -265,7 +243,7 @@ async def test_a_loop_of_spawns_yields_once_a_burst_while_there_is_room() -> Non
             for _ in range(2 * burst + 1):
                 await sup.spawn(done, auto_close=True)
 
-        assert await _yields_of(loop) == 3
+        assert await steps_of(loop) == 3
         await trio.testing.wait_all_tasks_blocked()
         assert sup.statistics().spawned == 2 * burst + 1
         assert sup.statistics().live == 0
@@ -279,7 +257,7 @@ async def test_every_spawn_yields_without_room_for_a_burst() -> None:
             for _ in range(5):
                 await sup.spawn(done, auto_close=True)
 
-        assert await _yields_of(loop) == 5
+        assert await steps_of(loop) == 5
 
 
 async def test_a_spawn_after_its_caller_yielded_yields_again() -> None:
@@ -293,7 +271,7 @@ async def test_a_spawn_after_its_caller_yielded_yields_again() -> None:
             await trio.sleep(0)  # yields
             await sup.spawn(done, auto_close=True)  # yields: a new burst
 
-        assert await _yields_of(spawns) == 3
+        assert await steps_of(spawns) == 3
 
 
 async def test_a_start_up_error_raises_from_spawn_and_releases_the_slot(sup: Supervisor) -> None:

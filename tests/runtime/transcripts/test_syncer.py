@@ -46,6 +46,7 @@ from subagents.runtime._transcripts.syncer import (
 from subagents.runtime._transcripts.writer import TranscriptWriter
 from tests.runtime.transcripts.helpers import hold_new_files
 from tests.runtime.world import World
+from tests.steps import steps_of
 
 META = MetaRecord(agent_id="a", agent_type="t", nickname="n", depth=1, session_id="s")
 
@@ -556,28 +557,6 @@ async def test_a_writer_makes_its_own_file_while_the_helpers_is_on_its_way(
 # -- one wake a round trip ------------------------------------------------------------
 
 
-class _Steps(trio.abc.Instrument):
-    """Counts the steps of one task (each a scheduler pass it was woken in), or of all."""
-
-    def __init__(self, task: trio.lowlevel.Task | None) -> None:
-        self.task = task
-        self.steps = 0
-
-    def before_task_step(self, task: trio.lowlevel.Task) -> None:
-        if self.task is None or task is self.task:
-            self.steps += 1
-
-
-async def _steps_of(call: Callable[[], Awaitable[object]], *, every_task: bool = False) -> int:
-    counter = _Steps(None if every_task else trio.lowlevel.current_task())
-    trio.lowlevel.add_instrument(counter)
-    try:
-        await call()
-    finally:
-        trio.lowlevel.remove_instrument(counter)
-    return counter.steps
-
-
 async def test_a_round_trip_to_the_helper_wakes_its_caller_once(tmp_path: Path) -> None:
     """Issue 17, twelfth round: a request goes out without a yield and its caller sleeps
     once, until the answer comes (the lock's, the send's and the receive's checkpoints
@@ -586,16 +565,16 @@ async def test_a_round_trip_to_the_helper_wakes_its_caller_once(tmp_path: Path) 
     helper = await SyncHelper.start()
     try:
         fds = [f.fileno() for f in files]
-        assert await _steps_of(lambda: helper.fsync_all(fds)) == 1
+        assert await steps_of(lambda: helper.fsync_all(fds)) == 1
         many = (fds * MAX_FDS_PER_MESSAGE)[: 2 * MAX_FDS_PER_MESSAGE + 1]  # three messages
-        assert await _steps_of(lambda: helper.fsync_all(many)) == 3
+        assert await steps_of(lambda: helper.fsync_all(many)) == 3
         path = os.fsencode(tmp_path / "new.jsonl")
         made: list[int] = []
 
         async def make() -> None:
             made.extend(await helper.open_all([path]))
 
-        assert await _steps_of(make) == 1
+        assert await steps_of(make) == 1
         assert made[0] >= 0
         os.close(made[0])
     finally:
@@ -648,9 +627,9 @@ async def test_closing_one_agent_waits_once_for_its_closed_line(tmp_path: Path) 
             if transcripts:
                 assert await rt.services.flusher.helper_up()
             steps[transcripts] = [
-                await _steps_of(functools.partial(rt.close, h.agent_id)) for h in handles[:2]
+                await steps_of(functools.partial(rt.close, h.agent_id)) for h in handles[:2]
             ]
-            every[transcripts] = await _steps_of(
+            every[transcripts] = await steps_of(
                 functools.partial(rt.close, handles[2].agent_id), every_task=True
             )
         if transcripts:
