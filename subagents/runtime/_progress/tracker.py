@@ -268,9 +268,11 @@ class ProgressTracker(AgentTree):
         live = is_live(status)
         if live != node.live:
             node.live = live
-            change = Tally()
-            change.running = 1
-            self._add_up(node, change, 1 if live else -1)
+            step = 1 if live else -1  # in every subtree it is in, no delta made
+            walker: Node | None = node
+            while walker is not None:
+                walker.sub.running += step
+                walker = walker.parent
         if is_final(status):
             node.ended_at = event.time
             node.inflight.clear()

@@ -353,10 +353,12 @@ class AgentTree:
             self._roots[agent_id] = node
             if parent_id is not None:
                 self._orphans.setdefault(parent_id, {})[agent_id] = None
-        itself = Tally()
-        itself.agents = 1
-        itself.running = 1
-        self._add_up(node, itself)
+        walker: Node | None = node  # one agent more, running, in every subtree it is in
+        while walker is not None:
+            sub = walker.sub
+            sub.agents += 1
+            sub.running += 1
+            walker = walker.parent
         for orphan_id in self._orphans.pop(node.agent_id, {}):
             orphan = self._nodes[orphan_id]
             if self._is_ancestor_or_self(orphan, node):
