@@ -295,14 +295,16 @@ class Supervisor:
             # turn before the caller spawns again. Not a cancellation point: the actor is
             # spawned, and its caller must get its handle. A burst (see the docstring) yields
             # once every SPAWN_BURST spawns.
-            if not self._in_burst():
+            task = trio.lowlevel.current_task()
+            if not self._in_burst(task):
                 await trio.lowlevel.cancel_shielded_checkpoint()
-                self._burst_yielded()
+                # The next spawns of this task in the same step may go on (a burst).
+                self._burst = (id(task), getattr(task, "_schedule_points", -1), 1)
         else:
             await nursery.start(self._run, ctx, name=label)
         return ctx.ref
 
-    def _in_burst(self) -> bool:
+    def _in_burst(self, task: trio.lowlevel.Task) -> bool:
         """Whether this spawn may go on without yielding: the caller has not yielded since
         its last spawn that did, fewer than ``SPAWN_BURST`` spawns ago, and ``max_threads``
         has room for a whole burst more.
@@ -310,7 +312,6 @@ class Supervisor:
         Trio counts the times a task yielded in ``Task._schedule_points`` (what
         ``trio.testing.assert_checkpoints`` reads); a Trio without it makes every spawn
         yield, as before bursts (``tests/actors/test_supervisor.py`` fails then)."""
-        task = trio.lowlevel.current_task()
         last, points, made = self._burst
         if (
             made < SPAWN_BURST
@@ -321,11 +322,6 @@ class Supervisor:
             self._burst = (last, points, made + 1)
             return True
         return False
-
-    def _burst_yielded(self) -> None:
-        """A spawn yielded: the next spawns of its task in the same step may not (a burst)."""
-        task = trio.lowlevel.current_task()
-        self._burst = (id(task), getattr(task, "_schedule_points", -1), 1)
 
     def check_room(self, parent: str | None = None) -> None:
         """Raise now what :meth:`spawn` under ``parent`` would raise for a limit
