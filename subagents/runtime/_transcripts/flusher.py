@@ -182,6 +182,7 @@ class TranscriptFlusher:
         "_syncs",
         "_use_helper",
         "_virtual",
+        "_wait_lot",
         "_waiting",
         "_watch",
         "_watched",
@@ -204,9 +205,11 @@ class TranscriptFlusher:
         self._pending: dict[Flushable, None] = {}
         self._syncs: dict[int, _Sync] = {}
         self._opens: dict[Openable, None] = {}
-        # The files being made in a worker thread now, and the tasks waiting for one.
+        # The files being made in a worker thread now, and the tasks waiting for one: each
+        # writer's parked tasks and when they give up (see opened), oldest first.
         self._batch: _OpenBatch | None = None
-        self._waiting: dict[Openable, trio.Event] = {}
+        self._waiting: dict[Openable, tuple[_Sync, float]] = {}
+        self._wait_lot = trio.lowlevel.ParkingLot()
         # The files the helper process is making now, and those of them whose writer
         # made its file itself meanwhile (claim_open) or gave up waiting (opened).
         self._in_helper: dict[Openable, None] = {}
@@ -375,7 +378,10 @@ class TranscriptFlusher:
         """Wait, shielded, until ``writer`` has its file, if the flusher is making it.
 
         A file not made within ``OPEN_WAIT_SECONDS`` is given up: the writer takes a
-        ``TimeoutError`` (its disk-error policy), as in :meth:`claim_open`.
+        ``TimeoutError`` (its disk-error policy), as in :meth:`claim_open`. The wait is
+        one park and one wake-up, as a result's ``fsync`` is (:class:`_Sync`): no cancel
+        scope and no event of its own; the flusher's :meth:`_expire_waits` keeps the
+        deadline of every writer waiting.
         """
         batch = self._batch
         if (
@@ -384,14 +390,19 @@ class TranscriptFlusher:
             and (batch is None or writer not in batch.results)
         ):
             return
-        event = self._waiting.get(writer)
-        if event is None:
-            event = self._waiting[writer] = trio.Event()
-        # One scope, shielded, with its own deadline (which a shield does not stop).
-        with trio.CancelScope(shield=True, deadline=trio.current_time() + OPEN_WAIT_SECONDS):
-            await event.wait()
-        if event.is_set():
-            return
+        entry = self._waiting.get(writer)
+        if entry is None:
+            if not self._waiting:
+                self._wait_lot.unpark()
+            entry = self._waiting[writer] = (
+                _Sync(),
+                trio.current_time() + OPEN_WAIT_SECONDS,
+            )
+        await entry[0].wait()
+
+    def _give_up_open(self, writer: Openable) -> None:
+        """``writer`` waited ``OPEN_WAIT_SECONDS`` for its file: it takes a ``TimeoutError``,
+        and the file, should it come, is closed (or never made)."""
         if writer in self._opens:  # not handed to a worker thread yet: never made now
             del self._opens[writer]
         elif writer in self._in_helper:
@@ -400,11 +411,29 @@ class TranscriptFlusher:
             batch.gave_up.add(writer)  # closed when the worker thread makes it
         self._adopt(writer, TimeoutError("making the transcript file took too long"))
 
+    async def _expire_waits(self) -> None:
+        """Give up on the files writers have waited for ``OPEN_WAIT_SECONDS``, in the order
+        they began to wait (the oldest first: every wait is as long), until cancelled."""
+        waiting = self._waiting
+        while True:
+            if not waiting:
+                await self._wait_lot.park()
+                continue
+            await trio.sleep_until(next(iter(waiting.values()))[1])
+            now = trio.current_time()
+            while waiting:
+                writer, (_, deadline) = next(iter(waiting.items()))
+                if deadline > now:
+                    break
+                self._give_up_open(writer)
+
     def _adopt(self, writer: Openable, opened: object) -> None:
-        writer.adopt(opened)
-        event = self._waiting.pop(writer, None)
-        if event is not None:
-            event.set()
+        try:
+            writer.adopt(opened)
+        finally:  # its tasks go on however the writer took it
+            entry = self._waiting.pop(writer, None)
+            if entry is not None:
+                entry[0].set()
 
     async def _open_all(self, nursery: trio.Nursery) -> None:
         if not self._opens:
@@ -667,6 +696,7 @@ class TranscriptFlusher:
             task_status.started()
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._make_files, nursery, name="subagents transcript files")
+                nursery.start_soon(self._expire_waits, name="subagents transcript file waits")
                 while self._running:
                     # What came while the last fsync calls ran is handled without parking.
                     if self._idle():
@@ -693,7 +723,17 @@ class TranscriptFlusher:
             steps.callback(self._sync_now)
             steps.callback(self._end_watch)
             steps.callback(self.flush)
+            steps.callback(self._release_waits)
             self._open_now()
+
+    def _release_waits(self) -> None:
+        """No writer is left waiting for a file once the flusher stops (the deadlines stop
+        with it): a file not under way (a batch that failed left it unmade) is made here,
+        as a claim makes it; one under way is adopted when it comes, as before the stop."""
+        batch = self._batch
+        for writer in list(self._waiting):
+            if writer not in self._in_helper and (batch is None or writer not in batch.results):
+                self.claim_open(writer)
 
     def _end_watch(self) -> None:
         """The last looks; from here on every writer looks itself after each line."""
@@ -827,13 +867,16 @@ def _refuse_abort(raise_cancel: object) -> trio.lowlevel.Abort:
 
 @final
 class _Sync:
-    """One file waiting for its ``fsync``: the tasks parked for it, and its error if it failed.
+    """One file waiting for its ``fsync`` (or to be made): the tasks parked for it, and its
+    error if it failed.
 
     Its wait cannot be cancelled, as a shielded one could not: the result is on disk
     before its caller goes on, however the caller is cancelled. A wait with no
     cancel scope and no event keeps an agent's end at one park and one wake-up; the
     flusher sets every ``_Sync`` it takes: its batch, or ``_sync_inline`` for what a
-    batch cut short left and on its way out, whatever ends it.
+    batch cut short left and on its way out, whatever ends it. A writer waiting for
+    its file (:meth:`TranscriptFlusher.opened`) is woken by its adoption: the file,
+    the deadline's ``TimeoutError``, or the flusher's stop.
     """
 
     __slots__ = ("done", "error", "tasks")

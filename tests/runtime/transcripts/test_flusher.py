@@ -453,6 +453,115 @@ async def test_a_file_never_made_is_given_up_after_the_wait_and_the_lines_kept(
     assert [m.message.text for m in load_transcript(path).messages] == ["task", "done"]
 
 
+async def test_each_writer_waiting_for_its_file_gives_up_at_its_own_deadline(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flusher keeps the deadline of every writer waiting for its file: each gives up
+    ``OPEN_WAIT_SECONDS`` after it began to wait, not when the first one does."""
+    from subagents.runtime._transcripts import flusher as flusher_module
+
+    monkeypatch.setattr(flusher_module, "_virtual_clock", lambda: False)
+    started, gate, slow = _gated_opener()
+    flusher = TranscriptFlusher()
+    woke: dict[str, float] = {}
+
+    async def wait_for(name: str, writer: TranscriptWriter) -> None:
+        await flusher.opened(writer)
+        woke[name] = trio.current_time()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        first = TranscriptWriter(tmp_path / "a1.jsonl", META, flusher=flusher, opener=slow)
+        await trio.to_thread.run_sync(started.wait, 30)  # the worker thread is stuck on it
+        start = trio.current_time()
+        nursery.start_soon(wait_for, "first", first)
+        await trio.sleep(10)
+        # Wanted while the first batch is stuck: it waits in the next one.
+        second = TranscriptWriter(tmp_path / "a2.jsonl", META, flusher=flusher, opener=slow)
+        nursery.start_soon(wait_for, "second", second)
+        await trio.sleep(flusher_module.OPEN_WAIT_SECONDS + 5)
+        wait = flusher_module.OPEN_WAIT_SECONDS
+        assert woke == {
+            "first": pytest.approx(start + wait),
+            "second": pytest.approx(start + 10 + wait),
+        }
+        assert first.in_memory  # each keeps its lines: nothing lost
+        assert second.in_memory
+        gate.set()
+        flusher.stop()
+    first.close()
+    second.close()
+
+
+async def test_a_cancelled_caller_still_waits_for_its_file(tmp_path: Path) -> None:
+    """The wait for a file is no cancellation point, as a shielded one was not: a turn
+    whose agent is cancelled meanwhile goes on only once its lines are in the file."""
+    path = tmp_path / "a1.jsonl"
+    started, gate, slow = _gated_opener()
+    flusher = TranscriptFlusher()
+    steps: list[str] = []
+    scopes: list[trio.CancelScope] = []
+
+    async def waiter(writer: TranscriptWriter) -> None:
+        with trio.CancelScope() as scope:
+            scopes.append(scope)
+            await flusher.opened(writer)
+            steps.append("opened")
+            await trio.lowlevel.checkpoint()
+            steps.append("not cancelled")
+        steps.append("cancelled" if scope.cancelled_caught else "never cancelled")
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flusher.run)
+        await trio.testing.wait_all_tasks_blocked()
+        writer = TranscriptWriter(path, META, flusher=flusher, opener=slow)
+        writer.append_message(Message.user("task", origin=Origin.TASK))
+        await trio.to_thread.run_sync(started.wait, 30)
+        nursery.start_soon(waiter, writer)
+        await trio.testing.wait_all_tasks_blocked()
+        scopes[0].cancel()
+        await trio.testing.wait_all_tasks_blocked()
+        assert steps == []  # parked for the file, cancelled or not
+        gate.set()  # the batch in flight is adopted before the flusher's task ends
+        flusher.stop()
+    assert steps == ["opened", "cancelled"]
+    assert not writer.in_memory
+    writer.close()
+    assert [m.message.text for m in load_transcript(path).messages] == ["task"]
+
+
+async def test_a_flusher_that_fails_leaves_no_writer_waiting_for_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch of files that fails with a bug ends the flusher's task, and with it the
+    deadlines it keeps: a writer still waiting has its file made as the flusher stops."""
+    from subagents.runtime._transcripts import flusher as flusher_module
+
+    def broken(self: object) -> None:
+        raise RuntimeError("a bug in the batch")
+
+    monkeypatch.setattr(flusher_module._OpenBatch, "run", broken)
+    path = tmp_path / "a1.jsonl"
+    flusher = TranscriptFlusher(helper=False)
+    woke: list[bool] = []
+
+    async def waiter(writer: TranscriptWriter) -> None:
+        await flusher.opened(writer)
+        woke.append(writer.opening)
+
+    with pytest.RaisesGroup(RuntimeError, flatten_subgroups=True):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(flusher.run)
+            writer = TranscriptWriter(path, META, flusher=flusher)
+            writer.append_message(Message.user("task", origin=Origin.TASK))
+            nursery.start_soon(waiter, writer)
+    assert woke == [False]  # woken with its file made
+    assert not writer.in_memory
+    writer.close()
+    assert [m.message.text for m in load_transcript(path).messages] == ["task"]
+
+
 class _ReleasingEvent:
     """The batch's ``done`` event, whose first wait releases the worker thread first."""
 
