@@ -850,3 +850,72 @@ def test_an_interrupted_write_keeps_the_held_lines(
         flusher.end()  # nothing asked for now: the close writes them
     assert [line["event"] for line in lines_of(path)] == ["first", "second"]
     assert len(calls) == 2
+
+
+_LINE_KEYS = st.one_of(
+    st.sampled_from(
+        [
+            "event",
+            "level",
+            "timestamp",
+            "agent_id",
+            "nickname",
+            "depth",
+            "model",
+            "api_key",
+            "password",
+            "Authorization",
+            "tool_use_id",
+            "note",
+            PLAIN_KEY,
+            f"x{PLAIN_KEY}y",
+        ]
+    ),
+    st.text(max_size=8),
+)
+_LINE_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.sampled_from(["", PLAIN_KEY, f"key {API_KEY}", f"Bearer {BEARER}", "token=abc"]),
+    _TEXTS,
+    st.lists(st.one_of(_TEXTS, st.integers()), max_size=3),
+    st.dictionaries(st.sampled_from(["token", "name", PLAIN_KEY]), _TEXTS, max_size=2),
+    st.builds(Path, st.sampled_from(["/tmp/a", f"/tmp/{PLAIN_KEY}"])),
+)
+
+
+@given(
+    lines=st.lists(st.dictionaries(_LINE_KEYS, _LINE_VALUES, max_size=8), min_size=1, max_size=6),
+    method=st.sampled_from(["debug", "info", "warning", "warn", "error", "critical"]),
+    secret_changes=st.booleans(),
+)
+def test_a_finished_line_is_what_redact_gives_however_often_its_shape_comes(
+    lines: list[dict[str, Any]], method: str, secret_changes: bool
+) -> None:
+    """Issue 17, twenty-second round: what a line's keys decide (their masked names, which
+    are secret, the agent keys missing) is worked out once per shape of line; each line is
+    still exactly :func:`redact`'s copy of its fields, in order after ``timestamp``,
+    ``level`` and ``event``, with the agent keys it lacks as ``null``; twice over (the
+    second time from the shapes remembered), and after the secrets change."""
+    import subagents.runtime._logging as logging_module
+
+    env = {"ANTHROPIC_API_KEY": PLAIN_KEY}
+    finish = logging_module._Finish(env)
+    for round_ in range(3):
+        if round_ == 2 and secret_changes:
+            env["ANTHROPIC_API_KEY"] = "another-secret-" + "k" * 12
+        for fields in lines:
+            line = finish.line(method, dict(fields))
+            expected = redact(fields, env=env)
+            expected.pop("level", None)
+            expected.pop("timestamp", None)
+            for name in ("agent_id", "nickname", "depth"):
+                if name not in fields:
+                    expected[name] = None
+            head = ["timestamp", "level"] + (["event"] if "event" in fields else [])
+            assert list(line)[: len(head)] == head
+            assert line["level"] == {"warn": "warning"}.get(method, method)
+            assert {k: v for k, v in line.items() if k not in ("timestamp", "level")} == expected
+            assert [k for k in line if k not in head] == [k for k in expected if k not in head]
