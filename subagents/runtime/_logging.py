@@ -177,7 +177,7 @@ class _Masks:
     dropped whenever they change.
     """
 
-    __slots__ = ("_backing", "_env", "_keys", "_plans", "_snapshot", "_texts", "secrets")
+    __slots__ = ("_backing", "_env", "_keys", "_snapshot", "_texts", "secrets")
 
     def __init__(self, env: Mapping[str, str]) -> None:
         self._env = env
@@ -186,7 +186,6 @@ class _Masks:
         self.secrets: tuple[str, ...] = ()
         self._texts: dict[str, str] = {}
         self._keys: dict[str, tuple[str, bool]] = {}
-        self._plans: dict[tuple[Any, ...], _Plan] = {}
 
     def refresh(self) -> None:
         """Read the secret values again if the environment changed since the last line.
@@ -208,7 +207,6 @@ class _Masks:
         self.secrets = secret_values(self._env)
         self._texts.clear()
         self._keys.clear()
-        self._plans.clear()
 
     def text(self, value: str) -> str:
         if len(value) > _MASK_CACHE_CHARS:
@@ -228,39 +226,6 @@ class _Masks:
             name = mask_text(key, self.secrets)
             known = self._keys[key] = (name, is_secret_key(name))
         return known
-
-    def plan(self, shape: tuple[Any, ...]) -> _Plan:
-        """The :class:`_Plan` of a line whose keys are ``shape``, in order (remembered when
-        every key is a string: the lines of one call site share theirs)."""
-        known = [self.key(k if isinstance(k, str) else _safe_repr(k)) for k in shape]
-        plan = _Plan(
-            head=("timestamp", "level", "event") if "event" in shape else ("timestamp", "level"),
-            names=tuple(name for name, _ in known),
-            secret=tuple(secret for _, secret in known) if any(s for _, s in known) else None,
-            missing=tuple(name for name in _AGENT_KEYS if name not in shape),
-        )
-        if all(type(k) is str for k in shape):
-            if len(self._plans) >= _PLAN_CACHE_SIZE:
-                self._plans.clear()
-            self._plans[shape] = plan
-        return plan
-
-
-#: Line shapes (their keys, in order) remembered per set of secrets; emptied when full.
-_PLAN_CACHE_SIZE: Final = 256
-
-
-@final
-@attrs.frozen(slots=True)
-class _Plan:
-    """What a line's keys alone decide, worked out once per shape: the first keys of the
-    line, each key's masked name, which keys are secret (``None``: none is), and the agent
-    keys it lacks (``null`` in the line)."""
-
-    head: tuple[str, ...]
-    names: tuple[str, ...]
-    secret: tuple[bool, ...] | None
-    missing: tuple[str, ...]
 
 
 def _safe_repr(value: object) -> str:
@@ -328,36 +293,28 @@ class _Finish:
             event_dict = structlog.processors.format_exc_info(None, method_name, dict(event_dict))
         masks = self._masks
         masks.refresh()
-        shape = tuple(event_dict)
-        plan = masks._plans.get(shape)
-        if plan is None:
-            plan = masks.plan(shape)
-        texts = masks._texts
-        # Made in the order of the line; the first keys are set in place below.
-        cleaned: dict[str, Any] = dict.fromkeys(plan.head)
-        secret = plan.secret
-        if secret is None:  # no secret key: each value as its type says
-            for name, item in zip(plan.names, event_dict.values(), strict=True):
-                if type(item) is str:
-                    masked = texts.get(item)
-                    cleaned[name] = masks.text(item) if masked is None else masked
-                elif item is None or type(item) in _PLAIN:
-                    cleaned[name] = item
-                else:
-                    cleaned[name] = _redact(item, masks.secrets, 1, masks)
-        else:
-            for name, item, secret_key in zip(plan.names, event_dict.values(), secret, strict=True):
-                if secret_key and item is not None and item != "":
-                    cleaned[name] = REDACTED
-                elif type(item) is str:
-                    masked = texts.get(item)
-                    cleaned[name] = masks.text(item) if masked is None else masked
-                elif item is None or type(item) in _PLAIN:
-                    cleaned[name] = item
-                else:
-                    cleaned[name] = _redact(item, masks.secrets, 1, masks)
-        for name in plan.missing:
-            cleaned[name] = None
+        keys, texts = masks._keys, masks._texts
+        # Made in the order of the line; the three first are set in place below.
+        cleaned: dict[str, Any] = {"timestamp": None, "level": None, "event": None}
+        for key, item in event_dict.items():
+            known = keys.get(key) if type(key) is str else None
+            if known is None:
+                known = masks.key(key if isinstance(key, str) else _safe_repr(key))
+            name, secret_key = known
+            if secret_key and item is not None and item != "":
+                cleaned[name] = REDACTED
+            elif type(item) is str:
+                masked = texts.get(item)
+                cleaned[name] = masks.text(item) if masked is None else masked
+            elif item is None or type(item) in _PLAIN:
+                cleaned[name] = item
+            else:
+                cleaned[name] = _redact(item, masks.secrets, 1, masks)
+        if "event" not in event_dict:
+            del cleaned["event"]
+        for name in _AGENT_KEYS:
+            if name not in event_dict:
+                cleaned[name] = None
         # In place: a ``level`` or ``timestamp`` of the caller's is replaced (the time is
         # the runtime's).
         cleaned["level"] = _LEVEL_ALIASES.get(method_name, method_name)

@@ -891,14 +891,14 @@ _LINE_VALUES = st.one_of(
     method=st.sampled_from(["debug", "info", "warning", "warn", "error", "critical"]),
     secret_changes=st.booleans(),
 )
-def test_a_finished_line_is_what_redact_gives_however_often_its_shape_comes(
+def test_a_finished_line_is_what_redact_gives_however_often_it_comes(
     lines: list[dict[str, Any]], method: str, secret_changes: bool
 ) -> None:
-    """Issue 17, twenty-second round: what a line's keys decide (their masked names, which
-    are secret, the agent keys missing) is worked out once per shape of line; each line is
-    still exactly :func:`redact`'s copy of its fields, in order after ``timestamp``,
-    ``level`` and ``event``, with the agent keys it lacks as ``null``; twice over (the
-    second time from the shapes remembered), and after the secrets change."""
+    """Issue 17: a line's fast finish (its keys' and short values' masks remembered, one
+    pass over its fields) gives exactly :func:`redact`'s copy of its fields, in order after
+    ``timestamp``, ``level`` and ``event``, with the agent keys it lacks as ``null``;
+    twice over (the second time from what the masks remember), and after the secrets
+    change."""
     import subagents.runtime._logging as logging_module
 
     env = {"ANTHROPIC_API_KEY": PLAIN_KEY}
