@@ -1,0 +1,93 @@
+"""``bench/misses_without.py``: misses per agent with one part of the path switched off.
+
+The counts need valgrind and minutes; these tests check that each part it switches off
+is still there to switch off (a rename would otherwise count nothing), that the agents
+still run to completion without it, and the counting's plumbing through a stand-in.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests.bench_scripts import load_bench_script
+from tests.cli.test_bench_misses import REPORT
+
+
+@pytest.fixture(scope="module")
+def module() -> ModuleType:
+    return load_bench_script("misses_without.py", "_subagents_misses_without")
+
+
+@pytest.mark.parametrize("part", ["progress_facts", "kept_lines"])
+def test_each_part_is_switched_off_and_the_agents_still_finish(
+    module: ModuleType, part: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module_name, class_name, methods = module.PARTS[part]
+    owner = getattr(__import__(module_name, fromlist=[class_name]), class_name)
+    before = {name: getattr(owner, name) for name in methods}
+    module.switch_off(part, monkeypatch.setattr)
+    assert all(getattr(owner, name) is not before[name] for name in methods)
+    # The workload checks that every agent ends with its goal after its 10 turns.
+    module.bench_instructions.run_path("subagents", 3, tmp_path)
+
+
+def test_a_part_that_is_gone_is_a_clear_error(
+    module: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(ValueError, match="unknown part 'log'"):
+        module.switch_off("log")
+    monkeypatch.setitem(
+        module.PARTS,
+        "renamed",
+        ("subagents.runtime._progress.facts", "ProgressFeed", {"turn_begun": None}),
+    )
+    with pytest.raises(ValueError, match=r"ProgressFeed.turn_begun is gone"):
+        module.switch_off("renamed", monkeypatch.setattr)
+
+
+def test_a_count_runs_this_scripts_child_under_cachegrind(module: ModuleType) -> None:
+    seen: list[list[str]] = []
+
+    def runner(command: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
+        seen.append(command)
+        assert options["env"]["PYTHONHASHSEED"] == "0"
+        return subprocess.CompletedProcess(command, 0, "", REPORT)
+
+    counts = module.count("kept_lines", 7, valgrind="/opt/valgrind", runner=runner)
+    assert counts.last_level_misses == 846_564
+    (command,) = seen
+    assert command[:4] == [
+        "/opt/valgrind",
+        "--tool=cachegrind",
+        "--cache-sim=yes",
+        "--LL=524288,8,64",
+    ]
+    script = str(Path(module.__file__).resolve())
+    assert command[5:] == [sys.executable, script, "--child", "kept_lines", "7"]
+
+
+def test_each_parts_share_is_its_difference_with_everything_on(module: ModuleType) -> None:
+    per_agent = {"none": (2_800_000, 9_000), "kept_lines": (2_780_000, 8_400)}
+
+    def counter(part: str, agents: int) -> Any:
+        instructions, misses = per_agent[part]
+        return module.bench_misses.Counts(
+            instructions=900_000_000 + instructions * agents,
+            l1i_misses=0,
+            l1d_misses=0,
+            last_level_misses=700_000 + misses * agents,
+        )
+
+    results = module.measure(["kept_lines"], 20, 60, counter=counter, jobs=1)
+    assert results["kept_lines"]["last_level_misses"] == 8_400
+    table = module.table(results)
+    assert "| everything on | 2.800M | 9,000 |  |  |" in table
+    assert "| without kept_lines | 2.780M | 8,400 | 20k (0.7%) | 600 (6.7%) |" in table
+    with pytest.raises(ValueError, match="0 < small < large"):
+        module.measure(["kept_lines"], 60, 20, counter=counter)
