@@ -34,7 +34,7 @@ from subagents.cli._bench.scenarios import (
     Sizes,
 )
 
-__all__ = ["run_bench"]
+__all__ = ["paired_note", "run_bench"]
 
 
 def _collect(reps: int, run: Callable[[], float]) -> list[float]:
@@ -57,6 +57,19 @@ def _in_asyncio(compare: ModuleType, fn: Callable[..., Any], *args: Any) -> Call
 
 def _record(scenario: str, impl: str, n: int, unit: str, values: Sequence[float]) -> Record:
     return Record(scenario, impl, n, unit, min(values), statistics.median(values), len(values))
+
+
+def paired_note(scenario: str, ours: Sequence[float], kernel: Sequence[float]) -> str:
+    """The ratios of each repetition's two measurements, taken back to back: on a loaded
+    machine steadier than the ratio of the minimums, which may come from different minutes."""
+    ratios = [a / b for a, b in zip(ours, kernel, strict=True) if b > 0]
+    if not ratios:
+        return f"{scenario}, paired: no repetition to pair"
+    return (
+        f"{scenario}, paired: open_runtime / kernel in each repetition (back to back), "
+        f"median {statistics.median(ratios):.2f}x, from {min(ratios):.2f}x to "
+        f"{max(ratios):.2f}x over {len(ratios)}"
+    )
 
 
 @final
@@ -374,6 +387,7 @@ def _run_runtime(
                 cpu: list[float] = []
                 walls.setdefault(impl, []).append(run(cpu))
                 cpus.setdefault(impl, []).append(cpu[0] * 1e6 / (n * turns))
+        result.notes.append(paired_note("runtime_turns_cpu", cpus["subagents"], cpus["kernel"]))
         for impl, values in walls.items():
             result.records.append(_record("runtime_turns", impl, n * turns, "s", values))
         for impl, values in cpus.items():
