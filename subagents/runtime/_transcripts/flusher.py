@@ -305,9 +305,9 @@ class TranscriptFlusher:
     def look(self) -> None:
         """Read what happened to the watched folders since the last look: each writer whose
         file an event names rechecks it, from the mark of the lines it wrote since the
-        look before last. The others' lines older than the last look are safe: the file
-        had its name when they were written (an unlink queues its event a moment after
-        the file loses its name, so a line's mark is kept for two looks, not one)."""
+        look before last. The others' lines older than the last look are safe: the file had its
+        name when they were written (an unlink queues its event a moment after the file
+        loses its name, so a line is kept for two looks, not one)."""
         older, kept = self._older, self._kept
         self._older, self._kept = kept, {}
         watch = self._watch
@@ -741,7 +741,7 @@ class TranscriptFlusher:
         """The last looks; from here on every writer looks itself after each line."""
         try:
             self.look()
-            self.look()  # the marks of the last pass, kept for two looks
+            self.look()  # the lines of the last pass, kept for two looks
         finally:
             watch, self._watch = self._watch, None
             refs = list(self._watched.values())

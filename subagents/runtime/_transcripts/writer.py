@@ -35,9 +35,8 @@ as on a virtual clock (made at the end of the pass, the agent would have made
 a model call before it stopped).
 
 The writer is synchronous on purpose: a line is one small ``write`` (and one
-``fstat`` that notices a deleted file, or, with the flusher running, the line's
-place kept until its next looks at the file's folder, to read the line back from
-the file should it be gone: its "Deleted files"), which costs
+``fstat`` that notices a deleted file, or, with the flusher running, a line kept
+until its next look at the file's folder: its "Deleted files"), which costs
 less than a trip to a worker thread, and a synchronous call can still write the
 result while the agent's scope is being cancelled, where an ``await`` could not.
 

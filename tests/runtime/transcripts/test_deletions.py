@@ -1,13 +1,12 @@
 """Deleted transcript files, noticed by the flusher's watch on their folder (issue 17).
 
 With the flusher running, a writer's lines cost no ``fstat`` each: the flusher
-watches the folder (inotify) and looks once a pass, and keeps for two looks
-where each writer's lines since its last look began. These tests delete, move
-and replace real files under a running flusher, and check that no line is lost
-that the writer's own ``fstat`` after each line would have kept: lines written
-to a file already deleted are read back from it and go back to memory, then
-into the file made again at close (with the lines before them since the mark
-the flusher still kept: they were in the deleted file too).
+watches the folder (inotify) and looks once a pass, and keeps each line for two
+looks. These tests delete, move and replace real files under a running flusher,
+and check that no line is lost that the writer's own ``fstat`` after each line
+would have kept: lines written to a file already deleted go back to memory and
+into the file made again at close (with the lines before them that it still
+kept: they were in the deleted file too).
 """
 
 from __future__ import annotations
