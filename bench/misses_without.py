@@ -10,11 +10,9 @@ divided by the difference in agents. The parts:
 
 - ``progress_facts``: the five facts a turn tells its agent's progress row
   (``ProgressFeed``: turn started, usage, tool started, tool ended, turn completed);
-- ``log_sink``: the session log's lines (``_Sink.emit``: the line is neither
-  finished nor written).
-
-The lines the transcript flusher kept for a deleted file were a third part,
-until it kept their place in the file instead (twenty-second round).
+- ``kept_lines``: the lines the transcript flusher keeps for two looks, so that a
+  deleted file's lines can go back to memory (``TranscriptFlusher.keep`` keeps
+  nothing, and says it does).
 
     python bench/misses_without.py                          # every part, 200 and 400 agents
     python bench/misses_without.py --part progress_facts --quick
@@ -32,6 +30,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -39,7 +38,7 @@ import bench_instructions  # the workload and its child's plumbing, beside this 
 import bench_misses  # cachegrind's settings and its summary
 
 #: The parts that can be switched off: for each, the module, the class and its methods
-#: that become no-ops (and what each returns instead).
+#: that become no-ops (what each returns instead).
 PARTS: Mapping[str, tuple[str, str, Mapping[str, object]]] = {
     "progress_facts": (
         "subagents.runtime._progress.facts",
@@ -48,19 +47,14 @@ PARTS: Mapping[str, tuple[str, str, Mapping[str, object]]] = {
             ("turn_started", "usage", "tool_started", "tool_ended", "turn_completed"), None
         ),
     ),
-    "log_sink": ("subagents.runtime._logging", "_Sink", {"emit": None}),
+    "kept_lines": (
+        "subagents.runtime._transcripts.flusher",
+        "TranscriptFlusher",
+        {"keep": "running"},  # says it keeps the line while it runs, as keep does
+    ),
 }
 #: The path every variant runs.
 PATH = "subagents"
-
-
-def _returning(value: object) -> Callable[..., object]:
-    """A method that does nothing and returns ``value``."""
-
-    def no_op(self: object, *args: object, **kwargs: object) -> object:
-        return value
-
-    return no_op
 
 
 def switch_off(part: str, setattr_: Callable[[object, str, object], None] = setattr) -> None:
@@ -72,7 +66,17 @@ def switch_off(part: str, setattr_: Callable[[object, str, object], None] = seta
     for name, returns in methods.items():
         if not callable(getattr(owner, name, None)):
             raise ValueError(f"{class_name}.{name} is gone: update PARTS[{part!r}]")
-        setattr_(owner, name, _returning(returns))
+        if returns == "running":
+
+            def no_op(self: Any, *args: object, **kwargs: object) -> object:
+                return self._running
+
+        else:
+
+            def no_op(self: Any, *args: object, **kwargs: object) -> object:
+                return None
+
+        setattr_(owner, name, no_op)
 
 
 def child(part: str, agents: int) -> None:

@@ -24,7 +24,7 @@ def module() -> ModuleType:
     return load_bench_script("misses_without.py", "_subagents_misses_without")
 
 
-@pytest.mark.parametrize("part", ["progress_facts", "log_sink"])
+@pytest.mark.parametrize("part", ["progress_facts", "kept_lines"])
 def test_each_part_is_switched_off_and_the_agents_still_finish(
     module: ModuleType, part: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -59,7 +59,7 @@ def test_a_count_runs_this_scripts_child_under_cachegrind(module: ModuleType) ->
         assert options["env"]["PYTHONHASHSEED"] == "0"
         return subprocess.CompletedProcess(command, 0, "", REPORT)
 
-    counts = module.count("log_sink", 7, valgrind="/opt/valgrind", runner=runner)
+    counts = module.count("kept_lines", 7, valgrind="/opt/valgrind", runner=runner)
     assert counts.last_level_misses == 846_564
     (command,) = seen
     assert command[:4] == [
@@ -69,11 +69,11 @@ def test_a_count_runs_this_scripts_child_under_cachegrind(module: ModuleType) ->
         "--LL=524288,8,64",
     ]
     script = str(Path(module.__file__).resolve())
-    assert command[5:] == [sys.executable, script, "--child", "log_sink", "7"]
+    assert command[5:] == [sys.executable, script, "--child", "kept_lines", "7"]
 
 
 def test_each_parts_share_is_its_difference_with_everything_on(module: ModuleType) -> None:
-    per_agent = {"none": (2_800_000, 9_000), "log_sink": (2_780_000, 8_400)}
+    per_agent = {"none": (2_800_000, 9_000), "kept_lines": (2_780_000, 8_400)}
 
     def counter(part: str, agents: int) -> Any:
         instructions, misses = per_agent[part]
@@ -84,10 +84,10 @@ def test_each_parts_share_is_its_difference_with_everything_on(module: ModuleTyp
             last_level_misses=700_000 + misses * agents,
         )
 
-    results = module.measure(["log_sink"], 20, 60, counter=counter, jobs=1)
-    assert results["log_sink"]["last_level_misses"] == 8_400
+    results = module.measure(["kept_lines"], 20, 60, counter=counter, jobs=1)
+    assert results["kept_lines"]["last_level_misses"] == 8_400
     table = module.table(results)
     assert "| everything on | 2.800M | 9,000 |  |  |" in table
-    assert "| without log_sink | 2.780M | 8,400 | 20k (0.7%) | 600 (6.7%) |" in table
+    assert "| without kept_lines | 2.780M | 8,400 | 20k (0.7%) | 600 (6.7%) |" in table
     with pytest.raises(ValueError, match="0 < small < large"):
-        module.measure(["log_sink"], 60, 20, counter=counter)
+        module.measure(["kept_lines"], 60, 20, counter=counter)

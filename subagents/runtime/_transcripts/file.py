@@ -78,9 +78,8 @@ def _private(path: str, flags: int) -> int:
 
 
 def open_append(path: str | os.PathLike[str]) -> TranscriptFile:
-    """The default opener: ``path`` unbuffered, in append mode, created private to its owner;
-    readable too, so that lines written to it after it was deleted can be read back."""
-    return open(path, "a+b", buffering=0, opener=_private)
+    """The default opener: ``path`` unbuffered, in append mode, created private to its owner."""
+    return open(path, "ab", buffering=0, opener=_private)
 
 
 def in_folder(path: str | os.PathLike[str], make: Callable[[], T]) -> T:

@@ -54,16 +54,12 @@ own looks (``fstat``) after each line. While the flusher runs, a writer whose
 file it watches (:meth:`TranscriptFlusher.watch`, a
 :class:`~subagents.runtime._transcripts.deletions.DeletionWatch` on its folder,
 taken only while the file's path still names it) hands it each line instead
-(:meth:`TranscriptFlusher.keep`): not the line, which the file holds, but where
-in the writer's file the lines since its last look began (a count of the
-bytes the writer wrote to it). The task looks once a pass, after the lines
-held back, and keeps each mark for two looks (an unlink queues its event a
+(:meth:`TranscriptFlusher.keep`); the task looks once a pass, after the lines
+held back, and keeps each line for two looks (an unlink queues its event a
 moment after the file loses its name). A writer whose file an event names looks
-at it then, from the mark the flusher still keeps (``Watched.recheck``): gone,
-its lines since the mark are read back from the file, still open and readable,
-and go back to memory; the file stays open until the writer closes (an
-``fsync`` may be waiting for it). Keeping the lines themselves cost 6.6% of an
-agent's cache misses (bench/README.md, twenty-second round).
+at it then, with the lines the flusher still keeps (``Watched.recheck``): gone,
+they go back to memory, and the file stays open until the writer closes (an
+``fsync`` may be waiting for it).
 """
 
 from __future__ import annotations
@@ -140,15 +136,14 @@ class Openable(Protocol):
 class Watched(Protocol):
     """A writer whose file the flusher watches for deletion.
 
-    ``recheck`` is told that its file may have lost its name, with the mark of the
-    lines it wrote since the look before last (the bytes it had written to the file
-    before them; ``None``: none): it looks at the file itself, and no longer hands
-    the flusher its marks.
+    ``recheck`` is told that its file may have lost its name, with the lines it
+    wrote since the flusher last looked (kind and line, in turn; ``None``: none):
+    it looks at the file itself, and no longer hands the flusher its lines.
     ``unwatched`` is told that the flusher stops: its lines so far are safe, and
     it looks itself after the next ones.
     """
 
-    def recheck(self, since: int | None, /) -> None: ...
+    def recheck(self, kept: list[object] | None, /) -> None: ...
     def unwatched(self) -> None: ...
 
 
@@ -160,8 +155,8 @@ class Flusher(Protocol):
     def claim_open(self, writer: Openable, /) -> None: ...
     def opened(self, writer: Openable, /) -> Awaitable[None]: ...
     def watch(self, writer: Watched, name: str, fd: int, /) -> bool: ...
-    def keep(self, writer: Watched, mark: int, /) -> bool: ...
-    def take(self, writer: Watched, name: str, /) -> int | None: ...
+    def keep(self, writer: Watched, kind: int, line: bytes, /) -> bool: ...
+    def take(self, writer: Watched, name: str, /) -> list[object] | None: ...
 
 
 @final
@@ -221,12 +216,13 @@ class TranscriptFlusher:
         self._claimed: set[Openable] = set()
         # Deleted files (see the module's "Deleted files"): the watch while the task runs,
         # the writers it watches by (folder, name) (weakly: a writer dropped unclosed
-        # still closes its file), and the mark of the first line each wrote since the
-        # last look, and before it (one int a writer that wrote).
+        # still closes its file), and the lines each wrote since the last look and
+        # before it (kind and chunk, in turn; not bounded by a count: they are the
+        # lines of two passes, or of two fsync round trips, and already in memory).
         self._watch: DeletionWatch | None = None
         self._watched: dict[tuple[str, str], weakref.ref[Watched]] = {}
-        self._kept: dict[Watched, int] = {}
-        self._older: dict[Watched, int] = {}
+        self._kept: dict[Watched, list[object]] = {}
+        self._older: dict[Watched, list[object]] = {}
         self._running = False
         # Whether the task waits for fsync calls now (a flush asked for waits with them).
         self._syncing = False
@@ -279,33 +275,35 @@ class TranscriptFlusher:
         self._watched[key] = weakref.ref(writer)
         return True
 
-    def keep(self, writer: Watched, mark: int, /) -> bool:
-        """``writer`` just wrote a line to its file, which held ``mark`` bytes of its
-        before: keep the first such mark since the last look until two looks for deleted
-        files have gone by; ``False``: look yourself now (the flusher is not running)."""
+    def keep(self, writer: Watched, kind: int, line: bytes, /) -> bool:
+        """Keep ``line`` (of ``kind``), just written by ``writer``, until two looks for
+        deleted files have gone by; ``False``: look yourself now (the flusher is not
+        running)."""
         if not self._running:
             return False
-        kept = self._kept
-        if writer not in kept:
-            if not kept and not self._pending and not self._syncs:  # _idle(), inline
+        kept = self._kept.get(writer)
+        if kept is None:
+            if not self._kept and not self._pending and not self._syncs:  # _idle(), inline
                 self._lot.unpark()
-            kept[writer] = mark
+            self._kept[writer] = [kind, line]
+        else:
+            kept += (kind, line)
         return True
 
-    def take(self, writer: Watched, name: str, /) -> int | None:
-        """The mark of the oldest line ``writer`` (of the file ``name``) wrote that the
-        flusher still keeps, which it keeps no more; its file is watched no more (the
-        writer closes it, or lost it)."""
+    def take(self, writer: Watched, name: str, /) -> list[object] | None:
+        """The lines ``writer`` (of the file ``name``) wrote that the flusher still keeps,
+        oldest first, which it keeps no more; its file is watched no more (the writer
+        closes it, or lost it)."""
         key = os.path.split(name)
         ref = self._watched.get(key)
         if ref is not None and ref() is writer:
             del self._watched[key]
-        return _oldest(self._older.pop(writer, None), self._kept.pop(writer, None))
+        return _joined(self._older.pop(writer, None), self._kept.pop(writer, None))
 
     def look(self) -> None:
         """Read what happened to the watched folders since the last look: each writer whose
-        file an event names rechecks it, from the mark of the lines it wrote since the
-        look before last. The others' lines older than the last look are safe: the file had its
+        file an event names rechecks it, with the lines it wrote since the look before
+        last. The others' lines older than the last look are safe: the file had its
         name when they were written (an unlink queues its event a moment after the file
         loses its name, so a line is kept for two looks, not one)."""
         older, kept = self._older, self._kept
@@ -327,9 +325,9 @@ class TranscriptFlusher:
             writer = self._watched.pop(key)()
             if writer is None:
                 continue
-            since = _oldest(older.pop(writer, None), kept.pop(writer, None))
+            lines = _joined(older.pop(writer, None), kept.pop(writer, None))
             try:  # one writer's callback does not cost the others their look
-                writer.recheck(since)
+                writer.recheck(lines)
             except Exception as exc:
                 failed = failed or exc
         if failed is not None:
@@ -776,10 +774,13 @@ class TranscriptFlusher:
         self._wind_down()
 
 
-def _oldest(older: int | None, newer: int | None) -> int | None:
-    """The mark of a writer's oldest line still kept: the look before last's, else the
-    last look's (``None``: neither kept one)."""
-    return newer if older is None else older
+def _joined(first: list[object] | None, second: list[object] | None) -> list[object] | None:
+    """Two lists of kept lines as one, oldest first (``None``: neither has any)."""
+    if first is None:
+        return second
+    if second is not None:
+        first += second
+    return first
 
 
 def _virtual_clock() -> bool:

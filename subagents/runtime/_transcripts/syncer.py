@@ -98,7 +98,7 @@ def sync(fd):
 
 def make(path):
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         return -1, exc.errno or 5
     try:

@@ -131,26 +131,25 @@ def _completes_turn(message: Message) -> bool:
     return ToolResultBlock in map(type, message.content)
 
 
-#: How every meta line and every result line begins (msgspec writes a tagged struct's
-#: tag first).
+#: How every meta line begins (msgspec writes a tagged struct's tag first).
 _META_PREFIX: Final = b'{"record":"meta"'
-_RESULT_PREFIX: Final = b'{"record":"result"'
 
 
-def _lines_read_back(data: bytes) -> list[tuple[int, bytes]]:
-    """Whole lines read back from a lost file, each with its kind by how it begins: meta,
-    result, or message (any other record). A full buffer drops message lines first."""
-    return [
-        (
-            _META
-            if piece.startswith(_META_PREFIX)
-            else _RESULT
-            if piece.startswith(_RESULT_PREFIX)
-            else _MESSAGE,
-            piece + b"\n",
+def _lines_of(kept: list[object]) -> list[tuple[int, bytes]]:
+    """Kept chunks (kind and chunk, in turn) as lines, each with its kind: a meta line
+    is one wherever it was (a new file's first lines are written as one message
+    chunk), and the other lines of a chunk of several (a turn's call with its
+    results) are message lines. A full buffer drops message lines first."""
+    lines: list[tuple[int, bytes]] = []
+    for index in range(0, len(kept), 2):
+        kind: int = kept[index]  # type: ignore[assignment]
+        chunk: bytes = kept[index + 1]  # type: ignore[assignment]
+        pieces = chunk.split(b"\n")[:-1]  # every line ends with one
+        alone = kind if len(pieces) == 1 else _MESSAGE
+        lines.extend(
+            (_META if piece.startswith(_META_PREFIX) else alone, piece + b"\n") for piece in pieces
         )
-        for piece in data.split(b"\n")[:-1]  # every line ends with one
-    ]
+    return lines
 
 
 # -- the writer ----------------------------------------------------------------------
@@ -198,7 +197,6 @@ class TranscriptWriter:
     __slots__ = (
         "__weakref__",  # the flusher watches writers weakly
         "_buffer",
-        "_bytes",
         "_closed",
         "_dropped",
         "_early",
@@ -221,7 +219,6 @@ class TranscriptWriter:
         "_policy",
         "_runs",
         "_synced",
-        "_torn",
         "_unsettled",
         "_unsynced",
         "_watched",
@@ -276,10 +273,6 @@ class TranscriptWriter:
         # and the file it found deleted, open until the close (an fsync may wait for it).
         self._watched = False
         self._lost: TranscriptFile | None = None
-        # The bytes of the current file's lines written whole, and of a write that failed
-        # part way (its end): where a lost file's lines are read back from (recheck).
-        self._bytes = 0
-        self._torn = 0
         self._file: TranscriptFile | None = None
         # Lines held in memory after a disk error; made at the first one (a deque is 760 bytes).
         self._buffer: collections.deque[tuple[int, bytes]] | None = None
@@ -711,23 +704,10 @@ class TranscriptWriter:
         return file
 
     def _put(self, file: TranscriptFile, kind: int, line: bytes) -> None:
-        self._torn = 0
-        data = line
-        while data:  # write_all, counting what went to the file should a write fail
-            written = file.write(data)
-            if not written:
-                raise OSError(errno.EIO, "the transcript file accepted no bytes")
-            self._torn += written
-            if written == len(data):
-                break
-            data = data[written:]
-        self._torn = 0
-        mark = self._bytes
-        self._bytes = mark + len(line)
+        write_all(file, line)
         fd = file.fileno()
-        # Watched: the flusher looks at the folder once a pass, and keeps where the lines
-        # since its last look began until then (the file holds them: read back if lost).
-        watched = self._watched and self._flusher.keep(self, mark)  # type: ignore[union-attr]
+        # Watched: the flusher looks at the folder once a pass, and keeps the line until then.
+        watched = self._watched and self._flusher.keep(self, kind, line)  # type: ignore[union-attr]
         if not watched and os.fstat(fd).st_nlink == 0:
             raise FileNotFoundError(
                 errno.ENOENT, "the transcript file was deleted", str(self._path)
@@ -740,7 +720,6 @@ class TranscriptWriter:
         :mod:`~subagents.runtime._transcripts.flusher`): only a real file made by the
         default opener, under the ``"memory"`` policy (``"stop"`` raises at the line)."""
         flusher = self._flusher
-        self._bytes = self._torn = 0
         self._watched = (
             flusher is not None
             and self._policy == "memory"
@@ -749,27 +728,26 @@ class TranscriptWriter:
         )
 
     def _look_now(self, *, report: bool = True) -> None:
-        """The file is about to close (or was lost): the lines the flusher still keeps a
-        mark of, if any, are looked at now, and it watches the file no more."""
+        """The file is about to close (or was lost): the lines the flusher still keeps,
+        if any, are looked at now, and it watches the file no more."""
         if not self._watched:
             return
-        since = self._flusher.take(self, self._name)  # type: ignore[union-attr]
+        kept = self._flusher.take(self, self._name)  # type: ignore[union-attr]
         self._watched = False
-        if since is not None:
-            self.recheck(since, report=report)
+        if kept:
+            self.recheck(kept, report=report)
 
     def unwatched(self) -> None:
         """The flusher stopped watching (it stops): look after each line from here on."""
         self._watched = False
 
-    def recheck(self, since: int | None, /, *, report: bool = True) -> None:
+    def recheck(self, kept: list[object] | None, /, *, report: bool = True) -> None:
         """The flusher no longer watches the file, which may have lost its name: look at it
-        (``fstat``) now, and after every line from here on. ``since`` is the mark the
-        flusher still kept (the bytes of the file written before the oldest line it has
-        not seen safe): if the file is gone, the lines from there are read back from it
-        (still open, and readable) and go back to memory, before any line held there,
-        with the error reported (unless ``report`` is false: the caller reports its
-        own), as if a look had followed each line.
+        (``fstat``) now, and after every line from here on. ``kept`` are the lines it
+        still kept (kind and chunk, in turn, oldest first; a chunk is the lines of one
+        ``write``): if the file is gone they go back to memory, before any line held
+        there, with the error reported (unless ``report`` is false: the caller reports
+        its own), as if a look had followed each line.
 
         The file is kept open until the writer closes: an ``fsync`` of a result may be
         waiting for its descriptor in the flusher.
@@ -779,19 +757,19 @@ class TranscriptWriter:
         if file is None:
             return
         try:
-            stat: os.stat_result | None = os.fstat(file.fileno())
+            gone = os.fstat(file.fileno()).st_nlink == 0
         except OSError:
-            stat = None
-        if stat is not None and stat.st_nlink != 0:
+            gone = True
+        if not gone:
             return
-        lines = [] if since is None else self._read_back(file, stat, since)
         self._file = None
         if self._lost is None:
             self._lost = file
         else:  # a file made again and lost again: the first one's fsync is long done
             with contextlib.suppress(OSError):
                 file.close()
-        if lines:
+        if kept:
+            lines = _lines_of(kept)
             self._hold_first(lines)
             self._written -= len(lines)
         if not report:
@@ -804,33 +782,6 @@ class TranscriptWriter:
         self._error = error
         if self._on_report is not None:
             self._on_report(error)
-
-    def _read_back(
-        self, file: TranscriptFile, stat: os.stat_result | None, since: int
-    ) -> list[tuple[int, bytes]]:
-        """The whole lines written to the lost ``file`` from mark ``since`` on, read back
-        from its end (this writer is its only one: it holds its lock), with their kinds;
-        none when they cannot be read (a file not open for reading: lost then, as a
-        line written to a deleted file always was)."""
-        size = self._bytes - since
-        if size <= 0 or stat is None:
-            return []
-        start = stat.st_size - self._torn - size
-        chunks: list[bytes] = []
-        got = 0
-        try:
-            while got < size:
-                chunk = os.pread(file.fileno(), size - got, start + got)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                got += len(chunk)
-        except OSError:
-            return []
-        data = b"".join(chunks)
-        if len(data) != size or not data.endswith(b"\n"):
-            return []
-        return _lines_read_back(data)
 
     def _hold_first(self, lines: list[tuple[int, bytes]]) -> None:
         """Hold ``lines`` in memory before those held there already (they are older)."""

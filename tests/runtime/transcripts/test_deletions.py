@@ -41,10 +41,9 @@ from subagents.runtime._exceptions import TranscriptWriteError
 from subagents.runtime._transcripts import deletions
 from subagents.runtime._transcripts import flusher as flusher_module
 from subagents.runtime._transcripts.deletions import DeletionWatch, open_watch
-from subagents.runtime._transcripts.file import DescriptorFile
 from subagents.runtime._transcripts.flusher import TranscriptFlusher
 from subagents.runtime._transcripts.records import MetaRecord
-from subagents.runtime._transcripts.syncer import SyncHelper, helper_available
+from subagents.runtime._transcripts.syncer import SyncHelper
 from subagents.runtime._transcripts.writer import TranscriptWriter
 
 pytestmark = pytest.mark.skipif(
@@ -139,82 +138,6 @@ async def test_lines_written_after_a_deletion_in_the_same_pass_are_kept(tmp_path
     assert load_transcript(path).meta.nickname == "Ada"
     assert path.read_text().count('"record":"meta"') == 1
     assert writer.statistics().lines_written == 5
-
-
-class _Tearing:
-    """A transcript file whose next write goes part way (``torn`` bytes) and then fails,
-    as on a disk that fills up in the middle of a line."""
-
-    def __init__(self, real: object, torn: int) -> None:
-        self.real, self.torn, self.tearing = real, torn, False
-
-    def write(self, data: bytes, /) -> int:
-        if self.tearing:
-            self.tearing = False
-            return os.write(self.fileno(), data[: self.torn])
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-    def arm(self) -> None:
-        self.tearing = True
-
-    def fileno(self) -> int:
-        return self.real.fileno()  # type: ignore[attr-defined,no-any-return]
-
-    def close(self) -> None:
-        self.real.close()  # type: ignore[attr-defined]
-
-
-async def test_lines_read_back_from_a_deleted_file_stop_before_a_torn_write(
-    tmp_path: Path,
-) -> None:
-    # The flusher keeps no line, only where the lines since its look before last began:
-    # a lost file's lines are read back from it. A write that failed part way left its
-    # first bytes at the file's end; they are not read back as lines (the line is held
-    # in memory whole by the failed write's own error), and nothing is lost or doubled.
-    path = tmp_path / "a1.jsonl"
-    reports: list[TranscriptWriteError] = []
-    async with running() as flusher:
-        writer = await watched_writer(flusher, path, reports)
-        writer.append_message(say(0))
-        path.unlink()
-        writer.append_message(say(1))
-        tearing = _Tearing(writer._file, torn=10)
-        writer._file = tearing  # type: ignore[assignment]
-        tearing.arm()
-        writer.append_message(say(2))  # 10 bytes reach the deleted file, then ENOSPC
-        assert [r.errno for r in reports] == [errno.ENOSPC]
-        assert [line.count(b"\n") for line in writer.buffered()] == [1, 1, 1, 1]
-        writer.close()  # the folder is there: the file is made again, its lines in it
-    assert texts(path) == ["message 0", "message 1", "message 2"]
-    assert path.read_text().count('"record":"meta"') == 1
-
-
-@pytest.mark.skipif(not helper_available(), reason="no file helper on this platform")
-async def test_lines_are_read_back_from_a_deleted_file_the_helper_made(tmp_path: Path) -> None:
-    # The helper process makes the files of a running runtime, and hands their descriptors
-    # over open for reading too: a deleted one's lines can be read back from it.
-    path = tmp_path / "a1.jsonl"
-    reports: list[TranscriptWriteError] = []
-    flusher = TranscriptFlusher()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(flusher.run)
-        first = TranscriptWriter(tmp_path / "a0.jsonl", META, flusher=flusher)
-        await flusher.opened(first)
-        assert await flusher.helper_up()
-        writer = TranscriptWriter(path, META, flusher=flusher, on_report=reports.append)
-        await flusher.opened(writer)
-        assert isinstance(writer._file, DescriptorFile)  # the helper's descriptor
-        await a_pass()
-        writer.append_message(say(0))
-        path.unlink()
-        writer.append_message(say(1))
-        await a_pass()
-        assert [r.errno for r in reports] == [errno.ENOENT]
-        assert len(writer.buffered()) == 3  # the meta line (kept for two looks), 0 and 1
-        writer.close()
-        first.close()
-        flusher.stop()
-    assert texts(path) == ["message 0", "message 1"]
 
 
 async def test_a_deletion_between_lines_is_noticed_at_the_next_lines_look(
