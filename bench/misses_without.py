@@ -12,7 +12,12 @@ divided by the difference in agents. The parts:
   (``ProgressFeed``: turn started, usage, tool started, tool ended, turn completed);
 - ``kept_lines``: the lines the transcript flusher keeps for two looks, so that a
   deleted file's lines can go back to memory (``TranscriptFlusher.keep`` keeps
-  nothing, and says it does).
+  nothing, and says it does);
+- ``log_sink``: the session log's lines (``_Sink.emit``: the line is neither
+  finished nor written).
+
+A count moves by a few hundred misses an agent from one run to the next (the
+helper process's timing): repeat it (``--repeat``) before reading a part's share.
 
     python bench/misses_without.py                          # every part, 200 and 400 agents
     python bench/misses_without.py --part progress_facts --quick
@@ -30,7 +35,6 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -38,7 +42,7 @@ import bench_instructions  # the workload and its child's plumbing, beside this 
 import bench_misses  # cachegrind's settings and its summary
 
 #: The parts that can be switched off: for each, the module, the class and its methods
-#: that become no-ops (what each returns instead).
+#: that become no-ops (and what each returns instead).
 PARTS: Mapping[str, tuple[str, str, Mapping[str, object]]] = {
     "progress_facts": (
         "subagents.runtime._progress.facts",
@@ -50,11 +54,21 @@ PARTS: Mapping[str, tuple[str, str, Mapping[str, object]]] = {
     "kept_lines": (
         "subagents.runtime._transcripts.flusher",
         "TranscriptFlusher",
-        {"keep": "running"},  # says it keeps the line while it runs, as keep does
+        {"keep": True},  # says it keeps the line (the flusher runs for the whole count)
     ),
+    "log_sink": ("subagents.runtime._logging", "_Sink", {"emit": None}),
 }
 #: The path every variant runs.
 PATH = "subagents"
+
+
+def _returning(value: object) -> Callable[..., object]:
+    """A method that does nothing and returns ``value``."""
+
+    def no_op(self: object, *args: object, **kwargs: object) -> object:
+        return value
+
+    return no_op
 
 
 def switch_off(part: str, setattr_: Callable[[object, str, object], None] = setattr) -> None:
@@ -66,17 +80,7 @@ def switch_off(part: str, setattr_: Callable[[object, str, object], None] = seta
     for name, returns in methods.items():
         if not callable(getattr(owner, name, None)):
             raise ValueError(f"{class_name}.{name} is gone: update PARTS[{part!r}]")
-        if returns == "running":
-
-            def no_op(self: Any, *args: object, **kwargs: object) -> object:
-                return self._running
-
-        else:
-
-            def no_op(self: Any, *args: object, **kwargs: object) -> object:
-                return None
-
-        setattr_(owner, name, no_op)
+        setattr_(owner, name, _returning(returns))
 
 
 def child(part: str, agents: int) -> None:
@@ -130,46 +134,68 @@ def measure(
     small: int,
     large: int,
     *,
+    repeat: int = 1,
     jobs: int = 2,
     counter: Callable[[str, int], bench_misses.Counts] = count,
-) -> dict[str, dict[str, float]]:
-    """Per agent, for the path with everything on (``none``) and with each of ``parts`` off."""
+) -> dict[str, list[dict[str, float]]]:
+    """Per agent, ``repeat`` times, for the path with everything on (``none``) and with each
+    of ``parts`` off."""
     if not 0 < small < large:
         raise ValueError(f"the sizes must be 0 < small < large (got {small} and {large})")
-    runs = [(part, n) for part in ("none", *parts) for n in (small, large)]
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1 (got {repeat})")
+    variants = ("none", *parts)
+    runs = [(part, n, r) for r in range(repeat) for part in variants for n in (small, large)]
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        counts = dict(zip(runs, pool.map(lambda run: counter(*run), runs), strict=True))
+        counts = dict(zip(runs, pool.map(lambda run: counter(run[0], run[1]), runs), strict=True))
     return {
-        part: {
-            name: value / (large - small)
-            for name, value in counts[part, large].minus(counts[part, small]).items()
-        }
-        for part in ("none", *parts)
+        part: [
+            {
+                name: value / (large - small)
+                for name, value in counts[part, large, r].minus(counts[part, small, r]).items()
+            }
+            for r in range(repeat)
+        ]
+        for part in variants
     }
 
 
-def table(results: Mapping[str, Mapping[str, float]]) -> str:
-    """The Markdown table: each variant's instructions and L2 misses an agent, and what the
-    part switched off cost (the difference with everything on)."""
+def _mean(runs: Sequence[Mapping[str, float]], name: str) -> float:
+    return sum(run[name] for run in runs) / len(runs)
+
+
+def table(results: Mapping[str, Sequence[Mapping[str, float]]]) -> str:
+    """The Markdown table: each variant's instructions and L2 misses an agent (the mean of
+    its counts, and their range when there are several), and what the part switched off
+    cost (the difference of the means with everything on)."""
     base = results["none"]
+    base_instructions = _mean(base, "instructions")
+    base_misses = _mean(base, "last_level_misses")
     lines = [
         "| variant | instructions an agent | L2 misses an agent | the part's instructions "
         "| the part's misses |",
         "|---|---:|---:|---:|---:|",
     ]
-    for part, counts in results.items():
+    for part, runs in results.items():
+        instructions = _mean(runs, "instructions")
+        misses = _mean(runs, "last_level_misses")
+        spread = ""
+        if len(runs) > 1:
+            low = min(run["last_level_misses"] for run in runs)
+            high = max(run["last_level_misses"] for run in runs)
+            spread = f" ({low:,.0f} to {high:,.0f})"
         cells = [
             "everything on" if part == "none" else f"without {part}",
-            f"{counts['instructions'] / 1e6:.3f}M",
-            f"{counts['last_level_misses']:,.0f}",
+            f"{instructions / 1e6:.3f}M",
+            f"{misses:,.0f}{spread}",
             "",
             "",
         ]
         if part != "none":
-            instructions = base["instructions"] - counts["instructions"]
-            misses = base["last_level_misses"] - counts["last_level_misses"]
-            cells[3] = f"{instructions / 1e3:,.0f}k ({instructions / base['instructions']:.1%})"
-            cells[4] = f"{misses:,.0f} ({misses / base['last_level_misses']:.1%})"
+            saved = base_instructions - instructions
+            missed = base_misses - misses
+            cells[3] = f"{saved / 1e3:,.0f}k ({saved / base_instructions:.1%})"
+            cells[4] = f"{missed:,.0f} ({missed / base_misses:.1%})"
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -179,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     bench_instructions.add_size_arguments(parser)
     parser.add_argument(
         "--part", action="append", choices=list(PARTS), help="a part to switch off (repeatable)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="counts of each variant (default 1; a count moves)"
     )
     parser.add_argument("--jobs", type=int, default=2, help="children at a time (default 2)")
     parser.add_argument("--json", type=Path, help="write the counts here")
@@ -191,12 +220,12 @@ def main(argv: list[str] | None = None) -> int:
     parts = args.part or list(PARTS)
     print(
         f"cache misses per agent of {PATH} with each of {', '.join(parts)} off, "
-        f"at {small} and {large} agents ...",
+        f"at {small} and {large} agents, {args.repeat} count(s) each ...",
         file=sys.stderr,
         flush=True,
     )
     try:
-        results = measure(parts, small, large, jobs=args.jobs)
+        results = measure(parts, small, large, repeat=args.repeat, jobs=args.jobs)
     except bench_instructions.CountError as exc:
         print(f"misses_without: {exc}", file=sys.stderr)
         return 1
