@@ -147,12 +147,33 @@ def count(
 ) -> Counts:
     """The counts of a child running ``agents`` agents of ``turns`` turns on ``path`` under
     cachegrind, its last level ``last_level`` bytes of ``ways`` ways."""
+    script = Path(bench_instructions.__file__)
+    child = bench_instructions.child_command(script, path, agents, turns)
+    if collector:
+        child.append("--collector")
+    return under_cachegrind(
+        child, path, agents, last_level=last_level, ways=ways, valgrind=valgrind, runner=runner
+    )
+
+
+def under_cachegrind(
+    child: list[str],
+    label: str,
+    agents: int,
+    *,
+    last_level: int = LAST_LEVEL,
+    ways: int = LAST_LEVEL_WAYS,
+    valgrind: str | None = None,
+    runner: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
+) -> Counts:
+    """The counts of the ``child`` command (``label``, of ``agents`` agents) under cachegrind,
+    its last level ``last_level`` bytes of ``ways`` ways (this script's and
+    ``misses_without.py``'s children)."""
     valgrind = valgrind or shutil.which("valgrind")
     if valgrind is None:
         raise bench_instructions.CountError(
             f"valgrind is not on PATH: {bench_instructions.INSTALL}."
         )
-    script = Path(bench_instructions.__file__)
     with tempfile.TemporaryDirectory(prefix="subagents-misses-") as folder:
         command = [
             valgrind,
@@ -160,12 +181,10 @@ def count(
             "--cache-sim=yes",
             f"--LL={last_level},{ways},{LINE}",
             f"--cachegrind-out-file={Path(folder) / 'cachegrind.out'}",
-            *bench_instructions.child_command(script, path, agents, turns),
+            *child,
         ]
-        if collector:
-            command.append("--collector")
         report = bench_instructions.run_child(
-            command, path, agents, "cachegrind", CHILD_TIMEOUT, runner
+            command, label, agents, "cachegrind", CHILD_TIMEOUT, runner
         )
     return summary(report)
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -100,33 +99,10 @@ def count(
     runner: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
 ) -> bench_misses.Counts:
     """The counts of a child of ``agents`` agents with ``part`` off, under cachegrind."""
-    valgrind = valgrind or shutil.which("valgrind")
-    if valgrind is None:
-        raise bench_instructions.CountError(
-            f"valgrind is not on PATH: {bench_instructions.INSTALL}."
-        )
-    with tempfile.TemporaryDirectory(prefix="subagents-misses-without-") as folder:
-        command = [
-            valgrind,
-            "--tool=cachegrind",
-            "--cache-sim=yes",
-            f"--LL={bench_misses.LAST_LEVEL},{bench_misses.LAST_LEVEL_WAYS},{bench_misses.LINE}",
-            f"--cachegrind-out-file={Path(folder) / 'cachegrind.out'}",
-            sys.executable,
-            str(Path(__file__).resolve()),
-            "--child",
-            part,
-            str(agents),
-        ]
-        report = bench_instructions.run_child(
-            command,
-            f"{PATH} without {part}",
-            agents,
-            "cachegrind",
-            bench_misses.CHILD_TIMEOUT,
-            runner,
-        )
-    return bench_misses.summary(report)
+    child = [sys.executable, str(Path(__file__).resolve()), "--child", part, str(agents)]
+    return bench_misses.under_cachegrind(
+        child, f"{PATH} without {part}", agents, valgrind=valgrind, runner=runner
+    )
 
 
 def measure(
