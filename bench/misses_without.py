@@ -99,9 +99,9 @@ def count(
     runner: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
 ) -> bench_misses.Counts:
     """The counts of a child of ``agents`` agents with ``part`` off, under cachegrind."""
-    child = [sys.executable, str(Path(__file__).resolve()), "--child", part, str(agents)]
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", part, str(agents)]
     return bench_misses.under_cachegrind(
-        child, f"{PATH} without {part}", agents, valgrind=valgrind, runner=runner
+        command, f"{PATH} without {part}", agents, valgrind=valgrind, runner=runner
     )
 
 
@@ -126,10 +126,9 @@ def measure(
         counts = dict(zip(runs, pool.map(lambda run: counter(run[0], run[1]), runs), strict=True))
     return {
         part: [
-            {
-                name: value / (large - small)
-                for name, value in counts[part, large, r].minus(counts[part, small, r]).items()
-            }
+            bench_misses.PerAgent(
+                part, small, large, counts[part, small, r], counts[part, large, r]
+            ).per_agent
             for r in range(repeat)
         ]
         for part in variants
