@@ -1037,3 +1037,28 @@ def test_a_dropped_row_is_held_by_no_feed_between_runs_and_keeps_no_other_row() 
     assert (row.parent, row.children, ada_row.parent) == (None, {}, None)
     lead.turn_completed()  # the lead's next fact makes its row again, as an event would
     assert tracker.progress("lead").turns == 0
+
+
+def test_the_activities_a_turn_keeps_are_not_tracked_by_the_cycle_collector() -> None:
+    """Issue 17: every turn keeps a tool call's activity and its "turn N done" in the row
+    (and a note for a failed call or a status), and each collection of the young
+    generation walks what the collector tracks. None of them holds a cycle or is
+    tracked, so a thousand rows of five add nothing to walk; they still read as the
+    activities they stand for."""
+    tracker = feed(ProgressTracker(), [LEAD.spawned("lead"), ADA.spawned("Explore")])
+    ada = ProgressFeed(tracker, agent_id="ada", parent_id="lead", depth=1, nickname="Ada")
+    for turn in (1, 2, 3):
+        ada.turn_started(turn)
+        ada.tool_started(f"c{turn}", "Read", {"file_path": f"f{turn}.py"})
+        ada.tool_ended(f"c{turn}", "Read", is_error=turn == 3)
+        ada.turn_completed()
+    kept = tracker._nodes["ada"].activities
+    assert len(kept) == 5
+    assert not [a for a in kept if gc.is_tracked(a)]
+    assert [a.text for a in tracker.progress("ada").activities] == [
+        "Read f2.py",
+        "turn 2 done",
+        "Read f3.py",
+        "Read failed",
+        "turn 3 done",
+    ]

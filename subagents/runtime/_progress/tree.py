@@ -14,44 +14,52 @@ import collections
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import msgspec
+
 from subagents.actors import PENDING_INIT, Event, Status, is_final
 from subagents.runtime._progress.values import ACTIVITY_LIMIT, Activity
 from subagents.runtime._providers.base import Usage
 
-__all__ = ["AgentTree", "LazyActivity", "Node", "Tally", "TurnDone"]
+__all__ = ["AgentTree", "LazyActivity", "Node", "Note", "Tally", "TurnDone"]
 
 
-class LazyActivity:
+class LazyActivity(msgspec.Struct, frozen=True, gc=False):
     """An activity whose text is written when it is read (:meth:`Node.recent`), not when it
-    happens: an agent keeps its last five, and most are never read before they go."""
+    happens: an agent keeps its last five, and most are never read before they go.
 
-    __slots__ = ("arguments", "describe", "name", "time")
+    A struct the cycle collector does not track (made in C, each tool call; nothing it
+    holds leads back to it): an agent's rows of activities add nothing to the collections
+    that walk every live agent.
+    """
 
-    def __init__(
-        self,
-        time: float,
-        describe: Callable[[str, Mapping[str, Any]], str],
-        name: str,
-        arguments: Mapping[str, Any],
-    ) -> None:
-        self.time = time
-        self.describe = describe
-        self.name = name
-        self.arguments = arguments
+    time: float
+    describe: Callable[[str, Mapping[str, Any]], str]
+    name: str
+    arguments: Mapping[str, Any]
 
     def activity(self) -> Activity:
         return Activity(self.time, self.describe(self.name, self.arguments))
 
 
-class TurnDone:
+class Note(msgspec.Struct, frozen=True, gc=False):
+    """An activity whose text is known when it happens (a status, a failed call): an
+    :class:`Activity` when read, untracked by the collector until then, as
+    :class:`LazyActivity` is."""
+
+    time: float
+    text: str
+
+    def activity(self) -> Activity:
+        return Activity(self.time, self.text)
+
+
+class TurnDone(msgspec.Struct, frozen=True, gc=False):
     """ "turn N done", written when it is read (:meth:`Node.recent`): every turn ends with
-    one, and most are gone before anyone looks."""
+    one, and most are gone before anyone looks. Untracked by the collector, as
+    :class:`LazyActivity` is."""
 
-    __slots__ = ("time", "turn")
-
-    def __init__(self, time: float, turn: int) -> None:
-        self.time = time
-        self.turn = turn
+    time: float
+    turn: int
 
     def activity(self) -> Activity:
         return Activity(self.time, f"turn {self.turn} done")
@@ -149,7 +157,7 @@ class Node:
         self.sub = Tally()
         # The last ACTIVITY_LIMIT, oldest first: a list (104 bytes at five) and not a
         # bounded deque, which allocates a 64-slot block (760 bytes) for every agent.
-        self.activities: list[Activity | LazyActivity | TurnDone] = []
+        self.activities: list[LazyActivity | Note | TurnDone] = []
         self.inflight: dict[str, str] = {}
         self.phase = ""
         self.grace = False
@@ -165,9 +173,9 @@ class Node:
         self.grace = False
 
     def note(self, when: float, text: str) -> None:
-        self.remember(Activity(when, text))
+        self.remember(Note(when, text))
 
-    def remember(self, activity: Activity | LazyActivity | TurnDone) -> None:
+    def remember(self, activity: LazyActivity | Note | TurnDone) -> None:
         """Keep ``activity`` as the newest, forgetting the oldest past ``ACTIVITY_LIMIT``."""
         activities = self.activities
         if len(activities) >= ACTIVITY_LIMIT:
@@ -176,7 +184,7 @@ class Node:
 
     def recent(self) -> tuple[Activity, ...]:
         """The last activities, oldest first, each with its text."""
-        return tuple(a if type(a) is Activity else a.activity() for a in self.activities)  # type: ignore[union-attr]
+        return tuple(a.activity() for a in self.activities)
 
 
 class AgentTree:
