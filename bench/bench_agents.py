@@ -123,6 +123,7 @@ async def run_agents(
     collector: str = "default",
     cpu: list[float] | None = None,
     turns: int = TURNS,
+    window: Callable[[bool], object] | None = None,
 ) -> float:
     """Run ``agents`` agents of ``turns`` turns to completion as kernel actors; the elapsed
     wall-clock seconds.
@@ -131,7 +132,8 @@ async def run_agents(
     ``[collector]`` policy (``relaxed``, ``freeze``, see ``CollectorConfig``):
     with 10,000 agents alive, each full collection walks every agent's tasks,
     frames and scopes. ``cpu``, when given, gets the process's CPU seconds of the
-    same interval (``time.process_time``).
+    same interval (``time.process_time``); ``window``, when given, is called with ``True``
+    as that interval opens and ``False`` as it closes (``bench_samples.py`` samples it).
     """
     spec = make_spec(latency, turns)
     done = trio.Event()
@@ -154,6 +156,8 @@ async def run_agents(
         guard = CollectorGuard(
             CollectorConfig(policy=collector if collector != "off" else "default")
         ).__enter__()
+        if window is not None:
+            window(True)
         start = time.perf_counter()
         cpu_start = time.process_time()
         try:
@@ -170,6 +174,8 @@ async def run_agents(
             elapsed = time.perf_counter() - start
             if cpu is not None:
                 cpu.append(time.process_time() - cpu_start)
+            if window is not None:
+                window(False)
         finally:
             gc.enable()
             guard.__exit__(None, None, None)
@@ -233,6 +239,7 @@ async def run_runtime_agents(
     collector: str | None = None,
     helper_cpu: list[float] | None = None,
     turns: int = TURNS,
+    window: Callable[[bool], object] | None = None,
 ) -> float:
     """Run ``agents`` agents of ``turns`` turns through ``open_runtime``.
 
@@ -244,7 +251,8 @@ async def run_runtime_agents(
     of the transcripts' helper process, which started within it: 0 without
     one). This is ``subagents bench``'s transcripts_on / transcripts_off,
     runtime_turns and runtime_efficiency_N; ``collector`` is the runtime's
-    ``[collector]`` policy (``None``: its default, ``relaxed``, as a user gets it).
+    ``[collector]`` policy (``None``: its default, ``relaxed``, as a user gets it);
+    ``window`` is called as the measured interval opens and closes, as in :func:`run_agents`.
     """
     config, project, home = _runtime_world(
         root, agents, transcripts=transcripts, collector=collector
@@ -253,6 +261,8 @@ async def run_runtime_agents(
     async with open_runtime(
         config, cwd=project, home=home, env={}, provider=provider, tools=[testing.EchoTool()]
     ) as rt:
+        if window is not None:
+            window(True)
         start = time.perf_counter()
         cpu_start = time.process_time()
         ids = [
@@ -263,6 +273,8 @@ async def run_runtime_agents(
         elapsed = time.perf_counter() - start
         if cpu is not None:
             cpu.append(time.process_time() - cpu_start)
+        if window is not None:
+            window(False)
         if helper_cpu is not None:
             helper_cpu.append(process_cpu(rt.services.flusher.helper_pid))
         results = [rt.result(agent_id) for agent_id in ids]

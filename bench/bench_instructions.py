@@ -103,10 +103,19 @@ class Split:
         return self.long.per_agent - self.long.turns * self.per_turn
 
 
-def run_path(path: str, agents: int, root: Path, turns: int = bench_agents.TURNS) -> None:
-    """Run ``agents`` agents of ``turns`` turns on ``path`` (see :data:`PATHS`), in this process."""
+def run_path(
+    path: str,
+    agents: int,
+    root: Path,
+    turns: int = bench_agents.TURNS,
+    window: Callable[[bool], object] | None = None,
+) -> None:
+    """Run ``agents`` agents of ``turns`` turns on ``path`` (see :data:`PATHS`), in this process
+    (``window``: called as the measured interval opens and closes, see ``bench_agents``)."""
     if path == "kernel":
-        trio.run(functools.partial(bench_agents.run_agents, agents, 0.0, turns=turns))
+        trio.run(
+            functools.partial(bench_agents.run_agents, agents, 0.0, turns=turns, window=window)
+        )
     elif path in ("subagents", "no_transcripts"):
         trio.run(
             functools.partial(
@@ -115,6 +124,7 @@ def run_path(path: str, agents: int, root: Path, turns: int = bench_agents.TURNS
                 transcripts=path == "subagents",
                 root=root,
                 turns=turns,
+                window=window,
             )
         )
     else:
@@ -167,6 +177,28 @@ def run_child(
     """Run a child counting ``agents`` agents on ``path`` under valgrind's ``tool`` (its
     command ``command``, the hash seed fixed); its report (stderr), or a
     :class:`CountError` that says what went wrong."""
+    return run_command(
+        command,
+        f"{path} with {agents} agents",
+        timeout,
+        hint="try smaller sizes (--quick).",
+        where=f" under {tool}",
+        runner=runner,
+    ).stderr
+
+
+def run_command(
+    command: list[str],
+    what: str,
+    timeout: float,
+    *,
+    hint: str,
+    where: str = "",
+    runner: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` (``what`` it does, ``where``: under which tool) with the hash seed
+    fixed; the finished process, or a :class:`CountError` that says what went wrong and,
+    after a timeout, ``hint``."""
     try:
         done = runner(
             command,
@@ -177,16 +209,10 @@ def run_child(
             env=child_environment(),
         )
     except subprocess.TimeoutExpired:
-        raise CountError(
-            f"{path} with {agents} agents ran over {timeout:g} s under {tool}: "
-            "try smaller sizes (--quick)."
-        ) from None
+        raise CountError(f"{what} ran over {timeout:g} s{where}: {hint}") from None
     if done.returncode != 0:
-        raise CountError(
-            f"{path} with {agents} agents failed under {tool} "
-            f"(exit {done.returncode}):\n{done.stderr[-2000:]}"
-        )
-    return done.stderr
+        raise CountError(f"{what} failed{where} (exit {done.returncode}):\n{done.stderr[-2000:]}")
+    return done
 
 
 def measure(

@@ -439,3 +439,28 @@ def test_the_cpu_ratio_is_also_given_repetition_by_repetition() -> None:
         "median 2.25x, from 2.00x to 3.00x over 3"
     )
     assert paired_note("x", [], []) == "x, paired: no repetition to pair"
+
+
+@pytest.mark.parametrize("path", ["kernel", "open_runtime"])
+async def test_a_workload_marks_its_measured_interval_for_a_sampler(
+    tmp_path: Path, path: str
+) -> None:
+    """``window`` opens after the runtime is open and closes once every agent is final, with
+    the CPU interval it brackets (``bench_samples.py`` samples only inside it)."""
+    folder = find_bench_dir()
+    assert folder is not None
+    agents = load_scenarios(folder)["bench_agents"]
+    marks: list[tuple[bool, int]] = []
+    cpu: list[float] = []
+
+    def window(on: bool) -> None:
+        marks.append((on, len(cpu)))
+
+    if path == "kernel":
+        await agents.run_agents(3, 0.0, turns=2, cpu=cpu, window=window)
+    else:
+        await agents.run_runtime_agents(
+            3, transcripts=True, root=tmp_path, turns=2, cpu=cpu, window=window
+        )
+    # Opened before the CPU interval began, closed after it was taken: once each.
+    assert marks == [(True, 0), (False, 1)]
