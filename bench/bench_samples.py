@@ -271,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
     bench_instructions.add_path_arguments(parser)
     args = parser.parse_args(argv)
     if args.child is not None:
+        if args.fifos is None:
+            parser.error("--child runs under perf, with --fifos CONTROL ACK (see sample())")
         return _child(args)
     try:
         require_tools()

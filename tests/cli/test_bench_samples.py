@@ -103,6 +103,14 @@ def test_the_report_gives_cpu_a_turn_ratios_and_the_collectors_part(
     assert "-5.00" not in text  # past the top two: the collector's share fell
 
 
+def test_a_child_without_perfs_fifos_is_refused(
+    module: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        module.main(["--child", "kernel", "1", "1"])
+    assert "--fifos CONTROL ACK" in capsys.readouterr().err
+
+
 def test_the_child_command_runs_the_trampoline_and_names_the_fifos(module: ModuleType) -> None:
     command = module.child_command(
         BENCH / "bench_samples.py", "subagents", 10, 2, (BENCH / "c", BENCH / "a")
