@@ -194,7 +194,16 @@ def sample(
             timeout,
             f"reading {path}'s samples",
         )
-        return attribute(script.stdout, pid)
+        counts = attribute(script.stdout, pid)
+    if not counts:
+        threads = collections.Counter(
+            line.split()[0] for line in script.stdout.splitlines() if line[:1].isdigit()
+        )
+        raise SampleError(
+            f"perf took no samples of the child's main thread ({pid}/{pid}); it took these, "
+            f"by process/thread: {dict(threads.most_common(5)) or 'none'}"
+        )
+    return counts
 
 
 def _run(command: list[str], timeout: float, what: str) -> subprocess.CompletedProcess[str]:
