@@ -63,14 +63,16 @@ def require_monitoring(version: Sequence[int] = sys.version_info) -> None:
         )
 
 
-def function_name(code: CodeType) -> str:
-    """``file:line qualname``, the file relative to the repository or to site-packages."""
-    filename = code.co_filename
+def relative_file(filename: str) -> str:
+    """``filename`` relative to the repository, or to site-packages for an installed one."""
     if filename.startswith(_ROOT):
-        filename = filename[len(_ROOT) :]
-    else:
-        filename = filename.rsplit("site-packages" + os.sep, 1)[-1]
-    return f"{filename}:{code.co_firstlineno} {code.co_qualname}"
+        return filename[len(_ROOT) :]
+    return filename.rsplit("site-packages" + os.sep, 1)[-1]
+
+
+def function_name(code: CodeType) -> str:
+    """``file:line qualname``, the file as :func:`relative_file` gives it."""
+    return f"{relative_file(code.co_filename)}:{code.co_firstlineno} {code.co_qualname}"
 
 
 def count_in_process(run: Callable[[], object]) -> dict[str, int]:

@@ -33,6 +33,7 @@ import collections
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -57,8 +58,10 @@ NO_PYTHON = "<no Python frame>"
 CHILD_TIMEOUT = 900.0
 #: Bytes of each sample's stack perf copies to unwind (enough for a Trio task's depth).
 STACK_BYTES = 16384
-_ROOT = str(Path(__file__).resolve().parent.parent) + os.sep
 INSTALL = "install perf (Debian: apt install linux-perf)"
+#: A sample's first line in ``perf script -F pid,tid,ip,sym``: ``pid/tid``, the pid padded
+#: to five columns (`` 5507/5507``), so a short pid's line starts with a space as frames do.
+_HEADER = re.compile(r"\s*(\d+)/(\d+)\s*$")
 
 
 class SampleError(bench_instructions.CountError):
@@ -87,11 +90,7 @@ def function_name(symbol: str) -> str | None:
     if not symbol.startswith("py::"):
         return None
     qualname, _, filename = symbol[4:].partition(":")
-    if filename.startswith(_ROOT):
-        filename = filename[len(_ROOT) :]
-    else:
-        filename = filename.rsplit("site-packages" + os.sep, 1)[-1]
-    return f"{filename}:{qualname}"
+    return f"{bench_bytecodes.relative_file(filename)}:{qualname}"
 
 
 def _owner(frames: Sequence[str]) -> str:
@@ -111,19 +110,20 @@ def attribute(script: str, pid: int) -> collections.Counter[str]:
     counts: collections.Counter[str] = collections.Counter()
     frames: list[str] = []
     keep = False
-    for line in [*script.splitlines(), ""]:
+    for line in script.splitlines():
         if not line.strip():
-            if keep:
-                counts[_owner(frames)] += 1
-            frames, keep = [], False
-        elif line[0] in " \t":
+            continue
+        header = _HEADER.match(line)
+        if header is None:  # a frame: "<ip> <symbol>"
             _, _, symbol = line.strip().partition(" ")
             frames.append(symbol.strip())
-        else:  # a sample's first line: the one before it ends here, blank line or not
-            if keep:
-                counts[_owner(frames)] += 1
-            process, _, thread = line.split()[0].partition("/")
-            frames, keep = [], process == thread == str(pid)
+            continue
+        # A sample's first line: the one before it ends here, blank line or not.
+        if keep:
+            counts[_owner(frames)] += 1
+        frames, keep = [], header[1] == header[2] == str(pid)
+    if keep:
+        counts[_owner(frames)] += 1
     return counts
 
 
@@ -197,7 +197,9 @@ def sample(
         counts = attribute(script.stdout, pid)
     if not counts:
         threads = collections.Counter(
-            line.split()[0] for line in script.stdout.splitlines() if line[:1].isdigit()
+            f"{header[1]}/{header[2]}"
+            for header in map(_HEADER.match, script.stdout.splitlines())
+            if header is not None
         )
         raise SampleError(
             f"perf took no samples of the child's main thread ({pid}/{pid}); it took these, "

@@ -69,6 +69,17 @@ SCRIPT = """\
 \t    7f50 py::write_all:/x/site-packages/subagents/runtime/_transcripts/file.py
 """
 
+#: perf pads a pid to five columns: a short pid's first line starts with spaces.
+SHORT_PID = """\
+  987/987
+\t    7f60 py::_Run._main:/x/site-packages/subagents/runtime/_loop.py
+
+  987/990
+\t    7f70 py::SyncHelper.run:/x/site-packages/subagents/runtime/_transcripts/syncer.py
+  987/987
+\t    7f80 py::_Run._main:/x/site-packages/subagents/runtime/_loop.py
+"""
+
 
 def test_each_main_thread_sample_goes_to_its_innermost_python_function(
     module: ModuleType,
@@ -85,6 +96,8 @@ def test_each_main_thread_sample_goes_to_its_innermost_python_function(
     # Another thread (4250) and another process (4243) are left out.
     assert module.attribute(SCRIPT, 4243) == {"elsewhere.py:helper": 1}
     assert module.attribute(SCRIPT, 99) == {}
+    # A short pid's padded first line is a sample's, not a frame of the one before.
+    assert module.attribute(SHORT_PID, 987) == {"subagents/runtime/_loop.py:_Run._main": 2}
 
 
 def test_the_report_gives_cpu_a_turn_ratios_and_the_collectors_part(
@@ -136,10 +149,8 @@ def test_the_child_command_runs_the_trampoline_and_names_the_fifos(module: Modul
 def test_a_child_samples_only_while_its_agents_run(module: ModuleType) -> None:
     """A real child under perf is sampled only inside its window.
 
-    Opt-in: run alone, it passed every time (over a dozen runs, beside two busy loops
-    too), but inside the full parallel suite perf took no sample of the child in two
-    of six runs, for a cause not yet found. The error then names the threads perf did
-    sample.
+    Opt-in until a CI run confirms it: it failed in two of six suites while the
+    parser took a short pid's padded first line (`` 5507/5507``) for a frame.
     """
     try:
         # 60 to 80 ms of the agents' CPU: over 100 samples at this rate, in about 4 s.
