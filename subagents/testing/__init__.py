@@ -54,24 +54,23 @@ strategies need Hypothesis, imported only when a strategy is called):
 - :func:`behaviors`, :func:`agent_scripts` (turn-by-turn scripts: tool calls,
   then an answer, a ``complete_task`` call or a fault) and :func:`faults`
   (provider errors of every kind, hangs, malformed tool calls);
-- :class:`InvariantChecker` follows the bus (a lossless subscription opened
-  before the runtime) and records every broken promise: slots out of bounds,
-  statuses off the transition table (more than one final status per run),
-  events out of order or lost, a run whose result was not on disk, with its
-  status, when its final status was published, unpaired start/stop hooks, and
-  anything left running after exit::
+- :class:`InvariantChecker` listens to the bus (from before the runtime opens,
+  each event checked as it is published) and records every broken promise:
+  slots out of bounds, statuses off the transition table (more than one final
+  status per run), events out of order or lost, a run whose result was not on
+  disk, with its status, when its final status was published, unpaired
+  start/stop hooks, and anything left running after exit. A subscription's
+  reader would read the transcripts late, and take a result written since for
+  an older one::
 
     bus = Bus()
     checker = InvariantChecker(max_threads=4, state_dir=state)
-    with bus.subscribe(policy="block", capacity=10_000) as events:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(checker.follow, events)
-            async with open_runtime(config, bus=bus, provider=provider) as rt:
-                agents: list[str] = []
-                for op in ops:  # drawn from operations()
-                    await apply_operation(rt, op, agents, agent_type="Explore")
-            checker.check_after_exit(rt.supervisor.statistics())
-            events.close()
+    with checker.listen(bus):
+        async with open_runtime(config, bus=bus, provider=provider) as rt:
+            agents: list[str] = []
+            for op in ops:  # drawn from operations()
+                await apply_operation(rt, op, agents, agent_type="Explore")
+        checker.check_after_exit(rt.supervisor.statistics())
     checker.assert_ok()
 
 **Property tests of a task board**: :class:`BoardMachine` is a Hypothesis

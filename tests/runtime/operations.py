@@ -61,21 +61,21 @@ async def run_operations(root: Path, ops: list[Any], step: Step, *, max_threads:
     hooks = ReadingHooks()
     agents: list[str] = []
     provider = ScriptedProvider(testing.DirectivePolicy(tool="Note", arguments={"text": "n"}))
-    with bus.subscribe(policy="block", capacity=100_000) as events:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(checker.follow, events)
-            with trio.CancelScope() as scope:
-                async with world.open(
-                    provider, bus=bus, hooks=hooks.hooks(), tools=[SlowTool("Note")]
-                ) as rt:
-                    for op in ops:
-                        if isinstance(op, testing.Cancel):
-                            scope.cancel()
-                            await trio.lowlevel.checkpoint()
-                        await step(rt, op, agents, checker)
-            await trio.testing.wait_all_tasks_blocked()
-            checker.check_after_exit(rt.supervisor.statistics())
-            events.close()
+    # Read as each event is published: a subscription's reader falls behind on a loaded
+    # machine, and a spawn event read after the run it opens had already written its
+    # result took that result for an older one ("ended completed with no result on disk").
+    with checker.listen(bus):
+        with trio.CancelScope() as scope:
+            async with world.open(
+                provider, bus=bus, hooks=hooks.hooks(), tools=[SlowTool("Note")]
+            ) as rt:
+                for op in ops:
+                    if isinstance(op, testing.Cancel):
+                        scope.cancel()
+                        await trio.lowlevel.checkpoint()
+                    await step(rt, op, agents, checker)
+        await trio.testing.wait_all_tasks_blocked()
+        checker.check_after_exit(rt.supervisor.statistics())
     checker.assert_ok()
     assert hooks.unread == []
     for agent in agents:

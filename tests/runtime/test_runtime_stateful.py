@@ -272,16 +272,13 @@ def test_any_agent_script_ends_in_one_final_status_with_its_result_on_disk(
         world.agent("worker", tools="Note")
         bus = Bus()
         checker = testing.InvariantChecker(max_threads=8, state_dir=world.state)
-        with bus.subscribe(policy="block", capacity=10_000) as events:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(checker.follow, events)
-                provider = ScriptedProvider(script)
-                async with world.open(provider, bus=bus, tools=[SlowTool("Note")]) as rt:
-                    agent = (await rt.spawn("worker", "Go.")).agent_id
-                    await rt.wait([agent], timeout=50)
-                await trio.testing.wait_all_tasks_blocked()
-                checker.check_after_exit(rt.supervisor.statistics())
-                events.close()
+        with checker.listen(bus):  # each event read as it is published
+            provider = ScriptedProvider(script)
+            async with world.open(provider, bus=bus, tools=[SlowTool("Note")]) as rt:
+                agent = (await rt.spawn("worker", "Go.")).agent_id
+                await rt.wait([agent], timeout=50)
+            await trio.testing.wait_all_tasks_blocked()
+            checker.check_after_exit(rt.supervisor.statistics())
         checker.assert_ok()
 
     with tempfile.TemporaryDirectory() as folder:
