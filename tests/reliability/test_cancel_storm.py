@@ -7,12 +7,12 @@ calls on random subtrees with a random grace (0, short, the default), and a
 cancel of the scope that owns the runtime after a random delay, which can land
 in the middle of a close ladder, a spawn or a turn. After the runtime's block,
 left normally or by that cancellation, nothing is left: no task (the task tree
-is the size it was before), no slot, no bus subscription but the test's own,
-no open transcript, and no file descriptor pointing into the state directory
-(read from ``/proc/self/fd``; skipped where there is none). Throughout,
-:class:`~subagents.testing.InvariantChecker` reads every event: slots within
-bounds, one final status per run, every run's result on disk before its final
-status.
+is the size it was before), no slot, no bus subscription, no open transcript,
+and no file descriptor pointing into the state directory (read from
+``/proc/self/fd``; skipped where there is none). Throughout,
+:class:`~subagents.testing.InvariantChecker` reads every event as it is
+published: slots within bounds, one final status per run, every run's result
+on disk before its final status.
 
 The model-based property test of single operations is
 ``tests/runtime/test_runtime_stateful.py``; the kernel's own stateful
