@@ -196,16 +196,22 @@ def sample(
         )
         counts = attribute(script.stdout, pid)
     if not counts:
-        threads = collections.Counter(
-            f"{header[1]}/{header[2]}"
-            for header in map(_HEADER.match, script.stdout.splitlines())
-            if header is not None
-        )
-        raise SampleError(
-            f"perf took no samples of the child's main thread ({pid}/{pid}); it took these, "
-            f"by process/thread: {dict(threads.most_common(5)) or 'none'}"
-        )
+        raise no_samples(script.stdout, pid)
     return counts
+
+
+def no_samples(script: str, pid: int) -> SampleError:
+    """The error for a ``perf script`` output with no sample of ``pid``'s main thread: it
+    names the threads perf did sample, the most sampled first."""
+    threads = collections.Counter(
+        f"{header[1]}/{header[2]}"
+        for header in map(_HEADER.match, script.splitlines())
+        if header is not None
+    )
+    return SampleError(
+        f"perf took no samples of the child's main thread ({pid}/{pid}); it took these, "
+        f"by process/thread: {dict(threads.most_common(5)) or 'none'}"
+    )
 
 
 def _run(command: list[str], timeout: float, what: str) -> subprocess.CompletedProcess[str]:

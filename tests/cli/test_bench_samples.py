@@ -116,6 +116,14 @@ def test_the_report_gives_cpu_a_turn_ratios_and_the_collectors_part(
     assert "-5.00" not in text  # past the top two: the collector's share fell
 
 
+def test_no_sample_of_the_child_names_the_threads_perf_sampled(module: ModuleType) -> None:
+    assert module.attribute(SHORT_PID, 5) == {}
+    text = str(module.no_samples(SHORT_PID, 5))
+    assert "no samples of the child's main thread (5/5)" in text
+    assert "{'987/987': 2, '987/990': 1}" in text
+    assert "by process/thread: none" in str(module.no_samples("", 5))
+
+
 def test_a_child_without_perfs_fifos_is_refused(
     module: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:
