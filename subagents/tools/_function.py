@@ -35,10 +35,19 @@ from __future__ import annotations
 
 import functools
 import inspect
-import math
 import re
-from collections.abc import Callable
-from typing import Annotated, Any, Final, final, get_args, get_origin, get_type_hints, overload
+from collections.abc import Awaitable, Callable
+from typing import (
+    Annotated,
+    Any,
+    Final,
+    cast,
+    final,
+    get_args,
+    get_origin,
+    get_type_hints,
+    overload,
+)
 
 import attrs
 import docstring_parser
@@ -83,30 +92,41 @@ class FunctionTool:
     timeout: float | None = None
 
     async def call(self, args: Any, ctx: ToolContext, /) -> ToolResult:
-        """Call the function with ``args``' fields; its return value becomes the result."""
-        kwargs = {field: getattr(args, field) for field in args.__struct_fields__}
+        """Call the function with ``args``' fields; its return value becomes the result.
+
+        Without a ``timeout`` the call opens no cancel scope of its own (the agent's
+        deadline and cancellation bound it): a scope costs more than the rest of the
+        call (3.6 us against 2.3 us, ``subagents bench --only function_tool_call``).
+        """
+        kwargs = msgspec.structs.asdict(args)
         if self.context_parameter is not None:
             kwargs[self.context_parameter] = ctx
-        deadline = math.inf if self.timeout is None else trio.current_time() + self.timeout
-        value: object = None
+        timeout = self.timeout
         try:
-            with trio.move_on_at(deadline) as scope:
-                if self.is_async:
-                    value = await self.function(**kwargs)
-                else:
-                    value = await trio.to_thread.run_sync(
-                        functools.partial(self.function, **kwargs), abandon_on_cancel=True
+            if timeout is None:
+                value = await self._invoke(kwargs)
+            else:
+                with trio.move_on_after(timeout) as scope:
+                    value = await self._invoke(kwargs)
+                if scope.cancelled_caught:
+                    return ToolResult.error(
+                        _ABANDONED.format(name=self.name, timeout=timeout), timed_out=True
                     )
         except Exception as exc:  # the function's own failure: the model reads it
             return ToolResult.error(
                 f"Tool '{self.name}' failed: {type(exc).__name__}: {exc}",
                 exception=type(exc).__name__,
             )
-        if scope.cancelled_caught and self.timeout is not None:
-            return ToolResult.error(
-                _ABANDONED.format(name=self.name, timeout=self.timeout), timed_out=True
-            )
         return _as_result(self.name, value)
+
+    def _invoke(self, kwargs: dict[str, Any]) -> Awaitable[object]:
+        """The function's call: awaited in the agent's task if async, else in a worker thread
+        (left to finish on its own if the call is cancelled)."""
+        if self.is_async:
+            return cast("Awaitable[object]", self.function(**kwargs))
+        return trio.to_thread.run_sync(
+            functools.partial(self.function, **kwargs), abandon_on_cancel=True
+        )
 
 
 def _as_result(name: str, value: object) -> ToolResult:

@@ -237,6 +237,30 @@ async def test_a_sync_call_past_its_timeout_returns_an_error_at_once(
     assert trio.current_time() - start == pytest.approx(5)
 
 
+async def test_a_sync_call_without_a_timeout_is_abandoned_when_the_agent_is_cancelled(
+    make_ctx: MakeCtx, autojump_clock: trio.testing.MockClock
+) -> None:
+    """No timeout of its own: the agent's cancellation still ends the call at once, and the
+    worker thread is left to finish on its own."""
+    release = threading.Event()
+    finished: list[str] = []
+
+    @tool
+    def stuck() -> str:
+        """Blocks until released."""
+        release.wait(timeout=30)
+        finished.append("late")
+        return "late"
+
+    start = trio.current_time()
+    with trio.move_on_after(3) as scope:
+        await dispatch(stuck, {}, make_ctx())
+    assert scope.cancelled_caught
+    assert trio.current_time() - start == pytest.approx(3)
+    assert finished == []  # the thread still waits: the call did not
+    release.set()
+
+
 async def test_an_async_call_past_its_timeout_and_cancellation(
     make_ctx: MakeCtx, autojump_clock: trio.testing.MockClock
 ) -> None:
