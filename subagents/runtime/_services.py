@@ -19,7 +19,7 @@ from subagents.runtime._config.limits import Limits
 from subagents.runtime._config.values import CollectorConfig, RuntimeConfig
 from subagents.runtime._hooks.runner import HookRunner
 from subagents.runtime._logging import RuntimeLog
-from subagents.runtime._progress.tracker import ProgressTracker
+from subagents.runtime._progress.tracker import ProgressTracker, agents_to_keep
 from subagents.runtime._providers.base import Provider
 from subagents.runtime._tool_selection import SelectionCache
 from subagents.runtime._transcripts.flusher import TranscriptFlusher
@@ -75,13 +75,19 @@ class Services:
     #: The ``[collector]`` policy, applied by open_runtime while the runtime is open.
     collector: CollectorGuard = attrs.field(factory=lambda: CollectorGuard(CollectorConfig()))
     #: The runtime's progress tracker: each agent's loop tells it its turns directly
-    #: (a ``ProgressFeed``), the runtime's follower its spawns and status changes.
-    tracker: ProgressTracker = attrs.field(factory=ProgressTracker)
+    #: (a ``ProgressFeed``), the runtime's follower its spawns and status changes. It
+    #: keeps every live agent, however many ``max_threads`` lets run (agents_to_keep).
+    tracker: ProgressTracker = attrs.field()
     # Each definition's limits, by identity (the definition kept, so an id is never reused).
     _limits: dict[int, tuple[AgentDefinition, Limits]] = attrs.field(factory=dict, init=False)
     #: The session's transcripts folder, as a string: each spawn names its file in it
     #: (empty when transcripts are off).
     transcripts_folder: str = attrs.field(init=False)
+
+    @tracker.default
+    def _tracker(self) -> ProgressTracker:
+        limits = self.config.limits
+        return ProgressTracker(max_agents=agents_to_keep(limits.max_threads, limits.max_depth))
 
     @transcripts_folder.default
     def _transcripts_folder(self) -> str:

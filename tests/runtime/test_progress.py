@@ -5,15 +5,17 @@ from __future__ import annotations
 import gc
 import sys
 from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
 from typing import Any
 
 import attrs
 import msgspec
 import pytest
 import trio
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from subagents import testing
 from subagents._exceptions import SubagentsError
 from subagents.actors import (
     PENDING_INIT,
@@ -33,6 +35,7 @@ from subagents.actors import (
     is_live,
     open_supervisor,
 )
+from subagents.runtime import ScriptedProvider
 from subagents.runtime._events import (
     GracePeriodEnded,
     GracePeriodStarted,
@@ -48,9 +51,15 @@ from subagents.runtime._events import (
 from subagents.runtime._exceptions import ProgressNotFound
 from subagents.runtime._progress.facts import ProgressFeed
 from subagents.runtime._progress.text import describe_tool_call
-from subagents.runtime._progress.tracker import ProgressTracker, follow
+from subagents.runtime._progress.tracker import (
+    DEFAULT_MAX_AGENTS,
+    ProgressTracker,
+    agents_to_keep,
+    follow,
+)
 from subagents.runtime._progress.values import ACTIVITY_LIMIT, AgentProgress
 from subagents.runtime._providers.base import Usage
+from tests.runtime.world import World
 
 # -- building events by hand -------------------------------------------------------
 
@@ -850,6 +859,55 @@ def test_a_small_max_agents_bounds_memory_and_keeps_counts_consistent(
             assert sub.running == int(is_live(row.status)) + sum(k.subtree.running for k in kids)
     stats = tracker.statistics()
     assert stats.agents == len(tracker)
+
+
+def test_with_as_many_agents_as_live_ones_a_live_agent_is_dropped() -> None:
+    """Why agents_to_keep counts the finished ancestors: a lead that ended while its child
+    runs is no leaf, so a tracker sized to the live agents alone drops the live child."""
+    carl = Who("carl", "Carl")
+    events = [LEAD.spawned("lead"), LEAD.status(RUNNING), ADA.spawned("x"), ADA.status(RUNNING)]
+    events += [LEAD.status(Completed("done")), carl.spawned("x"), carl.status(RUNNING)]
+    small = feed(ProgressTracker(max_agents=2), events)  # two live agents at most
+    assert "ada" not in small
+    kept = feed(ProgressTracker(max_agents=agents_to_keep(2, 1, floor=1)), events)
+    assert ("ada" in kept, "carl" in kept, kept.statistics().evicted) == (True, True, 0)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_a_tracker_of_agents_to_keep_never_drops_a_live_agent(
+    scenario: tuple[list[Plan], list[Event | Lagged], bool],
+) -> None:
+    plans, stream, lossy = scenario
+    assume(not lossy)
+    live: dict[str, bool] = {}
+    most = 0
+    for event in stream:
+        if isinstance(event, AgentSpawned):
+            live[event.agent_id] = True
+        elif isinstance(event, StatusChanged):
+            live[event.agent_id] = is_live(event.status)
+        most = max(most, sum(live.values()))
+    depth = max(plan.who.depth for plan in plans)
+    tracker = ProgressTracker(max_agents=agents_to_keep(most, depth, floor=1))
+    live.clear()
+    for event in stream:
+        tracker.handle(event)
+        if isinstance(event, AgentSpawned):
+            live[event.agent_id] = True
+        elif isinstance(event, StatusChanged):
+            live[event.agent_id] = is_live(event.status)
+        assert all(agent_id in tracker for agent_id, is_on in live.items() if is_on)
+
+
+async def test_a_runtime_keeps_every_agent_max_threads_lets_run(tmp_path: Path) -> None:
+    """The runtime sizes its tracker from its limits: with max_threads past the tracker's
+    default, no running agent's row is dropped and made again at each of its turns."""
+    world = World(tmp_path, limits={"max_threads": 5000, "max_depth": 2})
+    async with world.open(ScriptedProvider([testing.say("ok")])) as rt:
+        assert rt.tracker.max_agents == agents_to_keep(5000, 2) == 20_000
+    async with World(tmp_path / "small").open(ScriptedProvider([testing.say("ok")])) as rt:
+        assert rt.tracker.max_agents == DEFAULT_MAX_AGENTS  # 8 threads: the floor
 
 
 # -- the direct feed (issue 17, third round) ------------------------------------------

@@ -40,7 +40,9 @@ agents), and past ``max_agents`` tracked agents the tracker drops those that
 have been finished (and childless) the longest, and only when none is finished,
 the oldest childless agent. The work of a dropped agent stays in its ancestors'
 subtree totals, so a lead's token count never shrinks because a view forgot a
-child; only its share of "agents running" goes.
+child; only its share of "agents running" goes. A runtime's own tracker keeps
+:func:`agents_to_keep` agents for its ``max_threads`` and ``max_depth``, so that
+it never drops an agent that runs.
 """
 
 from __future__ import annotations
@@ -77,10 +79,26 @@ from subagents.runtime._progress.tree import AgentTree, Node, Tally
 from subagents.runtime._progress.values import AgentProgress, ProgressStatistics, SubtreeTotals
 from subagents.runtime._providers.base import Usage
 
-__all__ = ["DEFAULT_MAX_AGENTS", "ProgressTracker", "follow"]
+__all__ = ["DEFAULT_MAX_AGENTS", "ProgressTracker", "agents_to_keep", "follow"]
 
 #: How many agents a tracker keeps before it drops the longest-finished ones.
 DEFAULT_MAX_AGENTS: Final = 4096
+
+
+def agents_to_keep(max_live: int, max_depth: int, *, floor: int = DEFAULT_MAX_AGENTS) -> int:
+    """A ``max_agents`` (at least ``floor``) past which a tracker still finds a finished,
+    childless agent to drop whenever at most ``max_live`` agents are live at once and none
+    is deeper than ``max_depth``: it never drops a live agent.
+
+    Dropped while it runs, an agent's row comes back at its next fact with its counters
+    from zero, and it pushes out another live row: with more live agents than the tracker
+    keeps, every turn of theirs did so (a runtime of 10,000 agents at once, 96,659 drops
+    in one run). The bound: with no finished leaf, every finished agent has a live
+    descendant, and a live agent has at most ``max_depth`` ancestors, so finished agents
+    number at most ``max_depth`` times the live ones; one more ``max_live`` is headroom
+    for actors that take no slot (a team's board).
+    """
+    return max(floor, (max_depth + 2) * max_live)
 
 
 @final
