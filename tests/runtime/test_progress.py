@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -873,6 +873,17 @@ def test_with_as_many_agents_as_live_ones_a_live_agent_is_dropped() -> None:
     assert ("ada" in kept, "carl" in kept, kept.statistics().evicted) == (True, True, 0)
 
 
+def _live_agents(stream: list[Event | Lagged]) -> Iterator[tuple[Event | Lagged, set[str]]]:
+    """Each event of a lossless stream, with the agents live once it happened."""
+    live: dict[str, bool] = {}
+    for event in stream:
+        if isinstance(event, AgentSpawned):
+            live[event.agent_id] = True
+        elif isinstance(event, StatusChanged):
+            live[event.agent_id] = is_live(event.status)
+        yield event, {agent_id for agent_id, on in live.items() if on}
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_a_tracker_of_agents_to_keep_never_drops_a_live_agent(
@@ -880,24 +891,12 @@ def test_a_tracker_of_agents_to_keep_never_drops_a_live_agent(
 ) -> None:
     plans, stream, lossy = scenario
     assume(not lossy)
-    live: dict[str, bool] = {}
-    most = 0
-    for event in stream:
-        if isinstance(event, AgentSpawned):
-            live[event.agent_id] = True
-        elif isinstance(event, StatusChanged):
-            live[event.agent_id] = is_live(event.status)
-        most = max(most, sum(live.values()))
+    most = max(len(live) for _, live in _live_agents(stream))
     depth = max(plan.who.depth for plan in plans)
     tracker = ProgressTracker(max_agents=agents_to_keep(most, depth, floor=1))
-    live.clear()
-    for event in stream:
+    for event, live in _live_agents(stream):
         tracker.handle(event)
-        if isinstance(event, AgentSpawned):
-            live[event.agent_id] = True
-        elif isinstance(event, StatusChanged):
-            live[event.agent_id] = is_live(event.status)
-        assert all(agent_id in tracker for agent_id, is_on in live.items() if is_on)
+        assert all(agent_id in tracker for agent_id in live)
 
 
 async def test_a_runtime_keeps_every_agent_max_threads_lets_run(tmp_path: Path) -> None:
