@@ -45,6 +45,7 @@ from subagents.runtime import (
     Runtime,
     RuntimeConfig,
     ScriptedProvider,
+    agents_to_keep,
     follow,
     load_config,
     open_runtime,
@@ -295,7 +296,9 @@ async def _watched_session(
     if mode != "json":
         console.print(f"[dim]provider: {note}[/dim]")
     bus = Bus()
-    tracker = ProgressTracker()
+    # As the runtime's own: every agent --max-threads lets run keeps its row.
+    limits = config.limits
+    tracker = ProgressTracker(max_agents=agents_to_keep(limits.max_threads, limits.max_depth))
     outcome = Outcome()
     with interrupts.scope:  # the first Ctrl-C, SIGTERM or SIGHUP cancels it
         async with (

@@ -204,7 +204,7 @@ from subagents.runtime._messages import (
 from subagents.runtime._model import ModelChoice, ModelSource, resolve_model
 from subagents.runtime._open import new_session_id, open_runtime
 from subagents.runtime._progress.text import describe_tool_call
-from subagents.runtime._progress.tracker import ProgressTracker, follow
+from subagents.runtime._progress.tracker import ProgressTracker, agents_to_keep, follow
 from subagents.runtime._progress.values import (
     Activity,
     AgentProgress,
@@ -377,6 +377,7 @@ __all__ = [
     "SubtreeTotals",
     "describe_tool_call",
     "follow",
+    "agents_to_keep",
     # the loop
     "AgentSpec",
     "Limits",

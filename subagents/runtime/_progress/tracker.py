@@ -40,9 +40,10 @@ agents), and past ``max_agents`` tracked agents the tracker drops those that
 have been finished (and childless) the longest, and only when none is finished,
 the oldest childless agent. The work of a dropped agent stays in its ancestors'
 subtree totals, so a lead's token count never shrinks because a view forgot a
-child; only its share of "agents running" goes. A runtime's own tracker keeps
-:func:`agents_to_keep` agents for its ``max_threads`` and ``max_depth``, so that
-it never drops an agent that runs.
+child; only its share of "agents running" goes. A runtime's own tracker (and
+``subagents run``'s) keeps :func:`agents_to_keep` agents for its ``max_threads``
+and ``max_depth``, so that it never drops an agent that runs; size a tracker of
+your own that follows a runtime's bus the same way.
 """
 
 from __future__ import annotations
