@@ -256,6 +256,7 @@ async def open_json_lines(
     capacity: int = DEFAULT_JSON_CAPACITY,
     max_block: float = DEFAULT_JSON_MAX_BLOCK,
     threaded: bool = True,
+    max_agents: int | None = None,
 ) -> AsyncIterator[JsonLinesWriter]:
     """Subscribe to ``bus`` losslessly and write every event to ``out`` while the body runs.
 
@@ -264,8 +265,9 @@ async def open_json_lines(
     bus drops instead, and a ``lagged`` line says so). On exit the writer
     finishes its batch, writes what is still buffered, and leaves the bus; write
     the summary line with :meth:`JsonLinesWriter.write_summary` afterwards.
+    ``max_agents`` sizes the writer's tracker (:class:`JsonLinesWriter`).
     """
-    writer = JsonLinesWriter(out, threaded=threaded)
+    writer = JsonLinesWriter(out, threaded=threaded, max_agents=max_agents)
     body_error: BaseException | None = None
     with bus.subscribe(capacity=capacity, policy="block", max_block=max_block) as subscription:
         try:

@@ -397,7 +397,7 @@ async def _output(
 ) -> AsyncIterator[tuple[Any, Any]]:
     """The live view, the plain printer, or the JSON-lines writer, for the run's length."""
     if mode == "json":
-        async with open_json_lines(bus, sys.stdout) as writer:
+        async with open_json_lines(bus, sys.stdout, max_agents=tracker.max_agents) as writer:
             yield writer, None
         return
     with bus.subscribe(capacity=4096) as subscription:  # drop_oldest: never slows agents

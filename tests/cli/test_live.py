@@ -44,7 +44,7 @@ from subagents.runtime._events import (
     TurnStarted,
     UsageReported,
 )
-from subagents.runtime._progress.tracker import ProgressTracker
+from subagents.runtime._progress.tracker import DEFAULT_MAX_AGENTS, ProgressTracker
 from subagents.runtime._providers.base import Usage
 from subagents.runtime._result import AgentResult, TerminateReason
 from subagents.tools._approval import ApprovalRequest
@@ -334,6 +334,17 @@ def test_plain_printer_notes_lost_events() -> None:
 
 
 # -- JSON lines ----------------------------------------------------------------------
+
+
+async def test_json_lines_size_their_tracker_as_the_run_asks() -> None:
+    """``subagents run --json`` sizes the writer's tracker as the runtime's (agents_to_keep):
+    a run of more agents at once than the default keeps drops no running agent's row."""
+    async with open_json_lines(Bus(), io.StringIO(), max_agents=12_000) as writer:
+        pass
+    assert writer.tracker.max_agents == 12_000
+    async with open_json_lines(Bus(), io.StringIO()) as writer:
+        pass
+    assert writer.tracker.max_agents == DEFAULT_MAX_AGENTS
 
 
 async def test_json_lines_are_lossless_and_end_with_the_run_summary() -> None:
