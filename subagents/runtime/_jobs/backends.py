@@ -12,6 +12,7 @@ from subagents.jobs import JobBackend, JobBackendUnavailable, JobSpec
 from subagents.runtime._jobs.local import LocalBackend
 from subagents.runtime._jobs.ray import RayBackend, RayOptions
 from subagents.runtime._jobs.ray.worker import RuntimeOpener
+from subagents.runtime._progress.tracker import agents_to_keep
 from subagents.runtime._runtime import Runtime
 
 __all__ = ["JOB_BACKENDS", "job_backend"]
@@ -44,6 +45,13 @@ def job_backend(
         project = services.config.project
         options = RayOptions.from_backend_options(
             spec.backend_options, max_concurrency=spec.max_concurrency
+        )
+        # The workers' agents are not this runtime's, but their spawns and statuses come to
+        # its bus: its tracker keeps every row the workers run at once (agents_to_keep).
+        tracker = services.tracker
+        tracker.max_agents = max(
+            tracker.max_agents,
+            agents_to_keep(options.concurrency * options.workers, services.config.limits.max_depth),
         )
         return RayBackend(
             options,
