@@ -206,7 +206,9 @@ class Runtime:
         self.catalog = catalog
         self.bus = bus
         self._follower = (
-            ProgressFollower(services.log, told=services.told) if follower is None else follower
+            ProgressFollower(services.log, services.tracker, told=services.told)
+            if follower is None
+            else follower
         )
         # The agents' loops feed the follower's tracker directly (AgentRecord.prepare).
         services.tracker = self._follower.tracker
