@@ -33,8 +33,8 @@ counting short (a tool call whose start was lost in a run whose end was lost
 too is not counted): a gap is never counted twice, and no total goes negative
 or disagrees with the totals below it.
 
-**Bounded memory.** Activities are a ``deque(maxlen=5)`` and the tool calls in
-flight per agent are capped. Agents are forgotten only when asked:
+**Bounded memory.** An agent keeps its last five activities, and its tool
+calls in flight are capped. Agents are forgotten only when asked:
 :meth:`ProgressTracker.forget` drops an agent with its subtree (for closed
 agents), and past ``max_agents`` tracked agents the tracker drops those that
 have been finished (and childless) the longest, and only when none is finished,
