@@ -501,16 +501,20 @@ class TranscriptWriter:
         """Write ``message`` as the next line; returns its ``seq``."""
         seq = self._next_seq
         record = MessageRecord(agent_id=self._meta.agent_id, seq=seq, message=message)
-        line = _line(record)
+        try:  # _line, inline: once a message
+            line = _encoder.encode(record) + b"\n"
+        except UnicodeEncodeError:
+            line = _line(record)
         if self._opening and _completes_turn(message):
             self._unsettled = True  # the loop awaits settling() before it goes on
+        flusher = self._flusher
         if (
-            self._flusher is not None
+            self._pending is None
+            and flusher is not None
             and self._file is not None
-            and self._pending is None
             and message.role == "assistant"
             and ToolUseBlock in map(type, message.content)
-            and self._flusher.want(self)
+            and flusher.want(self)
         ):
             self._pending = line  # written with the turn's tool results
         else:
@@ -704,16 +708,20 @@ class TranscriptWriter:
         return file
 
     def _put(self, file: TranscriptFile, kind: int, line: bytes) -> None:
-        write_all(file, line)
-        fd = file.fileno()
+        written = file.write(line)  # write_all's first round, inline: it almost always is all
+        if written != len(line):
+            if not written:
+                raise OSError(errno.EIO, "the transcript file accepted no bytes")
+            write_all(file, line[written:])
         # Watched: the flusher looks at the folder once a pass, and keeps the line until then.
-        watched = self._watched and self._flusher.keep(self, kind, line)  # type: ignore[union-attr]
-        if not watched and os.fstat(fd).st_nlink == 0:
+        if not (
+            self._watched and self._flusher.keep(self, kind, line)  # type: ignore[union-attr]
+        ) and (os.fstat(file.fileno()).st_nlink == 0):
             raise FileNotFoundError(
                 errno.ENOENT, "the transcript file was deleted", str(self._path)
             )
         if kind == _RESULT and self._fsync:
-            os.fsync(fd)
+            os.fsync(file.fileno())
 
     def _watch(self, file: TranscriptFile) -> None:
         """Have the flusher watch ``file`` for deletion, if it can (see "Deleted files" in

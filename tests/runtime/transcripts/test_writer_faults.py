@@ -159,6 +159,54 @@ def test_a_write_cut_in_the_middle_of_a_line_leaves_a_torn_line_that_load_ignore
     assert [m.text for m in again.conversation()] == ["message 0", "message 1"]
 
 
+class ShortFile:
+    """A real file whose ``write`` takes at most ``most`` bytes a call (0: none at all), as
+    a pipe or a signal-interrupted ``write`` may."""
+
+    def __init__(self, path: Path, most: int) -> None:
+        self._file = open_append(path)
+        self._most = most
+
+    def write(self, data: bytes, /) -> int | None:
+        return self._file.write(data[: self._most]) if self._most else 0
+
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def test_short_writes_are_finished_and_every_line_arrives_whole(path: Path) -> None:
+    with TranscriptWriter(path, META, opener=lambda p: ShortFile(p, 7)) as writer:
+        for n in range(3):
+            writer.append_message(say(n))
+        writer.append_result(DONE)
+        assert writer.statistics().lines_written == 5
+
+    transcript = load_transcript(path)
+    assert transcript.problems == ()
+    assert [m.text for m in transcript.conversation()] == ["message 0", "message 1", "message 2"]
+    assert transcript.runs == 1
+
+
+def test_a_write_that_takes_no_bytes_is_a_disk_error_not_a_loop(path: Path) -> None:
+    reports: list[TranscriptWriteError] = []
+    writer = TranscriptWriter(
+        path, META, on_report=reports.append, opener=lambda p: ShortFile(p, 0)
+    )
+    writer.append_message(say(0))
+
+    assert [r.errno for r in reports] == [errno.EIO]
+    assert "accepted no bytes" in str(reports[0])
+    assert writer.in_memory
+    assert len(writer.buffered()) == 2  # the meta line and the message, kept
+    writer.close()
+
+    with pytest.raises(TranscriptWriteError, match="accepted no bytes"):
+        TranscriptWriter(path, META, on_disk_error="stop", opener=lambda p: ShortFile(p, 0))
+
+
 @pytest.mark.parametrize("code", [errno.EACCES, errno.EROFS])
 def test_a_transcript_that_cannot_be_opened(path: Path, code: int) -> None:
     def refuse(_: Path) -> TranscriptFile:
