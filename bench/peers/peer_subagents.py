@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import trio
@@ -89,21 +90,37 @@ async def run_agents(agents: int, latency: float, *, transcripts: bool, root: Pa
     return check(outputs, Counter.calls, agents)
 
 
-def runner(transcripts: bool):  # type: ignore[no-untyped-def]
-    """``run(agents, latency)`` for the harness, each in a fresh ``trio.run`` and state folder."""
+def runner(
+    transcripts: bool, folders: list[tempfile.TemporaryDirectory[str]]
+) -> Callable[[int, float], int]:
+    """``run(agents, latency)`` for the harness, each in a fresh ``trio.run`` and state folder.
+
+    The folders are kept in ``folders`` and deleted once the measurement is printed: no
+    peer writes files, so deleting ours (a thousand transcripts) is no part of the
+    workload, and on a file system slow to make files right after a mass deletion the
+    warm-up's would slow the measured run's files too.
+    """
 
     def run(agents: int, latency: float) -> int:
-        with tempfile.TemporaryDirectory(prefix="subagents-peer-") as tmp:
-            return int(
-                trio.run(
-                    lambda: run_agents(agents, latency, transcripts=transcripts, root=Path(tmp))
-                )
-            )
+        folder = tempfile.TemporaryDirectory(prefix="subagents-peer-")
+        folders.append(folder)
+        root = Path(folder.name)
+        return int(
+            trio.run(lambda: run_agents(agents, latency, transcripts=transcripts, root=root))
+        )
 
     return run
 
 
-if __name__ == "__main__":
-    argv = sys.argv[1:]
+def _main(argv: list[str]) -> int:
     on = "--transcripts" in argv
-    sys.exit(main(runner(on), [a for a in argv if a != "--transcripts"]))
+    folders: list[tempfile.TemporaryDirectory[str]] = []
+    try:
+        return main(runner(on, folders), [a for a in argv if a != "--transcripts"])
+    finally:
+        for folder in folders:
+            folder.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

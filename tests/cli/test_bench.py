@@ -355,6 +355,36 @@ async def test_our_peer_workload_makes_ten_tool_calls_per_agent(
     assert calls == ours.Counter.calls == 3 * 10
 
 
+def test_our_peer_runs_keep_their_state_folders_until_the_measurement_is_printed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Deleting our transcripts is no part of the workload (no peer writes files): each
+    run's folder, the warm-up's too, is still there when the measured run ends, and gone
+    once the script has printed its measurement."""
+    ours = load_peer_script(monkeypatch, "peer_subagents")
+    seen: list[list[Path]] = []
+    earlier_kept: list[bool] = []  # at each run's end: the earlier runs' files still there
+    real = ours.run_agents
+
+    async def spying(agents: int, latency: float, *, transcripts: bool, root: Path) -> int:
+        calls = await real(agents, latency, transcripts=transcripts, root=root)
+        earlier_kept.append(all(p.exists() for files in seen for p in files))
+        seen.append(sorted(root.rglob("*.jsonl")))
+        return int(calls)
+
+    monkeypatch.setattr(ours, "run_agents", spying)
+    monkeypatch.setattr(ours.sys.modules["_harness"], "WARMUP_AGENTS", 2)
+    assert ours._main(["--agents", "3", "--transcripts"]) == 0
+
+    assert len(seen) == 2  # the warm-up, then the measured run
+    warmup, measured = seen
+    assert len([p for p in warmup if p.name.startswith("agent-")]) == 2
+    assert earlier_kept == [True, True]
+    assert len([p for p in measured if p.name.startswith("agent-")]) == 3
+    assert all(p.exists() is False for p in warmup + measured)
+    assert '"tool_calls": 30' in capsys.readouterr().out
+
+
 def test_the_harness_refuses_a_workload_that_was_not_done(monkeypatch: pytest.MonkeyPatch) -> None:
     harness = load_peer_script(monkeypatch, "_harness")
     assert harness.check(["done"] * 2, 20, 2) == 20
