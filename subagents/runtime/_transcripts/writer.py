@@ -710,9 +710,7 @@ class TranscriptWriter:
     def _put(self, file: TranscriptFile, kind: int, line: bytes) -> None:
         written = file.write(line)  # write_all's first round, inline: it almost always is all
         if written != len(line):
-            if not written:
-                raise OSError(errno.EIO, "the transcript file accepted no bytes")
-            write_all(file, line[written:])
+            write_all(file, line[written or 0 :])  # the rest, or an error if none goes
         # Watched: the flusher looks at the folder once a pass, and keeps the line until then.
         if not (
             self._watched and self._flusher.keep(self, kind, line)  # type: ignore[union-attr]
