@@ -23,12 +23,13 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final, final
 
+from msgspec.structs import replace
+
 from subagents.runtime._progress.text import ERROR_WIDTH, describe_tool_call, first_line
 from subagents.runtime._progress.tree import (
     AgentTree,
     LazyActivity,
     Node,
-    Tally,
     TurnDone,
 )
 from subagents.runtime._progress.values import ACTIVITY_LIMIT
@@ -126,7 +127,7 @@ class ProgressFeed:
     the tracker already past it. Each call is O(depth): it takes the agent's
     record (held from the last call while the tree keeps it; forgotten or
     evicted, it is found by id or made again, as an event would make it) and adds
-    to its counters and its ancestors' subtree totals one fact at a time. Use it
+    to its counters and its ancestors' totals of their descendants one fact at a time. Use it
     from the Trio thread that runs the loop.
     """
 
@@ -173,14 +174,14 @@ class ProgressFeed:
         if not node.tracked:
             node = self._node()
         self._tree._events += 1
-        if turn == 1:
-            node.run = Tally()
+        own = node.own
+        if turn == 1:  # a new run: its counters start from here
+            node.base = replace(own)
             node.grace = False
-        node.own.turns += 1
-        node.run.turns += 1
-        walker: Node | None = node
+        own.turns += 1
+        walker = node.parent
         while walker is not None:
-            walker.sub.turns += 1
+            walker.kids.turns += 1
             walker = walker.parent
         node.phase = "model"
         if node.inflight:  # an empty table is kept for the next call, not freed and made again
@@ -204,10 +205,9 @@ class ProgressFeed:
             node = self._node()
         self._tree._events += 1
         node.own.tool_uses += 1
-        node.run.tool_uses += 1
-        walker: Node | None = node
+        walker = node.parent
         while walker is not None:
-            walker.sub.tool_uses += 1
+            walker.kids.tool_uses += 1
             walker = walker.parent
         inflight = node.inflight
         if len(inflight) >= INFLIGHT_LIMIT:

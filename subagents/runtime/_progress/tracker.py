@@ -17,7 +17,7 @@ whole subtree, so a lead's row shows what its children cost too::
                 print("  " * row.depth, row.nickname, row.status_message)
 
 Handling an event is synchronous and O(1), except that a change of an agent's
-counters is added, as a delta, to every ancestor's subtree totals: O(depth),
+counters is added, as a delta, to every ancestor's totals: O(depth),
 never a walk of a subtree.
 
 **Lossy streams.** A live view reads the bus with a ``drop_oldest``
@@ -51,6 +51,8 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterable, Callable
 from typing import Any, Final, final
+
+from msgspec.structs import replace
 
 from subagents.actors import (
     AgentSpawned,
@@ -196,7 +198,7 @@ class ProgressTracker(AgentTree):
         )
 
     def _snapshot(self, node: Node, now: float) -> AgentProgress:
-        own, sub = node.own, node.sub
+        own, sub = node.own, node.subtree()
         end = now if node.ended_at is None else node.ended_at
         return AgentProgress(
             agent_id=node.agent_id,
@@ -251,17 +253,18 @@ class ProgressTracker(AgentTree):
         from an earlier run, while the tool calls and usage already counted
         may belong to the new one (restarting them would count them twice).
         """
-        run = node.run
+        run_turns = node.own.turns - node.base.turns
         if starting and turn == 1:
             node.new_run()
-            run = node.run
-        elif run.turns and (turn < run.turns or (starting and turn == run.turns)):
-            run.turns = 0
+            run_turns = 0
+        elif run_turns and (turn < run_turns or (starting and turn == run_turns)):
+            node.base = replace(node.base, turns=node.own.turns)
+            run_turns = 0
             node.inflight.clear()
             node.grace = False
-        if turn > run.turns:
+        if turn > run_turns:
             delta = Tally()
-            delta.turns = turn - run.turns
+            delta.turns = turn - run_turns
             self._work(node, delta)
 
     def _on_lagged(self, marker: Lagged) -> None:
@@ -287,10 +290,10 @@ class ProgressTracker(AgentTree):
         live = is_live(status)
         if live != node.live:
             node.live = live
-            step = 1 if live else -1  # in every subtree it is in, no delta made
-            walker: Node | None = node
+            step = 1 if live else -1  # below every ancestor, no delta made
+            walker = node.parent
             while walker is not None:
-                walker.sub.running += step
+                walker.kids.running += step
                 walker = walker.parent
         if is_final(status):
             node.ended_at = event.time
@@ -313,6 +316,14 @@ class ProgressTracker(AgentTree):
         self._observe_turn(node, event.turn)
         total, run = event.total, node.run
         if _shrinks(total, run):  # the run's usage only grows: this is a later run's
+            own = node.own
+            node.base = replace(
+                node.base,
+                input=own.input,
+                output=own.output,
+                cache_read=own.cache_read,
+                cache_write=own.cache_write,
+            )
             run.input = run.output = run.cache_read = run.cache_write = 0
         delta = Tally()
         delta.input = total.input_tokens - run.input

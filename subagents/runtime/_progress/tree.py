@@ -3,16 +3,17 @@
 :class:`AgentTree` is the part of the
 :class:`~subagents.runtime.ProgressTracker` that knows who is whose child: one
 :class:`Node` per agent, the roots (and the orphans waiting for a parent not
-seen yet), each node's own counters and its subtree's as :class:`Tally`
-values, and dropping agents (forgetting and eviction) so that their work stays
-in their ancestors' totals. Folding events into it is the tracker's job.
+seen yet), each node's own counters and its descendants' totals as :class:`Tally`
+values (a subtree's totals are the two added, when read), and dropping agents
+(forgetting and eviction) so that their work stays in their ancestors' totals.
+Folding events into it is the tracker's job.
 """
 
 from __future__ import annotations
 
 import collections
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -66,7 +67,7 @@ class TurnDone(msgspec.Struct, frozen=True, gc=False):
 
 
 class Tally(msgspec.Struct, gc=False):
-    """Mutable counters: an agent's own, or its subtree's.
+    """Mutable counters: an agent's own, or the totals of its descendants.
 
     A struct the cycle collector does not track (it holds only integers, so it is in no
     cycle), made in C: a row keeps three, and a collection walking every live agent
@@ -96,17 +97,24 @@ class Tally(msgspec.Struct, gc=False):
         return Usage(self.input, self.output, self.cache_read, self.cache_write)
 
 
+#: What a new row's run starts from: the run's counters are ``own`` less this snapshot
+#: (:attr:`Node.base`), never changed in place (a new snapshot replaces it).
+_NO_WORK: Final = Tally()
+
+
 class Node:
     """What the tracker knows about one agent."""
 
     __slots__ = (
         "activities",
         "agent_id",
+        "base",
         "children",
         "depth",
         "ended_at",
         "grace",
         "inflight",
+        "kids",
         "label",
         "live",
         "nickname",
@@ -115,10 +123,8 @@ class Node:
         "parent_id",
         "phase",
         "reason",
-        "run",
         "started_at",
         "status",
-        "sub",
         "tracked",
     )
 
@@ -142,12 +148,16 @@ class Node:
         self.ended_at: float | None = None
         self.parent: Node | None = None
         self.children: dict[str, Node] = {}
+        # The agent's own counters; its subtree's are these, the agent itself (one
+        # agent, running while live) and ``kids``, its descendants' totals. A fact
+        # adds to ``own`` and to the ``kids`` of each ancestor: a top-level agent's
+        # turn counts once, not in three tallies.
         self.own = Tally()
-        # The current run's counters, as far as the events seen tell; ``own``
-        # includes them. A run's counters only grow, so a new run is recognised
-        # when they would shrink, and then they restart from zero.
-        self.run = Tally()
-        self.sub = Tally()
+        self.kids = Tally()
+        # ``own`` when the current run began (a snapshot, replaced, never changed in
+        # place): the run's counters are ``own`` less it (:attr:`run`). A run's counters
+        # only grow, so a new run is recognised when they would shrink.
+        self.base = _NO_WORK
         # The last ACTIVITY_LIMIT, oldest first: a list (104 bytes at five) and not a
         # bounded deque, which allocates a 64-slot block (760 bytes) for every agent.
         self.activities: list[LazyActivity | Note | TurnDone] = []
@@ -159,9 +169,37 @@ class Node:
         # the agent up again (facts.ProgressFeed).
         self.tracked = True
 
+    @property
+    def run(self) -> Tally:
+        """The current run's counters, as far as the facts seen tell (a new tally: ``own``
+        less :attr:`base`)."""
+        own, base = self.own, self.base
+        return Tally(
+            own.turns - base.turns,
+            own.tool_uses - base.tool_uses,
+            own.input - base.input,
+            own.output - base.output,
+            own.cache_read - base.cache_read,
+            own.cache_write - base.cache_write,
+        )
+
+    def subtree(self) -> Tally:
+        """The subtree's totals: the agent's own counters, itself and its descendants'."""
+        own, kids = self.own, self.kids
+        return Tally(
+            own.turns + kids.turns,
+            own.tool_uses + kids.tool_uses,
+            own.input + kids.input,
+            own.output + kids.output,
+            own.cache_read + kids.cache_read,
+            own.cache_write + kids.cache_write,
+            1 + kids.agents,
+            self.live + kids.running,
+        )
+
     def new_run(self) -> None:
         """A run certainly began or ended here: its counters restart (``own`` keeps the old)."""
-        self.run = Tally()
+        self.base = msgspec.structs.replace(self.own)
         self.inflight.clear()
         self.grace = False
 
@@ -231,9 +269,10 @@ class AgentTree:
         parent = node.parent
         if parent is not None:
             del parent.children[node.agent_id]
-            if node.sub.running:
+            running = node.live + node.kids.running
+            if running:
                 gone = Tally()
-                gone.running = node.sub.running
+                gone.running = running
                 self._add_up(parent, gone, -1)
             self._refresh_leaf(parent)
         else:
@@ -285,43 +324,38 @@ class AgentTree:
     # -- growing ------------------------------------------------------------------
 
     def _add_up(self, node: Node | None, delta: Tally, sign: int = 1) -> None:
-        """Add ``delta`` to the subtree totals of ``node`` and every ancestor."""
+        """Add ``delta`` to the descendants' totals of ``node`` and every ancestor."""
         while node is not None:
-            node.sub.add(delta, sign)
+            node.kids.add(delta, sign)
             node = node.parent
 
     def _work(self, node: Node, delta: Tally) -> None:
         """Count ``delta`` (never negative) as the agent's own work, and its ancestors'."""
         node.own.add(delta)
-        node.run.add(delta)
-        self._add_up(node, delta)
+        self._add_up(node.parent, delta)
 
     # The loop's facts fed directly (facts.ProgressFeed) count one at a time: no delta made.
 
     @staticmethod
     def _count_usage(node: Node, usage: Usage) -> None:
-        """One model call's tokens, in ``node``'s own and run's totals and every subtree's."""
+        """One model call's tokens, in ``node``'s own totals and its ancestors'."""
         inp, out = usage.input_tokens, usage.output_tokens
         read, write = usage.cache_read_tokens, usage.cache_write_tokens
-        own, run = node.own, node.run
+        own = node.own
         own.input += inp
         own.output += out
-        run.input += inp
-        run.output += out
         cached = bool(read or write)  # a call with no cache tokens (no caching) adds none
         if cached:
             own.cache_read += read
             own.cache_write += write
-            run.cache_read += read
-            run.cache_write += write
-        walker: Node | None = node
+        walker = node.parent
         while walker is not None:
-            sub = walker.sub
-            sub.input += inp
-            sub.output += out
+            kids = walker.kids
+            kids.input += inp
+            kids.output += out
             if cached:
-                sub.cache_read += read
-                sub.cache_write += write
+                kids.cache_read += read
+                kids.cache_write += write
             walker = walker.parent
 
     def _node(self, event: Event, label: str = "") -> Node:
@@ -354,11 +388,11 @@ class AgentTree:
             self._roots[agent_id] = node
             if parent_id is not None:
                 self._orphans.setdefault(parent_id, {})[agent_id] = None
-        walker: Node | None = node  # one agent more, running, in every subtree it is in
+        walker = node.parent  # one agent more, running, below every ancestor
         while walker is not None:
-            sub = walker.sub
-            sub.agents += 1
-            sub.running += 1
+            kids = walker.kids
+            kids.agents += 1
+            kids.running += 1
             walker = walker.parent
         for orphan_id in self._orphans.pop(node.agent_id, {}):
             orphan = self._nodes[orphan_id]
@@ -367,7 +401,7 @@ class AgentTree:
             del self._roots[orphan_id]
             orphan.parent = node
             node.children[orphan_id] = orphan
-            self._add_up(node, orphan.sub)
+            self._add_up(node, orphan.subtree())
         if len(self._nodes) > self.max_agents:
             self._evict(node)
         return node
