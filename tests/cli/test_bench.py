@@ -196,6 +196,13 @@ def test_every_scenario_is_written_with_the_documented_schema(
         assert compare(by_impl["runtime_turns_cpu_all", impl], by_impl["runtime_turns_cpu", impl])
     assert "x kernel:" in output
     assert "note: runtime_turns_cpu, paired: open_runtime / kernel in each repetition" in output
+    # that CPU split into each turn's and an agent's once, for every path but raw Trio
+    for scenario, unit in (("runtime_turn_cpu", "us/turn"), ("runtime_agent_cpu", "us/agent")):
+        split = {r["impl"]: r for r in records if r["scenario"] == scenario}
+        assert set(split) == {"subagents", "no_transcripts", "kernel"}
+        assert {r["unit"] for r in split.values()} == {unit}
+    assert "| runtime_turn_cpu | 30 turns |" in output
+    assert "| runtime_agent_cpu | 3 agents |" in output
     # issue 19: the collector policies, on both paths, in one run
     assert {
         ("collector_10000", impl)
@@ -469,6 +476,18 @@ def test_the_cpu_ratio_is_also_given_repetition_by_repetition() -> None:
         "median 2.25x, from 2.00x to 3.00x over 3"
     )
     assert paired_note("x", [], []) == "x, paired: no repetition to pair"
+
+
+def test_an_agents_cpu_is_split_into_once_and_each_turn_by_two_lengths() -> None:
+    """Agents of 2 turns cost 100 us each and agents of 10 turns 260 us: 20 us a turn,
+    and the 60 us an agent costs whatever its length (spawn, file, result)."""
+    from subagents.cli._bench.run import split_agent
+
+    assert split_agent(100.0, 260.0, (2, 10)) == (60.0, 20.0)
+    once, turn = split_agent(50.0, 50.0, (1, 20))  # no cost a turn: all of it once
+    assert (once, turn) == (50.0, 0.0)
+    with pytest.raises(ValueError, match="longer"):
+        split_agent(1.0, 2.0, (10, 2))
 
 
 @pytest.mark.parametrize("path", ["kernel", "open_runtime"])

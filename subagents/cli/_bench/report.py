@@ -59,7 +59,7 @@ RAY_EFFICIENCY_TARGET: Final = 1.5
 def _figure(r: Record) -> str:
     if r.unit == "s":
         return f"{r.min:.3f} s"
-    if r.unit == "us/turn":
+    if r.unit in ("us/turn", "us/agent"):
         return f"{r.min:.1f} us"
     if r.unit == "bytes/actor":
         return f"{r.min / 1024:.2f} KiB"
@@ -210,9 +210,9 @@ def runtime_table(records: Sequence[Record]) -> str:
                 f"{_met(ours.min <= RUNTIME_EFFICIENCY_TARGET)}"
             )
         n = f"{ours.n:,}"
-        if scenario.startswith("runtime_turns"):
+        if scenario.startswith(("runtime_turns", "runtime_turn_")):
             n += " turns"
-        elif scenario.startswith("runtime_efficiency"):
+        elif scenario == "runtime_agent_cpu" or scenario.startswith("runtime_efficiency"):
             n += " agents"
         lines.append(
             f"| {scenario} | {n} | {_turns(ours)} | {_turns(off)} | {_turns(kernel)} "

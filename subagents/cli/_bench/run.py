@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TextIO, final
+from typing import Any, Final, TextIO, final
 
 import trio
 
@@ -29,6 +29,7 @@ from subagents.cli._bench.scenarios import (
     COMPARED,
     PEER_SCENARIOS,
     SCENARIOS,
+    SPLIT_SCENARIOS,
     BenchRun,
     Record,
     Sizes,
@@ -57,6 +58,23 @@ def _in_asyncio(compare: ModuleType, fn: Callable[..., Any], *args: Any) -> Call
 
 def _record(scenario: str, impl: str, n: int, unit: str, values: Sequence[float]) -> Record:
     return Record(scenario, impl, n, unit, min(values), statistics.median(values), len(values))
+
+
+#: ``runtime_turn_cpu`` and ``runtime_agent_cpu``: the CPU of agents of ``TURNS`` turns
+#: split, with that of agents of this many turns beside them, into what each turn costs
+#: and what an agent costs once (its spawn, its file, its result, its log lines).
+SHORT_TURNS: Final = 2
+
+
+def split_agent(short: float, long: float, lengths: tuple[int, int]) -> tuple[float, float]:
+    """An agent's CPU split in two, from agents of two lengths (``lengths`` turns) that
+    cost ``short`` and ``long`` each: what it costs once, and what each turn costs (the
+    line through the two points)."""
+    few, many = lengths
+    if many <= few:
+        raise ValueError(f"the second length must be the longer, not {lengths}")
+    per_turn = (long - short) / (many - few)
+    return short - few * per_turn, per_turn
 
 
 def paired_note(scenario: str, ours: Sequence[float], kernel: Sequence[float]) -> str:
@@ -342,39 +360,50 @@ def _run_runtime(
     tasks making the same waits; they take turns within each repetition.
     """
     turns = int(agents_mod.TURNS)
-    if wanted & {"runtime_turns", "runtime_turns_cpu", "runtime_turns_cpu_all"}:
+    split = bool(wanted & set(SPLIT_SCENARIOS))
+    if split or wanted & {"runtime_turns", "runtime_turns_cpu", "runtime_turns_cpu_all"}:
         n = sizes.runtime_agents
         say(f"  runtime_turns ({n:,} agents x {turns} turns, zero latency) ...")
         walls: dict[str, list[float]] = {}
         cpus: dict[str, list[float]] = {}
+        # Agents of SHORT_TURNS turns beside them (split): CPU microseconds an agent.
+        shorts: dict[str, list[float]] = {}
         helper: list[float] = []
-        runs: list[tuple[str, Callable[[list[float]], float]]] = [
+        runs: list[tuple[str, Callable[[list[float], int], float]]] = [
             (
                 "subagents",
-                lambda cpu: _in_tmp(
+                lambda cpu, length: _in_tmp(
                     scratch,
                     agents_mod.run_runtime_agents,
                     n,
                     transcripts=True,
                     cpu=cpu,
-                    helper_cpu=helper,
+                    helper_cpu=helper if length == turns else None,
+                    turns=length,
                 ),
             ),
             (
                 "no_transcripts",
-                lambda cpu: _in_tmp(
-                    scratch, agents_mod.run_runtime_agents, n, transcripts=False, cpu=cpu
+                lambda cpu, length: _in_tmp(
+                    scratch,
+                    agents_mod.run_runtime_agents,
+                    n,
+                    transcripts=False,
+                    cpu=cpu,
+                    turns=length,
                 ),
             ),
             (
                 "kernel",
-                lambda cpu: float(
-                    trio.run(functools.partial(agents_mod.run_agents, n, 0.0, cpu=cpu))
+                lambda cpu, length: float(
+                    trio.run(
+                        functools.partial(agents_mod.run_agents, n, 0.0, cpu=cpu, turns=length)
+                    )
                 ),
             ),
             (
                 "trio",
-                lambda cpu: float(
+                lambda cpu, length: float(
                     trio.run(
                         functools.partial(agents_mod.raw_sleepers, n, 0.0, shared=False, cpu=cpu)
                     )
@@ -385,9 +414,25 @@ def _run_runtime(
             for impl, run in runs if rep % 2 == 0 else runs[::-1]:
                 gc.collect()
                 cpu: list[float] = []
-                walls.setdefault(impl, []).append(run(cpu))
+                walls.setdefault(impl, []).append(run(cpu, turns))
                 cpus.setdefault(impl, []).append(cpu[0] * 1e6 / (n * turns))
+                if split and impl != "trio":  # the same agents, shorter, right after
+                    gc.collect()
+                    cpu = []
+                    run(cpu, SHORT_TURNS)
+                    shorts.setdefault(impl, []).append(cpu[0] * 1e6 / n)
         result.notes.append(paired_note("runtime_turns_cpu", cpus["subagents"], cpus["kernel"]))
+        for impl, values in shorts.items():
+            parts = [
+                split_agent(short, long * turns, (SHORT_TURNS, turns))
+                for short, long in zip(values, cpus[impl], strict=True)
+            ]
+            result.records.append(
+                _record("runtime_turn_cpu", impl, n * turns, "us/turn", [p[1] for p in parts])
+            )
+            result.records.append(
+                _record("runtime_agent_cpu", impl, n, "us/agent", [p[0] for p in parts])
+            )
         for impl, values in walls.items():
             result.records.append(_record("runtime_turns", impl, n * turns, "s", values))
         for impl, values in cpus.items():

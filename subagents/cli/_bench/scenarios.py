@@ -20,6 +20,7 @@ __all__ = [
     "IMPLS",
     "PEER_SCENARIOS",
     "SCENARIOS",
+    "SPLIT_SCENARIOS",
     "BenchRun",
     "Record",
     "Sizes",
@@ -49,6 +50,8 @@ SCENARIOS: Final = (
     "runtime_turns",
     "runtime_turns_cpu",
     "runtime_turns_cpu_all",
+    "runtime_turn_cpu",
+    "runtime_agent_cpu",
     "runtime_efficiency_1000",
     "runtime_efficiency_10000",
     "runtime_idle_memory",
@@ -89,6 +92,9 @@ IMPLS: Final = (
     "ray+freeze",
 )
 COMPARED: Final = ("request_reply", "fan_out")
+#: runtime_turns's CPU split into a turn's and an agent's once (runtime_turns writes them
+#: when either is asked for: it runs every path's agents at two lengths).
+SPLIT_SCENARIOS: Final = ("runtime_turn_cpu", "runtime_agent_cpu")
 #: The scenarios of ``bench_peers.py``: the same agent workload on the frameworks users would
 #: pick instead (the ``peers`` extra), each run in a subprocess.
 PEER_SCENARIOS: Final = (
@@ -119,7 +125,10 @@ class Record:
     Time scenarios are seconds for the whole workload of ``n`` operations,
     ``idle_memory`` bytes per actor, efficiency elapsed / ideal;
     ``runtime_turns_cpu`` (written by runtime_turns) CPU microseconds per turn of
-    this process, ``runtime_turns_cpu_all`` with the transcripts' helper process too.
+    this process, ``runtime_turns_cpu_all`` with the transcripts' helper process too;
+    ``runtime_turn_cpu`` and ``runtime_agent_cpu`` (also written by runtime_turns) that
+    CPU split into what each turn costs and what an agent costs once (microseconds an
+    agent), from agents of two lengths.
     ``idle_memory`` bytes per actor, efficiency elapsed / ideal; ``peer_cpu`` CPU
     microseconds per turn, ``peer_memory`` bytes per agent, and a peer run killed at
     the timeout has the unit ``over s`` (its min is the timeout).
