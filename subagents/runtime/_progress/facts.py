@@ -127,8 +127,8 @@ class ProgressFeed:
     the tracker already past it. Each call is O(depth): it takes the agent's
     record (held from the last call while the tree keeps it; forgotten or
     evicted, it is found by id or made again, as an event would make it) and adds
-    to its counters and its ancestors' totals of their descendants one fact at a time. Use it
-    from the Trio thread that runs the loop.
+    to its counters, and to each ancestor's totals of its descendants, one fact at
+    a time. Use it from the Trio thread that runs the loop.
     """
 
     __slots__ = ("_held", "_nodes", "_tree", "agent_id", "depth", "nickname", "parent_id")
