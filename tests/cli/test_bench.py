@@ -203,6 +203,8 @@ def test_every_scenario_is_written_with_the_documented_schema(
         assert {r["unit"] for r in split.values()} == {unit}
     assert "| runtime_turn_cpu | 30 turns |" in output
     assert "| runtime_agent_cpu | 3 agents |" in output
+    assert "note: runtime_turn_cpu, paired: open_runtime / kernel" in output
+    assert "note: runtime_agent_cpu, paired: open_runtime / kernel" in output
     # issue 19: the collector policies, on both paths, in one run
     assert {
         ("collector_10000", impl)

@@ -422,17 +422,29 @@ def _run_runtime(
                     run(cpu, SHORT_TURNS)
                     shorts.setdefault(impl, []).append(cpu[0] * 1e6 / n)
         result.notes.append(paired_note("runtime_turns_cpu", cpus["subagents"], cpus["kernel"]))
-        for impl, values in shorts.items():
-            parts = [
+        halves: dict[str, list[tuple[float, float]]] = {
+            impl: [
                 split_agent(short, long * turns, (SHORT_TURNS, turns))
                 for short, long in zip(values, cpus[impl], strict=True)
             ]
+            for impl, values in shorts.items()
+        }
+        for impl, parts in halves.items():
             result.records.append(
                 _record("runtime_turn_cpu", impl, n * turns, "us/turn", [p[1] for p in parts])
             )
             result.records.append(
                 _record("runtime_agent_cpu", impl, n, "us/agent", [p[0] for p in parts])
             )
+        if halves:
+            for index, scenario in ((1, "runtime_turn_cpu"), (0, "runtime_agent_cpu")):
+                result.notes.append(
+                    paired_note(
+                        scenario,
+                        [p[index] for p in halves["subagents"]],
+                        [p[index] for p in halves["kernel"]],
+                    )
+                )
         for impl, values in walls.items():
             result.records.append(_record("runtime_turns", impl, n * turns, "s", values))
         for impl, values in cpus.items():
