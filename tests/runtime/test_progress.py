@@ -185,6 +185,28 @@ def test_each_agent_has_its_own_counters() -> None:
     assert (gus.turns, gus.tool_uses, gus.usage, gus.depth) == (1, 1, Usage(7, 3), 2)
 
 
+def test_a_later_runs_smaller_usage_total_counts_from_zero_and_reaches_the_ancestors() -> None:
+    """A run's usage total only grows: one below what the current run counted comes from a
+    later run whose start was lost, and counts in full, in the agent's row and its parent's
+    subtree; the finished run's totals then add only what its lost events had not told."""
+    tracker = feed(
+        ProgressTracker(),
+        [
+            LEAD.spawned("lead"),
+            ADA.spawned("Explore"),
+            ADA.turn(1),
+            ADA.usage(1, Usage(100, 10), Usage(100, 10)),
+            # the run ended and a new one began, unseen: its turn 2 reports 30 so far
+            ADA.usage(2, Usage(20, 2), Usage(30, 3)),
+        ],
+    )
+    assert tracker.progress("ada", now=0).usage == Usage(130, 13)
+    assert tracker.progress("lead", now=0).subtree.usage == Usage(130, 13)
+    feed(tracker, [ADA.finished(2, 0, Usage(50, 5))])  # 20 and 2 of it were never told
+    assert tracker.progress("ada", now=0).usage == Usage(150, 15)
+    assert tracker.progress("lead", now=0).subtree.usage == Usage(150, 15)
+
+
 def test_subtree_totals_roll_up_the_tree() -> None:
     tracker = feed(ProgressTracker(), family())
     ada = tracker.progress("ada", now=0).subtree

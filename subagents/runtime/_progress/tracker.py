@@ -324,7 +324,7 @@ class ProgressTracker(AgentTree):
                 cache_read=own.cache_read,
                 cache_write=own.cache_write,
             )
-            run.input = run.output = run.cache_read = run.cache_write = 0
+            run = node.run  # its usage now counts from zero
         delta = Tally()
         delta.input = total.input_tokens - run.input
         delta.output = total.output_tokens - run.output
