@@ -269,7 +269,7 @@ class AgentTree:
         parent = node.parent
         if parent is not None:
             del parent.children[node.agent_id]
-            running = node.live + node.kids.running
+            running = node.subtree().running  # its live agents leave the ancestors' count
             if running:
                 gone = Tally()
                 gone.running = running
