@@ -184,13 +184,15 @@ class Supervisor:
         actor is registered; ``init`` is a coroutine and runs in the actor's own
         task, through a ``nursery.start`` handshake, which also waits for the
         actor's nursery (one below ``max_depth``, for its children) to open.
-        With neither, the same handshake waits for the nursery, and a leaf (an
-        actor at ``max_depth``: no nursery) is marked Running and scheduled at
-        once. With ``prepare`` and no ``init`` the actor is scheduled at once too:
-        its nursery opens when its task first runs, and a spawn under it waits
-        for that. An actor marked Running at spawn runs its behavior even when
-        it is closed before its task runs: the behavior sees ``stopping`` (and
-        its :meth:`~ActorContext.on_stop` callback is called) at once. With
+        Without ``init`` (``prepare`` or no start-up code) the actor is marked
+        Running and scheduled at once: a leaf (an actor at ``max_depth``) in its
+        bare cancel scope, any other in a nursery that opens when its task first
+        runs (a spawn under it waits for that). With nothing to fail before its
+        behavior, a handshake would guard nothing, and make every spawn wait for the
+        actor's task (about 22 us more CPU a spawn, and no bursts). An actor marked
+        Running at spawn runs its behavior even when it is closed before its task
+        runs: the behavior sees ``stopping`` (and its
+        :meth:`~ActorContext.on_stop` callback is called) at once. With
         ``auto_close`` the actor is closed when its behavior returns instead of
         waiting for follow-up input.
 
@@ -287,8 +289,9 @@ class Supervisor:
             except Exception as exc:
                 self._failed_start(ctx, exc)
                 raise AgentStartFailed(ctx.id, ctx.nickname, exc) from exc
-        if init is None and (prepare is not None or ctx._scope is not None):
-            # Nothing can fail before its behavior runs: it is Running as of now.
+        if init is None:
+            # Nothing can fail before its behavior runs: it is Running as of now (a leaf
+            # or not: an actor with children opens its nursery when its task first runs).
             self._set_status(ctx, RUNNING)
             nursery.start_soon(self._run, ctx, name=label)
             # Yield, as every Trio call does: the new actor's task and the others get their

@@ -249,6 +249,34 @@ async def test_a_loop_of_spawns_yields_once_a_burst_while_there_is_room() -> Non
         assert sup.statistics().live == 0
 
 
+async def test_an_actor_with_no_start_up_code_below_max_depth_starts_at_once() -> None:
+    """Issue 17: an actor with neither ``init`` nor ``prepare`` that may have children (below
+    ``max_depth``: its own nursery) is marked Running and scheduled at once, as a leaf is,
+    not started through a ``nursery.start`` handshake: a loop of spawns yields once a burst,
+    a spawn in a burst does not yield at all, and a child spawned under one before its task
+    ran waits for its nursery."""
+    burst = _supervisor.SPAWN_BURST
+    async with open_supervisor(config(max_threads=4 * burst, max_depth=1)) as sup:
+
+        async def loop() -> None:
+            for _ in range(2 * burst + 1):
+                await sup.spawn(done, auto_close=True)
+
+        assert await steps_of(loop) == 3
+        await trio.testing.wait_all_tasks_blocked()
+        stats = sup.statistics()
+        assert (stats.spawned, stats.live) == (2 * burst + 1, 0)
+
+        await sup.spawn(idle)  # the first of a burst: yields
+        with trio.testing.assert_no_checkpoints():
+            parent = await sup.spawn(idle)  # in the burst: its task has not run
+        assert sup.status(parent.id) == RUNNING
+        child = await sup.spawn(idle, parent=parent.id)  # waits for the parent's nursery
+        assert (child.parent_id, child.depth, sup.status(child.id)) == (parent.id, 1, RUNNING)
+        await sup.close(parent.id)
+        assert is_final(sup.status(child.id))
+
+
 async def test_every_spawn_yields_without_room_for_a_burst() -> None:
     """Without room under max_threads for a whole burst more, each spawn yields."""
     async with open_supervisor(config(max_threads=_supervisor.SPAWN_BURST, max_depth=0)) as sup:
