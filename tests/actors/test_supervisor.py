@@ -271,7 +271,8 @@ async def test_an_actor_with_no_start_up_code_below_max_depth_starts_at_once() -
         with trio.testing.assert_no_checkpoints():
             parent = await sup.spawn(idle)  # in the burst: its task has not run
         assert sup.status(parent.id) == RUNNING
-        child = await sup.spawn(idle, parent=parent.id)  # waits for the parent's nursery
+        with trio.fail_after(1):  # waits for the parent's nursery, not forever
+            child = await sup.spawn(idle, parent=parent.id)
         assert (child.parent_id, child.depth, sup.status(child.id)) == (parent.id, 1, RUNNING)
         await sup.close(parent.id)
         assert is_final(sup.status(child.id))
