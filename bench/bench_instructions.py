@@ -51,6 +51,9 @@ from typing import Protocol, TypeVar
 
 import trio
 
+# --split's short run and the split itself are subagents bench's: both read an agent alike.
+from subagents.cli._bench.run import SHORT_TURNS, split_agent
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_agents  # the workload, beside this file
@@ -61,8 +64,6 @@ PATHS = ("kernel", "subagents", "no_transcripts")
 CHILD_TIMEOUT = 1800.0
 _COLLECTED = re.compile(r"^==\d+== Collected : (\d+)$", re.MULTILINE)
 INSTALL = "install valgrind (Debian: apt install valgrind)"
-#: ``--split``'s short run: agents of this many turns beside those of ``bench_agents.TURNS``.
-SHORT_TURNS = 2
 
 
 class CountError(RuntimeError):
@@ -96,11 +97,16 @@ class Split:
 
     @property
     def per_turn(self) -> float:
-        return (self.long.per_agent - self.short.per_agent) / (self.long.turns - self.short.turns)
+        return self._parts[1]
 
     @property
     def once(self) -> float:
-        return self.long.per_agent - self.long.turns * self.per_turn
+        return self._parts[0]
+
+    @property
+    def _parts(self) -> tuple[float, float]:
+        lengths = (self.short.turns, self.long.turns)
+        return split_agent(self.short.per_agent, self.long.per_agent, lengths)
 
 
 def run_path(

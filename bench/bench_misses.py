@@ -101,16 +101,18 @@ class Split:
 
     @property
     def per_turn(self) -> dict[str, float]:
-        short, long = self.short.per_agent, self.long.per_agent
-        turns = self.long.turns - self.short.turns
-        return {name: (long[name] - short[name]) / turns for name in long}
+        return {name: parts[1] for name, parts in self._parts.items()}
 
     @property
     def once(self) -> dict[str, float]:
-        per_turn = self.per_turn
+        return {name: parts[0] for name, parts in self._parts.items()}
+
+    @property
+    def _parts(self) -> dict[str, tuple[float, float]]:
+        short, long = self.short.per_agent, self.long.per_agent
+        lengths = (self.short.turns, self.long.turns)
         return {
-            name: value - self.long.turns * per_turn[name]
-            for name, value in self.long.per_agent.items()
+            name: bench_instructions.split_agent(short[name], long[name], lengths) for name in long
         }
 
 
