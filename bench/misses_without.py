@@ -14,7 +14,9 @@ divided by the difference in agents. The parts:
   deleted file's lines can go back to memory (``TranscriptFlusher.keep`` keeps
   nothing, and says it does);
 - ``log_sink``: the session log's lines (``_Sink.emit``: the line is neither
-  finished nor written).
+  finished nor written);
+- ``transcript_writes``: every ``write`` of a line to its transcript file
+  (``DescriptorFile.write`` says all was written; the line is still made and kept).
 
 A count moves by a few hundred misses an agent from one run to the next (the
 helper process's timing): repeat it (``--repeat``) before reading a part's share.
@@ -33,6 +35,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -40,8 +43,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_instructions  # the workload and its child's plumbing, beside this file
 import bench_misses  # cachegrind's settings and its summary
 
+
+@dataclass(frozen=True)
+class Computed:
+    """What a no-op returns when it depends on the call: ``of(*args)`` (a ``write`` says it
+    wrote every byte it was given)."""
+
+    of: Callable[..., object]
+
+
 #: The parts that can be switched off: for each, the module, the class and its methods
-#: that become no-ops (and what each returns instead).
+#: that become no-ops (and what each returns instead: a value, or :class:`Computed`).
 PARTS: Mapping[str, tuple[str, str, Mapping[str, object]]] = {
     "progress_facts": (
         "subagents.runtime._progress.facts",
@@ -56,16 +68,22 @@ PARTS: Mapping[str, tuple[str, str, Mapping[str, object]]] = {
         {"keep": True},  # says it keeps the line (the flusher runs for the whole count)
     ),
     "log_sink": ("subagents.runtime._logging", "_Sink", {"emit": None}),
+    "transcript_writes": (
+        "subagents.runtime._transcripts.file",
+        "DescriptorFile",
+        {"write": Computed(len)},  # every byte written, as far as the writer can tell
+    ),
 }
 #: The path every variant runs.
 PATH = "subagents"
 
 
 def _returning(value: object) -> Callable[..., object]:
-    """A method that does nothing and returns ``value``."""
+    """A method that does nothing and returns ``value`` (a :class:`Computed` one: what it
+    computes from the call's arguments)."""
 
     def no_op(self: object, *args: object, **kwargs: object) -> object:
-        return value
+        return value.of(*args, **kwargs) if isinstance(value, Computed) else value
 
     return no_op
 

@@ -24,7 +24,7 @@ def module() -> ModuleType:
     return load_bench_script("misses_without.py", "_subagents_misses_without")
 
 
-@pytest.mark.parametrize("part", ["progress_facts", "kept_lines", "log_sink"])
+@pytest.mark.parametrize("part", ["progress_facts", "kept_lines", "log_sink", "transcript_writes"])
 def test_each_part_is_switched_off_and_the_agents_still_finish(
     module: ModuleType, part: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -35,6 +35,17 @@ def test_each_part_is_switched_off_and_the_agents_still_finish(
     assert all(getattr(owner, name) is not before[name] for name in methods)
     # The workload checks that every agent ends with its goal after its 10 turns.
     module.bench_instructions.run_path("subagents", 3, tmp_path)
+
+
+def test_without_transcript_writes_no_line_reaches_a_transcript(
+    module: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer is told every byte went out (it goes on as if it had), and none did."""
+    module.switch_off("transcript_writes", monkeypatch.setattr)
+    module.bench_instructions.run_path("subagents", 3, tmp_path)
+    files = list(tmp_path.rglob("agent-*.jsonl"))
+    assert len(files) == 3
+    assert [path.stat().st_size for path in files] == [0, 0, 0]
 
 
 def test_a_part_that_is_gone_is_a_clear_error(
