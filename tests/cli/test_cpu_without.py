@@ -49,7 +49,8 @@ def test_a_child_switches_its_parts_off_and_runs_both_paths(
     figures = module.child(
         ("log_sink", "transcript_writes"), 3, 1, tmp_path, setattr_=monkeypatch.setattr
     )
-    assert (_Sink.emit, DescriptorFile.write) != before
+    assert _Sink.emit is not before[0]
+    assert DescriptorFile.write is not before[1]
     assert figures["kernel"] > 0
     assert figures["runtime"] > 0
     # The runtime's agents ran (the workload checks each ended with its goal), and with the
